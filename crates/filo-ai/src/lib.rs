@@ -1,0 +1,5 @@
+//! The unified LLM layer: messages, model catalog, HTTP transport, SSE, retry, one module per wire protocol.
+//!
+//! Owns: message and content-block types (pi's JSON shapes), the model catalog and providers as data, the four wire codecs, the stream contract and its single accumulator, error classification and retry.
+//!
+//! Does not own: sessions, tools, the agent loop, anything on disk besides models.json parsing.

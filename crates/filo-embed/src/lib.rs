@@ -1,0 +1,5 @@
+//! The embedded runner and gateway (OpenClaw layer).
+//!
+//! Owns: running one turn per session key with callbacks, lanes, auth profile rotation, fallback, error classification, block chunking, reply directives, tool policy, the gateway server.
+//!
+//! Does not own: the agent loop itself, providers' wire formats.
