@@ -1,0 +1,45 @@
+//! The seam between the agent and the provider layer: a model client turns a context into a stream
+//! of [`AssistantEvent`](crate::AssistantEvent)s. The real client dispatches on `model.api` to one
+//! of the wire codecs; tests may substitute their own.
+
+use std::collections::BTreeMap;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::event::AssistantStream;
+use crate::message::Context;
+use crate::model::{Model, ThinkingLevel};
+
+/// Per-call options (pi spec §1.6). Build with `..Default::default()`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamOptions {
+    pub temperature: Option<f64>,
+    /// Defaults to `min(model.max_tokens, 32000)` when unset.
+    pub max_tokens: Option<u64>,
+    /// Overrides the key resolved from the environment / auth storage.
+    pub api_key: Option<String>,
+    /// `Off` sends no reasoning option.
+    pub reasoning: ThinkingLevel,
+    /// Token budgets per level, overriding the defaults (minimal, low, medium, high).
+    pub thinking_budgets: Option<BTreeMap<ThinkingLevel, u64>>,
+    pub session_id: Option<String>,
+    /// Extra HTTP headers; these win over provider and model headers.
+    pub headers: BTreeMap<String, String>,
+    /// Upper bound for a server-requested retry delay, in ms (`None` = the default 60,000).
+    pub max_retry_delay_ms: Option<u64>,
+}
+
+/// Something that can stream a model's answer.
+///
+/// Contract: the returned stream yields `Start`, block events, then exactly one terminal `Done` or
+/// `Error`; it never panics, and cancelling `cancel` ends it with an `aborted` message that keeps
+/// the partial content.
+pub trait ModelClient: Send + Sync {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        cancel: CancellationToken,
+    ) -> AssistantStream;
+}

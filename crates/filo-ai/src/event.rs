@@ -1,0 +1,234 @@
+//! The stream contract (pi spec §1.5) in delta-only form, and the one accumulator that turns events
+//! into the final message.
+//!
+//! A stream yields [`AssistantEvent::Start`] first, then block events, then exactly one terminal
+//! [`AssistantEvent::Done`] or [`AssistantEvent::Error`]. Events carry deltas only; whoever needs
+//! the live partial message applies the events to an [`Accumulator`] (pi's `partial`), so no event
+//! copies the whole message.
+
+use std::pin::Pin;
+
+use futures::Stream;
+use serde_json::Value;
+
+use crate::message::{AssistantMessage, ContentBlock, StopReason, ThinkingContent, ToolCall};
+
+/// One event of an assistant stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AssistantEvent {
+    /// The stream began; `message` is the empty initial message (api, provider, model, timestamp).
+    Start {
+        message: AssistantMessage,
+    },
+    TextStart {
+        index: usize,
+    },
+    TextDelta {
+        index: usize,
+        delta: String,
+    },
+    /// The text block is complete; `signature` is set when the provider sent one.
+    TextEnd {
+        index: usize,
+        signature: Option<String>,
+    },
+    ThinkingStart {
+        index: usize,
+    },
+    ThinkingDelta {
+        index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        index: usize,
+        signature: Option<String>,
+        redacted: bool,
+    },
+    ToolCallStart {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    /// A fragment of the tool call's JSON arguments.
+    ToolCallDelta {
+        index: usize,
+        delta: String,
+    },
+    /// The tool call is complete, arguments parsed.
+    ToolCallEnd {
+        index: usize,
+        tool_call: ToolCall,
+    },
+    /// Terminal: the stream ended normally (`stop`, `length`, `toolUse`).
+    Done {
+        message: AssistantMessage,
+    },
+    /// Terminal: `stopReason` is `error` or `aborted`, `errorMessage` set; partial content kept.
+    Error {
+        message: AssistantMessage,
+    },
+}
+
+impl AssistantEvent {
+    /// pi's event `type` string.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AssistantEvent::Start { .. } => "start",
+            AssistantEvent::TextStart { .. } => "text_start",
+            AssistantEvent::TextDelta { .. } => "text_delta",
+            AssistantEvent::TextEnd { .. } => "text_end",
+            AssistantEvent::ThinkingStart { .. } => "thinking_start",
+            AssistantEvent::ThinkingDelta { .. } => "thinking_delta",
+            AssistantEvent::ThinkingEnd { .. } => "thinking_end",
+            AssistantEvent::ToolCallStart { .. } => "toolcall_start",
+            AssistantEvent::ToolCallDelta { .. } => "toolcall_delta",
+            AssistantEvent::ToolCallEnd { .. } => "toolcall_end",
+            AssistantEvent::Done { .. } => "done",
+            AssistantEvent::Error { .. } => "error",
+        }
+    }
+
+    /// Whether this event ends the stream.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            AssistantEvent::Done { .. } | AssistantEvent::Error { .. }
+        )
+    }
+}
+
+/// A boxed stream of assistant events.
+pub type AssistantStream = Pin<Box<dyn Stream<Item = AssistantEvent> + Send>>;
+
+/// Builds the assistant message from events. Tool-call argument text is kept per block until the
+/// call ends; the partial message shows the best parse so far.
+#[derive(Debug, Clone)]
+pub struct Accumulator {
+    message: AssistantMessage,
+    partial_args: Vec<(usize, String)>,
+}
+
+impl Accumulator {
+    /// Start from the initial message of a `Start` event.
+    pub fn new(initial: AssistantMessage) -> Self {
+        Accumulator {
+            message: initial,
+            partial_args: Vec::new(),
+        }
+    }
+
+    /// The message as it stands.
+    pub fn partial(&self) -> &AssistantMessage {
+        &self.message
+    }
+
+    /// Mutable access for codecs that set usage, stop reason or error text.
+    pub fn message_mut(&mut self) -> &mut AssistantMessage {
+        &mut self.message
+    }
+
+    /// Take the message out.
+    pub fn into_message(self) -> AssistantMessage {
+        self.message
+    }
+
+    fn block_mut(&mut self, index: usize) -> Option<&mut ContentBlock> {
+        self.message.content.get_mut(index)
+    }
+
+    fn place(&mut self, index: usize, block: ContentBlock) {
+        if index < self.message.content.len() {
+            self.message.content[index] = block;
+        } else {
+            while self.message.content.len() < index {
+                self.message.content.push(ContentBlock::text(""));
+            }
+            self.message.content.push(block);
+        }
+    }
+
+    /// Apply one event. Terminal events replace the message with the final one.
+    pub fn apply(&mut self, event: &AssistantEvent) {
+        match event {
+            AssistantEvent::Start { message } => self.message = message.clone(),
+            AssistantEvent::TextStart { index } => self.place(*index, ContentBlock::text("")),
+            AssistantEvent::TextDelta { index, delta } => {
+                if let Some(ContentBlock::Text(t)) = self.block_mut(*index) {
+                    t.text.push_str(delta);
+                }
+            }
+            AssistantEvent::TextEnd { index, signature } => {
+                if let Some(ContentBlock::Text(t)) = self.block_mut(*index) {
+                    if signature.is_some() {
+                        t.text_signature.clone_from(signature);
+                    }
+                }
+            }
+            AssistantEvent::ThinkingStart { index } => self.place(
+                *index,
+                ContentBlock::Thinking(ThinkingContent {
+                    thinking: String::new(),
+                    thinking_signature: None,
+                    redacted: None,
+                }),
+            ),
+            AssistantEvent::ThinkingDelta { index, delta } => {
+                if let Some(ContentBlock::Thinking(t)) = self.block_mut(*index) {
+                    t.thinking.push_str(delta);
+                }
+            }
+            AssistantEvent::ThinkingEnd {
+                index,
+                signature,
+                redacted,
+            } => {
+                if let Some(ContentBlock::Thinking(t)) = self.block_mut(*index) {
+                    if signature.is_some() {
+                        t.thinking_signature.clone_from(signature);
+                    }
+                    if *redacted {
+                        t.redacted = Some(true);
+                    }
+                }
+            }
+            AssistantEvent::ToolCallStart { index, id, name } => {
+                self.place(
+                    *index,
+                    ContentBlock::ToolCall(ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments: Value::Object(Default::default()),
+                        thought_signature: None,
+                    }),
+                );
+                self.partial_args.push((*index, String::new()));
+            }
+            AssistantEvent::ToolCallDelta { index, delta } => {
+                let Some(pos) = self.partial_args.iter().position(|(i, _)| i == index) else {
+                    return;
+                };
+                self.partial_args[pos].1.push_str(delta);
+                let parsed = crate::partial_json::parse_partial(&self.partial_args[pos].1);
+                if let (Some(v), Some(ContentBlock::ToolCall(tc))) =
+                    (parsed, self.block_mut(*index))
+                {
+                    tc.arguments = v;
+                }
+            }
+            AssistantEvent::ToolCallEnd { index, tool_call } => {
+                self.partial_args.retain(|(i, _)| i != index);
+                self.place(*index, ContentBlock::ToolCall(tool_call.clone()));
+            }
+            AssistantEvent::Done { message } | AssistantEvent::Error { message } => {
+                self.message = message.clone();
+            }
+        }
+    }
+
+    /// Finish with a stop reason (for codecs): returns the final message.
+    pub fn finish(mut self, stop_reason: StopReason, error: Option<String>) -> AssistantMessage {
+        self.message.stop_reason = stop_reason;
+        self.message.error_message = error;
+        self.message
+    }
+}
