@@ -3,6 +3,7 @@
 //! of the wire codecs; tests may substitute their own.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -25,8 +26,28 @@ pub struct StreamOptions {
     pub session_id: Option<String>,
     /// Extra HTTP headers; these win over provider and model headers.
     pub headers: BTreeMap<String, String>,
-    /// Upper bound for a server-requested retry delay, in ms (`None` = the default 60,000).
+    /// Upper bound for a server-requested retry delay, in ms (`None` = the default 60,000;
+    /// `Some(0)` = no cap).
     pub max_retry_delay_ms: Option<u64>,
+    /// Prompt caching: pi's `cacheRetention` (default `short`).
+    pub cache_retention: CacheRetention,
+    /// End the stream with an error when no bytes arrive for this long (`None` = the client's
+    /// default, 120 s).
+    pub idle_timeout: Option<Duration>,
+    /// Anthropic `metadata.user_id`.
+    pub user_id: Option<String>,
+}
+
+/// How long providers should keep the prompt cache (pi's `cacheRetention`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheRetention {
+    /// No cache markers, no cache key.
+    None,
+    /// The provider's default (Anthropic ephemeral, 5 minutes).
+    #[default]
+    Short,
+    /// Anthropic `ttl: 1h`, OpenAI `prompt_cache_retention: 24h` on their own endpoints.
+    Long,
 }
 
 /// Something that can stream a model's answer.

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::message::{Cost, Usage};
+
 /// Model prices in USD per million tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -59,6 +61,36 @@ impl Model {
     pub fn supports_images(&self) -> bool {
         self.input.iter().any(|i| i == "image")
     }
+
+    /// pi's `supportsXhigh`: models that accept the `xhigh` effort.
+    pub fn supports_xhigh(&self) -> bool {
+        ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
+            .iter()
+            .any(|needle| self.id.contains(needle))
+    }
+
+    /// pi's `calculateCost`: fill `usage.cost` from this model's $/M prices and return it.
+    pub fn calculate_cost(&self, usage: &mut Usage) -> Cost {
+        usage.cost = calculate_cost(&self.cost, usage);
+        usage.cost
+    }
+}
+
+/// Cost of `usage` at `prices` ($ per million tokens); `total` is the sum of the four parts.
+pub fn calculate_cost(prices: &ModelCost, usage: &Usage) -> Cost {
+    #[allow(clippy::cast_precision_loss)]
+    let part = |price: f64, tokens: u64| price / 1_000_000.0 * tokens as f64;
+    let input = part(prices.input, usage.input);
+    let output = part(prices.output, usage.output);
+    let cache_read = part(prices.cache_read, usage.cache_read);
+    let cache_write = part(prices.cache_write, usage.cache_write);
+    Cost {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total: input + output + cache_read + cache_write,
+    }
 }
 
 /// The agent's thinking level. `Off` sends no reasoning option.
@@ -100,5 +132,114 @@ impl ThinkingLevel {
             "xhigh" => ThinkingLevel::Xhigh,
             _ => return None,
         })
+    }
+
+    /// pi's `clampReasoning`: `xhigh` becomes `high`, other levels stay.
+    pub fn clamped(self) -> Self {
+        match self {
+            ThinkingLevel::Xhigh => ThinkingLevel::High,
+            ThinkingLevel::Off
+            | ThinkingLevel::Minimal
+            | ThinkingLevel::Low
+            | ThinkingLevel::Medium
+            | ThinkingLevel::High => self,
+        }
+    }
+
+    /// pi's default token budget for a level (`Off` has none).
+    pub fn default_budget(self) -> u64 {
+        match self {
+            ThinkingLevel::Off => 0,
+            ThinkingLevel::Minimal => 1024,
+            ThinkingLevel::Low => 2048,
+            ThinkingLevel::Medium => 8192,
+            ThinkingLevel::High | ThinkingLevel::Xhigh => 16384,
+        }
+    }
+}
+
+/// pi's `adjustMaxTokensForThinking`: returns `(max_tokens, thinking_budget)` for a base
+/// `max_tokens`, the model's ceiling and a level, with optional budget overrides.
+pub fn adjust_max_tokens_for_thinking(
+    base_max_tokens: u64,
+    model_max_tokens: u64,
+    level: ThinkingLevel,
+    budgets: Option<&BTreeMap<ThinkingLevel, u64>>,
+) -> (u64, u64) {
+    let level = level.clamped();
+    let budget = budgets
+        .and_then(|b| b.get(&level).copied())
+        .unwrap_or_else(|| level.default_budget());
+    let max_tokens = base_max_tokens.saturating_add(budget).min(model_max_tokens);
+    let budget = if max_tokens <= budget {
+        max_tokens.saturating_sub(1024)
+    } else {
+        budget
+    };
+    (max_tokens, budget)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_is_price_per_million() {
+        let prices = ModelCost {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        };
+        let usage = Usage {
+            input: 1_000_000,
+            output: 2000,
+            cache_read: 10_000,
+            cache_write: 0,
+            ..Usage::default()
+        };
+        let c = calculate_cost(&prices, &usage);
+        assert!((c.input - 3.0).abs() < 1e-12);
+        assert!((c.output - 0.03).abs() < 1e-12);
+        assert!((c.cache_read - 0.003).abs() < 1e-12);
+        assert!((c.total - 3.033).abs() < 1e-9);
+    }
+
+    #[test]
+    fn thinking_budget_adjustment() {
+        assert_eq!(
+            adjust_max_tokens_for_thinking(32000, 64000, ThinkingLevel::Medium, None),
+            (40192, 8192)
+        );
+        // Ceiling below the budget: budget shrinks to leave 1024 for the answer.
+        assert_eq!(
+            adjust_max_tokens_for_thinking(8000, 16000, ThinkingLevel::High, None),
+            (16000, 14976)
+        );
+        assert_eq!(
+            adjust_max_tokens_for_thinking(100, 1000, ThinkingLevel::Xhigh, None),
+            (1000, 0)
+        );
+        let mut custom = BTreeMap::new();
+        custom.insert(ThinkingLevel::Low, 500);
+        assert_eq!(
+            adjust_max_tokens_for_thinking(1000, 64000, ThinkingLevel::Low, Some(&custom)),
+            (1500, 500)
+        );
+    }
+
+    #[test]
+    fn xhigh_support() {
+        let mut m: Model = serde_json::from_value(serde_json::json!({
+            "id": "gpt-5.2", "name": "x", "api": "openai-responses", "provider": "openai",
+            "baseUrl": "https://api.openai.com/v1"
+        }))
+        .unwrap();
+        assert!(m.supports_xhigh());
+        m.id = "claude-opus-4-6".into();
+        assert!(m.supports_xhigh());
+        m.id = "gpt-4o".into();
+        assert!(!m.supports_xhigh());
+        assert_eq!(ThinkingLevel::Xhigh.clamped(), ThinkingLevel::High);
     }
 }

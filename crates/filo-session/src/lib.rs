@@ -1,5 +1,28 @@
 //! pi-compatible JSONL session files: tree, leaf, migration, context building.
 //!
-//! Owns: reading (tolerantly) and writing session files, the entry tree, v1->v3 migration, build_session_context.
+//! Owns: reading session files tolerantly (bad lines are skipped and reported, never repaired),
+//! writing them append-only in pi's exact JSON shapes, the entry tree and its leaf, the v1→v3
+//! migration (an atomic rewrite), `build_session_context`, listing and `--continue` discovery.
 //!
-//! Does not own: HTTP, the DAG, the agent loop.
+//! Does not own: HTTP, the DAG, the agent loop, settings.
+//!
+//! Invariants: a user's file is never truncated; every line filo writes is one whole JSON object
+//! followed by `\n`; files filo writes are resumable by pi and pi's by filo (pi spec §9).
+
+pub mod context;
+pub mod entry;
+pub mod file;
+pub mod ids;
+pub mod list;
+pub mod manager;
+pub mod migrate;
+pub mod paths;
+
+pub use context::{ModelRef, SessionContext, build_session_context, convert_to_llm};
+pub use entry::{
+    BashExecution, CustomMessage, EntryError, EntryKind, SessionEntry, SessionHeader,
+    SessionMessage,
+};
+pub use file::{LoadWarning, SessionError};
+pub use list::{SessionInfo, list_all_sessions, list_sessions, most_recent_session};
+pub use manager::SessionManager;

@@ -1,0 +1,181 @@
+//! What the four wire codecs share: the wire-protocol enum, request inputs, header merging and
+//! small conversion helpers. Protocol specifics live in one module per protocol.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::client::StreamOptions;
+use crate::driver::Decoder;
+use crate::error::AiError;
+use crate::message::Context;
+use crate::model::Model;
+use crate::transport::HttpRequest;
+
+/// The four wire protocols. Every vendor is one of these plus data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WireApi {
+    AnthropicMessages,
+    OpenAiCompletions,
+    OpenAiResponses,
+    GoogleGenerativeAi,
+}
+
+impl WireApi {
+    /// The protocol for pi's `api` string.
+    pub fn parse(api: &str) -> Result<Self, AiError> {
+        match api {
+            "anthropic-messages" => Ok(WireApi::AnthropicMessages),
+            "openai-completions" => Ok(WireApi::OpenAiCompletions),
+            "openai-responses" => Ok(WireApi::OpenAiResponses),
+            "google-generative-ai" => Ok(WireApi::GoogleGenerativeAi),
+            other => Err(AiError::UnknownApi { api: other.into() }),
+        }
+    }
+
+    /// pi's `api` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireApi::AnthropicMessages => "anthropic-messages",
+            WireApi::OpenAiCompletions => "openai-completions",
+            WireApi::OpenAiResponses => "openai-responses",
+            WireApi::GoogleGenerativeAi => "google-generative-ai",
+        }
+    }
+}
+
+/// Inputs of one request.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestInput<'a> {
+    pub model: &'a Model,
+    pub context: &'a Context,
+    pub options: &'a StreamOptions,
+    /// The resolved key; `None` for keyless local servers.
+    pub api_key: Option<&'a str>,
+    /// Headers of the provider record (models.json), applied before the model's.
+    pub provider_headers: &'a BTreeMap<String, String>,
+    /// Request time in ms, used for synthetic tool results.
+    pub now_ms: i64,
+}
+
+impl RequestInput<'_> {
+    /// `options.max_tokens`, else `min(model.max_tokens, 32000)` (pi's `buildBaseOptions`).
+    pub fn base_max_tokens(&self) -> u64 {
+        self.options.max_tokens.unwrap_or_else(|| {
+            if self.model.max_tokens == 0 {
+                32000
+            } else {
+                self.model.max_tokens.min(32000)
+            }
+        })
+    }
+
+    /// Finish a request: merge headers (codec defaults, then provider, model and option
+    /// headers; later wins, names compared case-insensitively).
+    pub fn request(&self, url: String, defaults: Vec<(String, String)>, body: Value) -> HttpRequest {
+        let mut headers: Vec<(String, String)> = Vec::new();
+        let layers = defaults.into_iter().chain(
+            self.provider_headers
+                .iter()
+                .chain(self.model.headers.iter().flatten())
+                .chain(self.options.headers.iter())
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+        for (name, value) in layers {
+            let name = name.to_ascii_lowercase();
+            match headers.iter_mut().find(|(k, _)| *k == name) {
+                Some(slot) => slot.1 = value,
+                None => headers.push((name, value)),
+            }
+        }
+        HttpRequest { url, headers, body }
+    }
+}
+
+/// Build the request for a model's protocol.
+pub(crate) fn build_request(api: WireApi, input: &RequestInput<'_>) -> HttpRequest {
+    match api {
+        WireApi::AnthropicMessages => crate::anthropic::build_request(input),
+        WireApi::OpenAiCompletions => crate::openai_completions::build_request(input),
+        WireApi::OpenAiResponses => crate::openai_responses::build_request(input),
+        WireApi::GoogleGenerativeAi => crate::google::build_request(input),
+    }
+}
+
+/// A fresh decoder for a model's protocol.
+pub(crate) fn new_decoder(api: WireApi, model: &Model) -> Box<dyn Decoder> {
+    match api {
+        WireApi::AnthropicMessages => Box::new(crate::anthropic::AnthropicDecoder::default()),
+        WireApi::OpenAiCompletions => {
+            Box::new(crate::openai_completions::CompletionsDecoder::default())
+        }
+        WireApi::OpenAiResponses => Box::new(crate::openai_responses::ResponsesDecoder::default()),
+        WireApi::GoogleGenerativeAi => Box::new(crate::google::GoogleDecoder::new(model)),
+    }
+}
+
+/// Join a base URL and a path with exactly one `/`.
+pub fn join_url(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+/// Whether text is empty or whitespace only.
+pub fn is_blank(text: &str) -> bool {
+    text.trim().is_empty()
+}
+
+/// pi's `parseStreamingJson` for a finished tool call: blank → `{}`, JSON, repaired partial
+/// JSON, else `{}`.
+pub fn parse_arguments(text: &str) -> Value {
+    if is_blank(text) {
+        return Value::Object(Default::default());
+    }
+    crate::partial_json::parse_partial(text).unwrap_or_else(|| Value::Object(Default::default()))
+}
+
+/// Decode a frame's JSON, turning a syntax error into a decode error that quotes the frame.
+pub fn parse_frame<'a, T: serde::Deserialize<'a>>(data: &'a str) -> Result<T, AiError> {
+    serde_json::from_str(data).map_err(|e| {
+        let mut end = data.len().min(200);
+        while !data.is_char_boundary(end) {
+            end -= 1;
+        }
+        AiError::Decode(format!("{e} in `{}`", &data[..end]))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_api_round_trip() {
+        for api in [
+            WireApi::AnthropicMessages,
+            WireApi::OpenAiCompletions,
+            WireApi::OpenAiResponses,
+            WireApi::GoogleGenerativeAi,
+        ] {
+            assert_eq!(WireApi::parse(api.as_str()), Ok(api));
+        }
+        assert_eq!(
+            WireApi::parse("bedrock-converse-stream")
+                .unwrap_err()
+                .to_string(),
+            "No API provider registered for api: bedrock-converse-stream"
+        );
+    }
+
+    #[test]
+    fn helpers() {
+        assert_eq!(join_url("http://h/v1/", "/chat"), "http://h/v1/chat");
+        assert_eq!(parse_arguments(""), serde_json::json!({}));
+        assert_eq!(parse_arguments("{\"a\":1"), serde_json::json!({"a":1}));
+        assert_eq!(parse_arguments("nonsense"), serde_json::json!({}));
+        assert!(parse_frame::<Value>("{oops").is_err());
+    }
+}

@@ -1,0 +1,334 @@
+//! The one stream driver every codec runs through: send with retry and backoff, read the body with
+//! an idle timeout, frame SSE, let the codec's decoder turn frames into events, apply them to the
+//! single [`Accumulator`], and end with exactly one terminal event. Cancellation at any point ends
+//! the stream with an `aborted` message that keeps the partial content.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::{Stream, StreamExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{AiError, parse_retry_after};
+use crate::event::{Accumulator, AssistantEvent, AssistantStream};
+use crate::message::{AssistantMessage, StopReason, Usage};
+use crate::model::ModelCost;
+use crate::sse::{SseFrame, SseParser};
+use crate::transport::{HttpRequest, HttpResponse, Transport};
+
+/// What a decoder reports while it reads frames.
+#[derive(Debug, Default)]
+pub struct DecodeOut {
+    /// Events decoded from the frames fed so far and not yet forwarded.
+    pub events: Vec<AssistantEvent>,
+    /// Token counts as the provider reported them (cost is filled in by the driver).
+    pub usage: Usage,
+    /// The mapped stop reason, once the provider sent one.
+    pub stop: Option<StopReason>,
+    /// No more frames are expected (e.g. `message_stop`, `[DONE]`); the driver stops reading.
+    pub ended: bool,
+}
+
+/// Turns one protocol's SSE frames into events.
+pub trait Decoder: Send {
+    /// Decode one frame.
+    fn frame(&mut self, frame: &SseFrame, out: &mut DecodeOut) -> Result<(), AiError>;
+    /// The body ended (or the terminal frame arrived): close open blocks.
+    fn finish(&mut self, out: &mut DecodeOut) -> Result<(), AiError>;
+}
+
+/// Retry policy for failures before anything was streamed to the consumer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (the SDKs pi uses default to 2).
+    pub max_retries: u32,
+    /// First backoff delay; doubled on every retry.
+    pub base_delay: Duration,
+    /// Upper bound of the exponential backoff.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(8),
+        }
+    }
+}
+
+/// Everything the driver needs for one call.
+pub(crate) struct Call {
+    pub transport: Arc<dyn Transport>,
+    pub request: HttpRequest,
+    pub new_decoder: Box<dyn Fn() -> Box<dyn Decoder> + Send>,
+    pub initial: AssistantMessage,
+    pub prices: ModelCost,
+    pub retry: RetryPolicy,
+    pub idle_timeout: Duration,
+    /// A server-requested delay above this fails at once instead of waiting.
+    pub max_retry_delay: Option<Duration>,
+    pub cancel: CancellationToken,
+}
+
+/// Run a call as a stream of events.
+pub(crate) fn run(call: Call) -> AssistantStream {
+    let (tx, rx) = mpsc::channel(64);
+    let driver: BoxFuture<'static, ()> = Box::pin(drive(call, Sender { tx, started: false }));
+    Box::pin(DriverStream {
+        driver: Some(driver),
+        rx,
+    })
+}
+
+/// A stream that yields a message that failed before any request was made (missing key, …).
+pub(crate) fn failed(initial: AssistantMessage, error: &AiError) -> AssistantStream {
+    let mut message = initial.clone();
+    message.stop_reason = StopReason::Error;
+    message.error_message = Some(error.to_string());
+    Box::pin(futures::stream::iter([
+        AssistantEvent::Start { message: initial },
+        AssistantEvent::Error { message },
+    ]))
+}
+
+/// Polls the driver future and the channel it fills; ends when both are done.
+struct DriverStream {
+    driver: Option<BoxFuture<'static, ()>>,
+    rx: mpsc::Receiver<AssistantEvent>,
+}
+
+impl Stream for DriverStream {
+    type Item = AssistantEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(driver) = self.driver.as_mut() {
+            if driver.as_mut().poll(cx).is_ready() {
+                self.driver = None;
+            }
+        }
+        self.rx.poll_recv(cx)
+    }
+}
+
+/// Forwards events to the consumer, sending `Start` before the first one.
+struct Sender {
+    tx: mpsc::Sender<AssistantEvent>,
+    started: bool,
+}
+
+impl Sender {
+    async fn start(&mut self, initial: &AssistantMessage) {
+        if !self.started {
+            self.started = true;
+            // A dropped receiver means nobody listens any more; nothing left to do then.
+            let _ = self
+                .tx
+                .send(AssistantEvent::Start {
+                    message: initial.clone(),
+                })
+                .await;
+        }
+    }
+
+    async fn send(&mut self, initial: &AssistantMessage, event: AssistantEvent) {
+        self.start(initial).await;
+        let _ = self.tx.send(event).await;
+    }
+}
+
+/// How one attempt ended.
+enum Attempt {
+    Done(Accumulator, DecodeOut),
+    Failed(Accumulator, DecodeOut, AiError),
+}
+
+async fn drive(call: Call, mut sender: Sender) {
+    let mut attempt: u32 = 0;
+    loop {
+        let outcome = tokio::select! {
+            biased;
+            () = call.cancel.cancelled() => Err(AiError::Aborted),
+            r = call.transport.send(call.request.clone()) => r,
+        };
+        let error = match outcome {
+            Ok(response) if (200..300).contains(&response.status) => {
+                match read_stream(&call, response, &mut sender).await {
+                    Attempt::Done(acc, out) => return finish_ok(&call, acc, out, &mut sender).await,
+                    Attempt::Failed(acc, out, error) => {
+                        if sender.started || !error.is_retryable() {
+                            return finish_err(&call, acc, &out, &error, &mut sender).await;
+                        }
+                        error
+                    }
+                }
+            }
+            Ok(response) => http_error(&call, response).await,
+            Err(error) => error,
+        };
+        if !error.is_retryable() || attempt >= call.retry.max_retries {
+            return fail_before_stream(&call, &error, &mut sender).await;
+        }
+        let delay = match error.retry_after() {
+            Some(asked) => {
+                let cap = call.max_retry_delay.unwrap_or(Duration::from_secs(60));
+                if !cap.is_zero() && asked > cap {
+                    let error = AiError::Provider(format!(
+                        "Server requested {}s retry delay (max: {}s). {error}",
+                        asked.as_secs_f64().ceil(),
+                        cap.as_secs_f64().ceil()
+                    ));
+                    return fail_before_stream(&call, &error, &mut sender).await;
+                }
+                asked
+            }
+            None => backoff(&call.retry, attempt),
+        };
+        attempt += 1;
+        tokio::select! {
+            biased;
+            () = call.cancel.cancelled() => {
+                return fail_before_stream(&call, &AiError::Aborted, &mut sender).await;
+            }
+            () = tokio::time::sleep(delay) => {}
+        }
+    }
+}
+
+fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempt.min(16));
+    policy
+        .base_delay
+        .saturating_mul(factor)
+        .min(policy.max_delay)
+}
+
+/// Read a non-success response's body (bounded) into an HTTP error.
+async fn http_error(call: &Call, mut response: HttpResponse) -> AiError {
+    const LIMIT: usize = 64 * 1024;
+    let retry_after = parse_retry_after(
+        response.header("retry-after"),
+        response.header("retry-after-ms"),
+    );
+    let mut body = Vec::new();
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = call.cancel.cancelled() => return AiError::Aborted,
+            n = tokio::time::timeout(call.idle_timeout, response.body.next()) => n,
+        };
+        match next {
+            Ok(Some(Ok(chunk))) => {
+                body.extend_from_slice(&chunk);
+                if body.len() >= LIMIT {
+                    body.truncate(LIMIT);
+                    break;
+                }
+            }
+            Ok(Some(Err(_)) | None) | Err(_) => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&body).trim().to_string();
+    AiError::Http {
+        status: response.status,
+        body: if text.is_empty() {
+            "status code (no body)".to_string()
+        } else {
+            text
+        },
+        retry_after,
+    }
+}
+
+/// Stream the body of a successful response through the decoder.
+async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sender) -> Attempt {
+    let mut acc = Accumulator::new(call.initial.clone());
+    let mut out = DecodeOut::default();
+    let mut decoder = (call.new_decoder)();
+    let mut parser = SseParser::new();
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = call.cancel.cancelled() => return Attempt::Failed(acc, out, AiError::Aborted),
+            n = tokio::time::timeout(call.idle_timeout, response.body.next()) => n,
+        };
+        let step = match next {
+            Err(_) => Err(AiError::IdleTimeout(call.idle_timeout)),
+            Ok(Some(Err(e))) => Err(e),
+            Ok(Some(Ok(chunk))) => {
+                parser.feed(&chunk, &mut |frame| decoder.frame(frame, &mut out))
+            }
+            Ok(None) => parser
+                .finish(&mut |frame| decoder.frame(frame, &mut out))
+                .map(|()| out.ended = true),
+        };
+        let step = step.and_then(|()| {
+            if out.ended {
+                decoder.finish(&mut out)
+            } else {
+                Ok(())
+            }
+        });
+        for event in out.events.drain(..) {
+            acc.apply(&event);
+            sender.send(&call.initial, event).await;
+        }
+        match step {
+            Err(error) => return Attempt::Failed(acc, out, error),
+            Ok(()) if out.ended => return Attempt::Done(acc, out),
+            Ok(()) => {}
+        }
+    }
+}
+
+fn with_usage(call: &Call, acc: &mut Accumulator, out: &DecodeOut) {
+    let message = acc.message_mut();
+    message.usage = out.usage;
+    message.usage.cost = crate::model::calculate_cost(&call.prices, &out.usage);
+}
+
+async fn finish_ok(call: &Call, mut acc: Accumulator, out: DecodeOut, sender: &mut Sender) {
+    let error = match out.stop {
+        Some(StopReason::Stop | StopReason::Length | StopReason::ToolUse) => None,
+        Some(StopReason::Error | StopReason::Aborted) => Some(AiError::Unknown),
+        None => Some(AiError::Transport(
+            "the stream ended before the response was complete".into(),
+        )),
+    };
+    if let Some(error) = error {
+        return finish_err(call, acc, &out, &error, sender).await;
+    }
+    with_usage(call, &mut acc, &out);
+    let message = acc.finish(out.stop.unwrap_or_default(), None);
+    sender
+        .send(&call.initial, AssistantEvent::Done { message })
+        .await;
+}
+
+async fn finish_err(
+    call: &Call,
+    mut acc: Accumulator,
+    out: &DecodeOut,
+    error: &AiError,
+    sender: &mut Sender,
+) {
+    with_usage(call, &mut acc, out);
+    let reason = match error {
+        AiError::Aborted => StopReason::Aborted,
+        _ => StopReason::Error,
+    };
+    let message = acc.finish(reason, Some(error.to_string()));
+    sender
+        .send(&call.initial, AssistantEvent::Error { message })
+        .await;
+}
+
+async fn fail_before_stream(call: &Call, error: &AiError, sender: &mut Sender) {
+    let acc = Accumulator::new(call.initial.clone());
+    finish_err(call, acc, &DecodeOut::default(), error, sender).await;
+}

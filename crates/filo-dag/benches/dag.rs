@@ -1,0 +1,3 @@
+//! DAG benchmark (being written).
+
+fn main() {}

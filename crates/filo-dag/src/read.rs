@@ -1,0 +1,240 @@
+//! Reads without N+1: node resolution, lineage, children, subtrees, batched blob loads.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension, Row};
+use serde_json::Value;
+
+use crate::error::{DagError, Result};
+use crate::model::{Action, Blob, Node};
+use crate::store::Store;
+
+pub(crate) const NODE_COLUMNS: &str = "n.id, n.parent_id, n.role, n.parts_list, n.timestamp, \
+     n.config_json, n.thought_signatures, n.system_prompt_hash, n.external_id";
+
+/// Upper bound on walks, so that a forged cycle cannot loop forever.
+pub(crate) const MAX_WALK: i64 = 100_000_000;
+
+/// Maps a row selected with [`NODE_COLUMNS`] starting at column `offset`.
+pub(crate) fn node_from_row(row: &Row<'_>, offset: usize) -> rusqlite::Result<Node> {
+    let parts_list: String = row.get(offset + 3)?;
+    Ok(Node {
+        id: row.get(offset)?,
+        parent_id: row.get(offset + 1)?,
+        role: row.get(offset + 2)?,
+        parts: serde_json::from_str(&parts_list).unwrap_or_default(),
+        timestamp: row.get(offset + 4)?,
+        config_json: row.get(offset + 5)?,
+        thought_signatures: row.get(offset + 6)?,
+        system_prompt_hash: row.get(offset + 7)?,
+        external_id: row.get(offset + 8)?,
+    })
+}
+
+fn blob_from_row(row: &Row<'_>) -> rusqlite::Result<Blob> {
+    Ok(Blob {
+        hash: row.get(0)?,
+        blob_type: row.get(1)?,
+        content: row.get(2)?,
+        thought_signature: row.get(3)?,
+    })
+}
+
+/// The exclusive upper bound of the ids starting with `prefix` (binary collation).
+fn prefix_end(prefix: &str) -> String {
+    let mut end = String::with_capacity(prefix.len() + 4);
+    end.push_str(prefix);
+    end.push(char::MAX);
+    end
+}
+
+impl Store {
+    /// One node by exact id.
+    pub fn node(&self, id: &str) -> Result<Option<Node>> {
+        let sql = format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.id = ?1");
+        let node = self.conn.prepare_cached(&sql)?.query_row([id], |r| node_from_row(r, 0));
+        Ok(node.optional()?)
+    }
+
+    /// One blob by hash.
+    pub fn blob(&self, hash: &str) -> Result<Option<Blob>> {
+        let sql = "SELECT hash, type, content, thought_signature FROM blobs WHERE hash = ?1";
+        Ok(self.conn.prepare_cached(sql)?.query_row([hash], blob_from_row).optional()?)
+    }
+
+    /// The blobs with the given hashes, in one query (missing ones are absent from the map).
+    pub fn blobs<'a>(
+        &self,
+        hashes: impl IntoIterator<Item = &'a String>,
+    ) -> Result<HashMap<String, Blob>> {
+        load_blobs(&self.conn, hashes)
+    }
+
+    /// Resolves a node id prefix: exact id, else the unique id starting with `prefix`
+    /// (case-sensitive, no wildcards, a primary-key range scan).
+    pub fn resolve_prefix(&self, prefix: &str) -> Result<String> {
+        resolve_prefix(&self.conn, prefix)
+    }
+
+    /// The oldest inserted node whose `external_id` equals `ext` (the reference's
+    /// `getHashByExternalId`). Empty input finds nothing.
+    pub fn node_id_by_external_id(&self, ext: &str) -> Result<Option<String>> {
+        if ext.is_empty() {
+            return Ok(None);
+        }
+        let sql = "SELECT id FROM nodes WHERE external_id = ?1 ORDER BY rowid LIMIT 1";
+        Ok(self.conn.prepare_cached(sql)?.query_row([ext], |r| r.get(0)).optional()?)
+    }
+
+    /// Resolution as life and recall do it: strip one leading `pi:`, try the external id, then the
+    /// hash prefix. Errors carry the stripped text, as in the reference.
+    pub fn resolve(&self, reference: &str) -> Result<String> {
+        let stripped = reference.strip_prefix("pi:").unwrap_or(reference);
+        if let Some(id) = self.node_id_by_external_id(stripped)? {
+            return Ok(id);
+        }
+        self.resolve_prefix(stripped)
+    }
+
+    /// The lineage of `head`: head first, then its ancestors, at most `limit` nodes, stopping at a
+    /// root or a missing parent. One recursive CTE.
+    pub fn lineage(&self, head: &str, limit: Option<usize>) -> Result<Vec<Node>> {
+        lineage(&self.conn, head, limit)
+    }
+
+    /// The children of a node in insertion (rowid) order, in one indexed query.
+    pub fn children(&self, id: &str) -> Result<Vec<Node>> {
+        let sql = format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.parent_id = ?1 ORDER BY n.rowid");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([id], |r| node_from_row(r, 0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// The descendants of `id` down to `max_depth` (children are depth 0), in rowid order, each
+    /// with its depth. One recursive CTE over `idx_nodes_parent`.
+    pub fn subtree(&self, id: &str, max_depth: usize) -> Result<Vec<(Node, usize)>> {
+        subtree(&self.conn, id, max_depth)
+    }
+
+    /// For every child of `parent`: the number of its descendants (all roles). One query.
+    pub fn descendant_counts(&self, parent: &str) -> Result<HashMap<String, u64>> {
+        let sql = "WITH RECURSIVE d(root, id) AS ( \
+               SELECT id, id FROM nodes WHERE parent_id = ?1 \
+               UNION SELECT d.root, n.id FROM d JOIN nodes n ON n.parent_id = d.id) \
+             SELECT root, COUNT(*) - 1 FROM d GROUP BY root";
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map([parent], |r| {
+            Ok((r.get::<_, String>(0)?, u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0)))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<HashMap<_, _>>>()?)
+    }
+
+    /// The whole action log in id order.
+    pub fn actions(&self) -> Result<Vec<Action>> {
+        let sql = "SELECT id, timestamp, action_type, from_node, to_node, metadata \
+                   FROM action_log ORDER BY id";
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map([], action_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}
+
+pub(crate) fn action_from_row(r: &Row<'_>) -> rusqlite::Result<Action> {
+    Ok(Action {
+        id: r.get(0)?,
+        timestamp: r.get(1)?,
+        action_type: r.get(2)?,
+        from_node: r.get(3)?,
+        to_node: r.get(4)?,
+        metadata: r.get(5)?,
+    })
+}
+
+pub(crate) fn load_blobs<'a>(
+    conn: &Connection,
+    hashes: impl IntoIterator<Item = &'a String>,
+) -> Result<HashMap<String, Blob>> {
+    let list = Value::Array(hashes.into_iter().map(|h| Value::String(h.clone())).collect());
+    let sql = "SELECT hash, type, content, thought_signature FROM blobs \
+               WHERE hash IN (SELECT value FROM json_each(?1))";
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map([list.to_string()], blob_from_row)?;
+    let mut out = HashMap::new();
+    for blob in rows {
+        let blob = blob?;
+        out.insert(blob.hash.clone(), blob);
+    }
+    Ok(out)
+}
+
+pub(crate) fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> {
+    let exact: Option<String> = conn
+        .prepare_cached("SELECT id FROM nodes WHERE id = ?1")?
+        .query_row([prefix], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = exact {
+        return Ok(id);
+    }
+    let end = prefix_end(prefix);
+    let sql = "SELECT id FROM nodes WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 2";
+    let mut stmt = conn.prepare_cached(sql)?;
+    let ids = stmt
+        .query_map([prefix, end.as_str()], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    match ids.as_slice() {
+        [] => Err(DagError::NotFound(prefix.to_owned())),
+        [one] => Ok(one.clone()),
+        _ => {
+            let count: i64 = conn
+                .prepare_cached("SELECT COUNT(*) FROM nodes WHERE id >= ?1 AND id < ?2")?
+                .query_row([prefix, end.as_str()], |r| r.get(0))?;
+            let count = u64::try_from(count).unwrap_or(0);
+            Err(DagError::Ambiguous { prefix: prefix.to_owned(), count })
+        }
+    }
+}
+
+pub(crate) fn lineage(conn: &Connection, head: &str, limit: Option<usize>) -> Result<Vec<Node>> {
+    let limit = limit.map_or(MAX_WALK, |l| i64::try_from(l).unwrap_or(MAX_WALK));
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "WITH RECURSIVE chain(id, depth) AS ( \
+           SELECT ?1, 0 \
+           UNION ALL SELECT n.parent_id, c.depth + 1 FROM chain c JOIN nodes n ON n.id = c.id \
+             WHERE n.parent_id IS NOT NULL AND c.depth + 1 < ?2) \
+         SELECT {NODE_COLUMNS} FROM chain c JOIN nodes n ON n.id = c.id ORDER BY c.depth"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params![head, limit], |r| node_from_row(r, 0))?;
+    let mut out = Vec::new();
+    for node in rows {
+        let node = node?;
+        // A missing row ends the walk even if a later ancestor row exists.
+        if let Some(prev) = out.last().map(|n: &Node| n.parent_id.as_deref()) {
+            if prev != Some(node.id.as_str()) {
+                break;
+            }
+        }
+        out.push(node);
+    }
+    Ok(out)
+}
+
+pub(crate) fn subtree(conn: &Connection, id: &str, max_depth: usize) -> Result<Vec<(Node, usize)>> {
+    let max = i64::try_from(max_depth).unwrap_or(MAX_WALK);
+    let sql = format!(
+        "WITH RECURSIVE sub(id, depth) AS ( \
+           SELECT id, 0 FROM nodes WHERE parent_id = ?1 \
+           UNION ALL SELECT n.id, s.depth + 1 FROM sub s JOIN nodes n ON n.parent_id = s.id \
+             WHERE s.depth < ?2) \
+         SELECT s.depth, {NODE_COLUMNS} FROM sub s JOIN nodes n ON n.id = s.id ORDER BY n.rowid"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params![id, max], |r| {
+        let depth: i64 = r.get(0)?;
+        Ok((node_from_row(r, 1)?, usize::try_from(depth).unwrap_or(0)))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}

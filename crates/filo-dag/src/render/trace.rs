@@ -1,0 +1,142 @@
+//! `trace`: the navigation log of the current lineage (spec §7.3).
+
+use rusqlite::params;
+use serde_json::Value;
+
+use crate::canon;
+use crate::error::Result;
+use crate::model::short_id;
+use crate::read::{MAX_WALK, action_from_row};
+use crate::render::preview::truthy;
+use crate::store::Store;
+use crate::text::{local_minutes, utf16_len, utf16_prefix};
+
+/// trace's type filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TraceMode {
+    /// BOOT, INCARNATE, HYDRATE_GHOST.
+    #[default]
+    Default,
+    /// Also SESSION_SWITCH.
+    Switches,
+    /// Every action type.
+    All,
+}
+
+impl TraceMode {
+    /// Parses the tool parameter; anything unknown behaves like `default`.
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "switches" => Self::Switches,
+            "all" => Self::All,
+            _ => Self::Default,
+        }
+    }
+
+    fn types(self) -> Option<&'static [&'static str]> {
+        match self {
+            Self::Default => Some(&["BOOT", "INCARNATE", "HYDRATE_GHOST"]),
+            Self::Switches => Some(&["BOOT", "INCARNATE", "HYDRATE_GHOST", "SESSION_SWITCH"]),
+            Self::All => None,
+        }
+    }
+}
+
+/// The parameters of the `trace` tool, plus the ref whose lineage is traced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceOptions {
+    /// The head ref (the reference hard-wires `PI_HEAD`).
+    pub ref_name: String,
+    /// Number of visible events.
+    pub limit: usize,
+    /// Type filter.
+    pub mode: TraceMode,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        Self { ref_name: "PI_HEAD".into(), limit: 15, mode: TraceMode::Default }
+    }
+}
+
+/// The local time zone as trace needs it: seconds east of UTC at a given instant.
+pub trait LocalOffset {
+    /// Offset from UTC, in seconds, in force at `utc_ms`.
+    fn offset_seconds(&self, utc_ms: i64) -> i64;
+}
+
+/// A fixed offset (0 = UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FixedOffset(pub i64);
+
+impl LocalOffset for FixedOffset {
+    fn offset_seconds(&self, _utc_ms: i64) -> i64 {
+        self.0
+    }
+}
+
+const HEADER: &str = "--- archived action log ---";
+const FOOTER: &str = "--- end of archive ---";
+
+/// Renders `trace`: the lineage is a recursive CTE joined with the action log in one query, so
+/// it has no depth limit (the reference binds one SQL variable per ancestor, §10.5 #32).
+pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Result<String> {
+    let Some(head) = store.get_ref(&opts.ref_name)? else {
+        return Ok([HEADER, "(no PI_HEAD set)", FOOTER].join("\n"));
+    };
+    let types = opts.mode.types().map(|t| {
+        Value::Array(t.iter().map(|s| Value::String((*s).to_owned())).collect()).to_string()
+    });
+    let sql = "WITH RECURSIVE chain(id, depth) AS ( \
+           SELECT ?1, 0 \
+           UNION ALL SELECT n.parent_id, c.depth + 1 FROM chain c JOIN nodes n ON n.id = c.id \
+             WHERE n.parent_id IS NOT NULL AND c.depth < ?2) \
+         SELECT a.id, a.timestamp, a.action_type, a.from_node, a.to_node, a.metadata \
+         FROM action_log a \
+         WHERE a.to_node IN (SELECT id FROM chain) \
+           AND (?3 IS NULL OR a.action_type IN (SELECT value FROM json_each(?3))) \
+         ORDER BY a.timestamp DESC, a.id ASC LIMIT ?4";
+    let limit = i64::try_from(opts.limit).unwrap_or(i64::MAX);
+    let mut stmt = store.conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params![head, MAX_WALK, types, limit], action_from_row)?;
+    let actions = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    if actions.is_empty() {
+        return Ok([HEADER, "(no actions recorded)", FOOTER].join("\n"));
+    }
+    let mut lines = vec![HEADER.to_owned()];
+    for a in actions {
+        let when = local_minutes(a.timestamp, zone.offset_seconds(a.timestamp));
+        let from = a.from_node.as_deref().map_or("null", short_id);
+        let to = a.to_node.as_deref().map_or("null", short_id);
+        let mut entry = format!("[{when}] {}: {from} → {to}", a.action_type);
+        if let Some(meta) = a.metadata.as_deref().filter(|m| !m.is_empty()) {
+            let (label, body) = describe_metadata(meta);
+            entry.push_str(&format!(". {label}:\n{}", quote(&body)));
+        }
+        lines.push(entry);
+    }
+    lines.push(FOOTER.into());
+    Ok(lines.join("\n"))
+}
+
+/// The reference's metadata heuristics (kept as they are, §10.5 #35).
+fn describe_metadata(meta: &str) -> (&'static str, String) {
+    match serde_json::from_str::<Value>(meta) {
+        // Reading a property of `null` throws: the raw text is shown as a carryover.
+        Err(_) | Ok(Value::Null) => ("Carryover", meta.to_owned()),
+        Ok(v) => match v.get("carryover_message").filter(|c| truthy(c)) {
+            Some(Value::String(s)) => ("Carryover", s.clone()),
+            Some(other) => ("Carryover", canon::js_json(other)),
+            None => ("Metadata", canon::js_json_pretty(&v, 2)),
+        },
+    }
+}
+
+fn quote(text: &str) -> String {
+    let text = if utf16_len(text) > 500 {
+        format!("{}\n...(truncated)", utf16_prefix(text, 500))
+    } else {
+        text.to_owned()
+    };
+    text.split('\n').map(|l| format!("    > {l}")).collect::<Vec<_>>().join("\n")
+}

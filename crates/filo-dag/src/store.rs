@@ -1,0 +1,253 @@
+//! Opening a Playfilo database: checks, connection settings, schema V4 and migrations (spec §1).
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::error::{DagError, Result};
+
+/// The schema version this code writes and understands (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 4;
+
+/// How long a writer waits for another process's lock (the reference's default is 5 s).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+const CREATE_TABLES: &str = "\
+CREATE TABLE IF NOT EXISTS blobs (hash TEXT PRIMARY KEY, type TEXT NOT NULL, content TEXT NOT NULL, thought_signature TEXT);
+CREATE TABLE IF NOT EXISTS nodes (id TEXT PRIMARY KEY, parent_id TEXT, role TEXT NOT NULL, parts_list TEXT NOT NULL, timestamp INTEGER NOT NULL, config_json TEXT, thought_signatures TEXT, system_prompt_hash TEXT, external_id TEXT);
+CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, node_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS action_log (id INTEGER PRIMARY KEY AUTOINCREMENT, timestamp INTEGER NOT NULL, action_type TEXT NOT NULL, from_node TEXT, to_node TEXT, metadata TEXT);";
+
+const CREATE_INDEXES: &str = "\
+CREATE INDEX IF NOT EXISTS idx_nodes_parent ON nodes(parent_id);
+CREATE INDEX IF NOT EXISTS idx_nodes_external_id ON nodes(external_id);";
+
+/// Nullable V4 columns that older files may lack; added with `ALTER TABLE … ADD COLUMN … TEXT`.
+const OPTIONAL_COLUMNS: &[(&str, &str)] = &[
+    ("blobs", "thought_signature"),
+    ("nodes", "config_json"),
+    ("nodes", "thought_signatures"),
+    ("nodes", "system_prompt_hash"),
+    ("nodes", "external_id"),
+];
+
+/// Columns without which a table is not a Playfilo table.
+const REQUIRED_COLUMNS: &[(&str, &[&str])] = &[
+    ("blobs", &["hash", "type", "content"]),
+    ("nodes", &["id", "parent_id", "role", "parts_list", "timestamp"]),
+    ("refs", &["name", "node_id"]),
+    ("action_log", &["id", "timestamp", "action_type", "from_node", "to_node", "metadata"]),
+];
+
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// A handle on one Playfilo database: one connection, all writes in `BEGIN IMMEDIATE`.
+#[derive(Debug)]
+pub struct Store {
+    pub(crate) conn: Connection,
+    path: Option<PathBuf>,
+}
+
+/// Whether [`Store::open_with`] may create a missing file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Create {
+    /// Create the file (and the schema) when it does not exist.
+    IfMissing,
+    /// Fail with [`DagError::Missing`] when the file does not exist.
+    Never,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema to V4.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, Create::IfMissing)
+    }
+
+    /// Opens the database at `path`; see [`Create`].
+    ///
+    /// A file that is not SQLite, an SQLite file without Playfilo tables, or a file whose
+    /// `user_version` is newer than [`SCHEMA_VERSION`] is rejected before anything is written.
+    pub fn open_with(path: impl AsRef<Path>, create: Create) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let exists = path.exists();
+        if !exists && create == Create::Never {
+            return Err(DagError::Missing(path));
+        }
+        if exists {
+            check_magic(&path)?;
+        }
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create == Create::IfMissing {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let conn = Connection::open_with_flags(&path, flags)?;
+        Self::init(conn, Some(path))
+    }
+
+    /// A private in-memory database with the V4 schema (tests, scratch work).
+    pub fn open_in_memory() -> Result<Self> {
+        Self::init(Connection::open_in_memory()?, None)
+    }
+
+    /// The file path, `None` for an in-memory store.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn init(conn: Connection, path: Option<PathBuf>) -> Result<Self> {
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let shown = path.clone().unwrap_or_else(|| PathBuf::from(":memory:"));
+        let before = inspect(&conn, &shown)?;
+        // WAL is persistent in the file; NORMAL sync is durable in WAL mode except on power loss.
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        if path.is_some() && !mode.eq_ignore_ascii_case("wal") {
+            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
+        }
+        conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
+        let store = Self { conn, path };
+        if before.needs_migration() {
+            store.write(|tx| {
+                let now = inspect(tx, &shown)?;
+                migrate(tx, &now)
+            })?;
+        }
+        Ok(store)
+    }
+
+    /// Runs `f` inside one `BEGIN IMMEDIATE` transaction; commits on `Ok`, rolls back on `Err`.
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Runs `f` inside one read transaction (a consistent snapshot for multi-query reads).
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+/// What is in the file before any change.
+#[derive(Debug)]
+struct Layout {
+    tables: HashSet<String>,
+    indexes: HashSet<String>,
+    columns: HashSet<(String, String)>,
+    user_version: i64,
+}
+
+impl Layout {
+    fn needs_migration(&self) -> bool {
+        let tables_ok = REQUIRED_COLUMNS.iter().all(|(t, _)| self.tables.contains(*t));
+        let columns_ok = OPTIONAL_COLUMNS
+            .iter()
+            .all(|(t, c)| self.columns.contains(&((*t).to_owned(), (*c).to_owned())));
+        let indexes_ok = ["idx_nodes_parent", "idx_nodes_external_id"]
+            .iter()
+            .all(|i| self.indexes.contains(*i));
+        !(tables_ok && columns_ok && indexes_ok)
+    }
+}
+
+fn check_magic(path: &Path) -> Result<()> {
+    let io = |source| DagError::Io { path: path.to_path_buf(), source };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut header = Vec::with_capacity(16);
+    file.by_ref().take(16).read_to_end(&mut header).map_err(io)?;
+    if header.is_empty() || header.as_slice() == SQLITE_MAGIC {
+        return Ok(());
+    }
+    Err(DagError::NotPlayfilo {
+        path: path.to_path_buf(),
+        reason: "not an SQLite database".into(),
+    })
+}
+
+fn inspect(conn: &Connection, path: &Path) -> Result<Layout> {
+    let not_playfilo = |reason: String| DagError::NotPlayfilo { path: path.to_path_buf(), reason };
+    let mut stmt = conn.prepare("SELECT type, name FROM sqlite_master")?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map_err(|e| not_sqlite(e, path))?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(|e| not_sqlite(e, path))?;
+    let user_version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if user_version > SCHEMA_VERSION {
+        return Err(DagError::TooNew {
+            path: path.to_path_buf(),
+            found: user_version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    let mut layout = Layout {
+        tables: HashSet::new(),
+        indexes: HashSet::new(),
+        columns: HashSet::new(),
+        user_version,
+    };
+    for (kind, name) in rows {
+        match kind.as_str() {
+            "table" => layout.tables.insert(name),
+            "index" => layout.indexes.insert(name),
+            _ => false,
+        };
+    }
+    let ours = REQUIRED_COLUMNS.iter().filter(|(t, _)| layout.tables.contains(*t)).count();
+    let foreign = layout.tables.iter().any(|t| !t.starts_with("sqlite_"));
+    if ours == 0 && foreign {
+        return Err(not_playfilo("it has tables but none of blobs, nodes, refs, action_log".into()));
+    }
+    for (table, required) in REQUIRED_COLUMNS {
+        if !layout.tables.contains(*table) {
+            continue;
+        }
+        let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})"))?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(1))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if let Some(missing) = required.iter().find(|c| !names.iter().any(|n| n == *c)) {
+            return Err(not_playfilo(format!("table {table} has no column {missing}")));
+        }
+        for name in names {
+            layout.columns.insert(((*table).to_owned(), name));
+        }
+    }
+    Ok(layout)
+}
+
+fn not_sqlite(e: rusqlite::Error, path: &Path) -> DagError {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => DagError::NotPlayfilo {
+            path: path.to_path_buf(),
+            reason: "not an SQLite database".into(),
+        },
+        _ => DagError::Sqlite(e),
+    }
+}
+
+/// The init order of spec §1.4 that works on every version: tables, missing columns, indexes.
+fn migrate(tx: &Transaction<'_>, layout: &Layout) -> Result<()> {
+    tx.execute_batch(CREATE_TABLES)?;
+    for (table, column) in OPTIONAL_COLUMNS {
+        let present = layout.columns.contains(&((*table).to_owned(), (*column).to_owned()));
+        if layout.tables.contains(*table) && !present {
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} TEXT"))?;
+        }
+    }
+    tx.execute_batch(CREATE_INDEXES)?;
+    if layout.user_version < SCHEMA_VERSION {
+        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

@@ -1,0 +1,116 @@
+//! JavaScript string and date semantics the tool outputs depend on: UTF-16 lengths and slices,
+//! `truncate`, `Date.prototype.toISOString`, local `YYYY-MM-DD HH:MM`.
+
+/// `s.length` in JavaScript: the number of UTF-16 code units.
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// `s.slice(0, n)` in UTF-16 units. A cut through a surrogate pair keeps the whole character
+/// out (a Rust string cannot hold the lone half JavaScript would keep).
+pub fn utf16_prefix(s: &str, n: usize) -> &str {
+    let mut units = 0;
+    for (i, c) in s.char_indices() {
+        units += c.len_utf16();
+        if units > n {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+/// The reference's `truncate(s, n)`: `s` if it has at most `n` UTF-16 units, else the first `n`
+/// units followed by `...`.
+pub fn truncate(s: &str, n: usize) -> String {
+    if utf16_len(s) <= n {
+        s.to_owned()
+    } else {
+        format!("{}...", utf16_prefix(s, n))
+    }
+}
+
+/// Civil date (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Broken-down time of `ms` since the epoch shifted by `offset_s` seconds.
+struct Civil {
+    year: i64,
+    month: i64,
+    day: i64,
+    hour: i64,
+    minute: i64,
+    second: i64,
+    millis: i64,
+}
+
+fn civil(ms: i64, offset_s: i64) -> Civil {
+    let ms = ms + offset_s * 1000;
+    let days = ms.div_euclid(86_400_000);
+    let in_day = ms.rem_euclid(86_400_000);
+    let (year, month, day) = civil_from_days(days);
+    Civil {
+        year,
+        month,
+        day,
+        hour: in_day / 3_600_000,
+        minute: in_day / 60_000 % 60,
+        second: in_day / 1000 % 60,
+        millis: in_day % 1000,
+    }
+}
+
+/// `new Date(ms).toISOString()`, e.g. `2026-01-01T09:00:00.000Z`.
+pub fn iso_utc(ms: i64) -> String {
+    let c = civil(ms, 0);
+    let year = if (0..=9999).contains(&c.year) {
+        format!("{:04}", c.year)
+    } else {
+        format!("{:+07}", c.year)
+    };
+    format!(
+        "{year}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        c.month, c.day, c.hour, c.minute, c.second, c.millis
+    )
+}
+
+/// `YYYY-MM-DD HH:MM` of `ms` in a zone `offset_s` seconds east of UTC.
+pub fn local_minutes(ms: i64, offset_s: i64) -> String {
+    let c = civil(ms, offset_s);
+    format!("{:04}-{:02}-{:02} {:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncate_counts_utf16_units() {
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("abcd", 3), "abc...");
+        assert_eq!(truncate("😀😀", 2), "😀...");
+        assert_eq!(truncate("😀😀", 3), "😀...");
+        assert_eq!(utf16_len("😀é"), 3);
+        assert_eq!(utf16_prefix("a→b", 2), "a→");
+    }
+
+    #[test]
+    fn dates_match_javascript() {
+        assert_eq!(iso_utc(1_767_258_000_000), "2026-01-01T09:00:00.000Z");
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_utc(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(iso_utc(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(local_minutes(1_767_265_284_000, 0), "2026-01-01 11:01");
+        assert_eq!(local_minutes(1_767_265_284_000, -12 * 3600), "2025-12-31 23:01");
+    }
+}

@@ -1,0 +1,3 @@
+//! The filo-dag integration tests: one binary, modules under `suite/`.
+
+mod suite;

@@ -1,0 +1,251 @@
+//! Reading session files tolerantly and writing them safely (pi spec §3.3, §9 items 2 and 12).
+//!
+//! Reading never fails on a bad line: malformed lines, lines that are not valid UTF-8, entries of a
+//! known type with broken fields and a torn last line (a crash mid-write) are skipped and reported
+//! as [`LoadWarning`]s. Writing only ever appends whole lines, or — for a migration — writes a new
+//! file beside the old one and renames it into place, so a file is never left half-written.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::entry::{SessionEntry, SessionHeader};
+use crate::migrate::migrate_to_current;
+
+/// Errors of the session layer.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}: not a session file (the first line is not a session header); left untouched")]
+    NotASessionFile(PathBuf),
+    #[error("Entry {0} not found")]
+    EntryNotFound(String),
+    #[error("Cannot fork: source session file is empty or invalid: {0}")]
+    InvalidForkSource(PathBuf),
+}
+
+impl SessionError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        SessionError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Something skipped while reading a file. Line numbers are 1-based.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadWarning {
+    /// Not JSON, or not valid UTF-8.
+    Malformed { line: usize, reason: String },
+    /// The last line has no newline and does not parse: a write was cut short.
+    TornLastLine { line: usize },
+    /// A second header line (pi can write duplicates); the first one wins.
+    DuplicateHeader { line: usize },
+    /// JSON, but not a usable entry.
+    BadEntry { line: usize, reason: String },
+}
+
+impl LoadWarning {
+    /// The 1-based line the warning is about.
+    pub fn line(&self) -> usize {
+        match self {
+            LoadWarning::Malformed { line, .. }
+            | LoadWarning::TornLastLine { line }
+            | LoadWarning::DuplicateHeader { line }
+            | LoadWarning::BadEntry { line, .. } => *line,
+        }
+    }
+}
+
+impl std::fmt::Display for LoadWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadWarning::Malformed { line, reason } => {
+                write!(f, "line {line}: skipped malformed line ({reason})")
+            }
+            LoadWarning::TornLastLine { line } => {
+                write!(
+                    f,
+                    "line {line}: ignored a torn last line (incomplete write)"
+                )
+            }
+            LoadWarning::DuplicateHeader { line } => write!(f, "line {line}: duplicate header"),
+            LoadWarning::BadEntry { line, reason } => {
+                write!(f, "line {line}: skipped entry ({reason})")
+            }
+        }
+    }
+}
+
+/// What a file held.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedFile {
+    /// `None` when the file is empty or its first object is not a header.
+    pub header: Option<SessionHeader>,
+    pub entries: Vec<SessionEntry>,
+    pub warnings: Vec<LoadWarning>,
+    /// True when the file was an older version and was migrated in memory.
+    pub migrated: bool,
+    /// False when the file's last byte is not a newline (so an append must start a new line).
+    pub ends_with_newline: bool,
+    /// True when the file has no bytes at all.
+    pub empty: bool,
+}
+
+/// Parse the text of a session file.
+pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
+    let mut out = LoadedFile {
+        ends_with_newline: bytes.last().is_none_or(|b| *b == b'\n'),
+        empty: bytes.is_empty(),
+        ..LoadedFile::default()
+    };
+    let segments: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let last_index = segments.len().saturating_sub(1);
+    let mut values: Vec<(usize, Value)> = Vec::new();
+    for (i, seg) in segments.iter().enumerate() {
+        let line = i + 1;
+        let Ok(text) = std::str::from_utf8(seg) else {
+            out.warnings.push(LoadWarning::Malformed {
+                line,
+                reason: "invalid UTF-8".into(),
+            });
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => values.push((line, v)),
+            Err(_) if i == last_index && !out.ends_with_newline => {
+                out.warnings.push(LoadWarning::TornLastLine { line });
+            }
+            Err(e) => out.warnings.push(LoadWarning::Malformed {
+                line,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    let Some((_, first)) = values.first() else {
+        return out;
+    };
+    if SessionHeader::from_value(first).is_err() {
+        return out;
+    }
+    let mut lines: Vec<Value> = values.iter().map(|(_, v)| v.clone()).collect();
+    out.migrated = migrate_to_current(&mut lines);
+    out.header = SessionHeader::from_value(&lines[0]).ok();
+    for ((line, _), v) in values.iter().zip(lines.iter()).skip(1) {
+        if v.get("type").and_then(Value::as_str) == Some("session") {
+            out.warnings
+                .push(LoadWarning::DuplicateHeader { line: *line });
+            continue;
+        }
+        match SessionEntry::from_value(v) {
+            Ok(e) => out.entries.push(e),
+            Err(e) => out.warnings.push(LoadWarning::BadEntry {
+                line: *line,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    out.warnings.sort_by_key(LoadWarning::line);
+    out
+}
+
+/// Read and parse a session file.
+pub fn read_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
+    let bytes = fs::read(path).map_err(|e| SessionError::io(path, e))?;
+    Ok(parse_session_bytes(&bytes))
+}
+
+/// The lines of a whole file: header then entries, each followed by `\n`.
+pub fn render_file(header: &SessionHeader, entries: &[SessionEntry]) -> String {
+    let mut s = header.to_value().to_string();
+    s.push('\n');
+    for e in entries {
+        s.push_str(&e.to_line());
+        s.push('\n');
+    }
+    s
+}
+
+/// Replace `path` with `contents` atomically: write a temp file in the same directory, sync it,
+/// keep the old file's permissions, then rename over the original.
+pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SessionError> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| SessionError::io(dir, e))?;
+    tmp.write_all(contents.as_bytes())
+        .map_err(|e| SessionError::io(path, e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| SessionError::io(path, e))?;
+    if let Ok(meta) = fs::metadata(path) {
+        let _ = fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path)
+        .map_err(|e| SessionError::io(path, e.error))?;
+    Ok(())
+}
+
+/// Append whole lines to `path` (created if missing) in one write, then flush.
+pub fn append_lines(path: &Path, text: &str) -> Result<(), SessionError> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|e| SessionError::io(dir, e))?;
+    }
+    let mut f: File = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| SessionError::io(path, e))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| SessionError::io(path, e))?;
+    f.flush().map_err(|e| SessionError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"u1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    const E1: &str =
+        r#"{"type":"session_info","id":"a","parentId":null,"timestamp":"t","name":"n"}"#;
+
+    #[test]
+    fn tolerant_reading() {
+        let text = format!(
+            "{HEADER}\n\nnot json\n{E1}\n{HEADER}\n{{\"type\":\"label\"}}\n{{\"type\":\"session_in"
+        );
+        let f = parse_session_bytes(text.as_bytes());
+        assert!(f.header.is_some());
+        assert_eq!(f.entries.len(), 1);
+        assert!(!f.ends_with_newline);
+        assert!(matches!(
+            f.warnings[0],
+            LoadWarning::Malformed { line: 3, .. }
+        ));
+        assert!(matches!(
+            f.warnings[1],
+            LoadWarning::DuplicateHeader { line: 5 }
+        ));
+        assert!(matches!(
+            f.warnings[2],
+            LoadWarning::BadEntry { line: 6, .. }
+        ));
+        assert_eq!(f.warnings[3], LoadWarning::TornLastLine { line: 7 });
+    }
+
+    #[test]
+    fn headerless_and_empty() {
+        let f = parse_session_bytes(E1.as_bytes());
+        assert!(f.header.is_none());
+        let e = parse_session_bytes(b"");
+        assert!(e.empty && e.header.is_none());
+    }
+}

@@ -1,0 +1,456 @@
+//! The session manager: an entry tree with a leaf, persisted append-only like pi (pi spec §3.4).
+//!
+//! Invariants: every append creates a child of the leaf and moves the leaf to it; nothing is
+//! written until the session holds an assistant message, then the header and all entries are
+//! appended, then one line per entry; earlier lines are never rewritten (a migration is the one
+//! whole-file write, done atomically). A file that is not a session file is refused, not truncated.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use filo_ai::{Message, UserContent};
+use serde_json::Value;
+
+use crate::context::{SessionContext, build_session_context, path_to};
+use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
+use crate::file::{
+    LoadWarning, SessionError, append_lines, read_session_file, render_file, write_atomic,
+};
+use crate::ids::{file_timestamp, iso_from_ms, new_entry_id, new_session_id, now_ms};
+
+/// A session: header, entries in file order, an index by id, and the leaf.
+#[derive(Debug, Clone)]
+pub struct SessionManager {
+    header: SessionHeader,
+    entries: Vec<SessionEntry>,
+    index: HashMap<String, usize>,
+    leaf: Option<String>,
+    /// Where new session files go; `None` for an in-memory session.
+    session_dir: Option<PathBuf>,
+    file: Option<PathBuf>,
+    flushed: bool,
+    needs_newline: bool,
+    warnings: Vec<LoadWarning>,
+}
+
+impl SessionManager {
+    fn blank(cwd: &str, session_dir: Option<PathBuf>, id: Option<String>) -> Self {
+        let timestamp = iso_from_ms(now_ms());
+        let header = SessionHeader::new(
+            id.unwrap_or_else(new_session_id),
+            timestamp,
+            cwd.to_string(),
+            None,
+        );
+        let file = session_dir.as_ref().map(|d| {
+            d.join(format!(
+                "{}_{}.jsonl",
+                file_timestamp(&header.timestamp),
+                header.id
+            ))
+        });
+        SessionManager {
+            header,
+            entries: Vec::new(),
+            index: HashMap::new(),
+            leaf: None,
+            session_dir,
+            file,
+            flushed: false,
+            needs_newline: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A session that is never written.
+    pub fn in_memory(cwd: &str) -> Self {
+        Self::blank(cwd, None, None)
+    }
+
+    /// A new session whose file will be created in `session_dir` (at the first assistant message).
+    pub fn create(cwd: &str, session_dir: &Path) -> Self {
+        Self::blank(cwd, Some(session_dir.to_path_buf()), None)
+    }
+
+    /// A new session with a given id.
+    pub fn create_with_id(cwd: &str, session_dir: &Path, id: &str) -> Self {
+        Self::blank(cwd, Some(session_dir.to_path_buf()), Some(id.to_string()))
+    }
+
+    /// Open a session file. A missing file starts a new session at that path; an empty file gets a
+    /// fresh header when first written; a file whose first object is not a session header is an
+    /// error and is left untouched. Older versions are migrated and rewritten atomically.
+    pub fn open(path: &Path, fallback_cwd: &str) -> Result<Self, SessionError> {
+        let dir = path.parent().map(Path::to_path_buf);
+        if !path.exists() {
+            let mut s = Self::blank(fallback_cwd, dir, None);
+            s.file = Some(path.to_path_buf());
+            return Ok(s);
+        }
+        let loaded = read_session_file(path)?;
+        let Some(header) = loaded.header else {
+            if loaded.empty {
+                let mut s = Self::blank(fallback_cwd, dir, None);
+                s.file = Some(path.to_path_buf());
+                return Ok(s);
+            }
+            return Err(SessionError::NotASessionFile(path.to_path_buf()));
+        };
+        if loaded.migrated {
+            write_atomic(path, &render_file(&header, &loaded.entries))?;
+        }
+        let mut s = SessionManager {
+            header,
+            entries: Vec::new(),
+            index: HashMap::new(),
+            leaf: None,
+            session_dir: dir,
+            file: Some(path.to_path_buf()),
+            flushed: true,
+            needs_newline: !loaded.migrated && !loaded.ends_with_newline,
+            warnings: loaded.warnings,
+        };
+        for e in loaded.entries {
+            s.insert_entry(e);
+        }
+        s.leaf = s.entries.last().map(|e| e.id.clone());
+        Ok(s)
+    }
+
+    /// Continue the most recently modified valid session in `session_dir`, or start a new one.
+    pub fn continue_recent(cwd: &str, session_dir: &Path) -> Result<Self, SessionError> {
+        match crate::list::most_recent_session(session_dir) {
+            Some(path) => Self::open(&path, cwd),
+            None => Ok(Self::create(cwd, session_dir)),
+        }
+    }
+
+    /// A new session in `session_dir` for `target_cwd` that copies every entry of `source`
+    /// (lines written verbatim) and records it as `parentSession`.
+    pub fn fork_from(
+        source: &Path,
+        target_cwd: &str,
+        session_dir: &Path,
+    ) -> Result<Self, SessionError> {
+        let loaded = read_session_file(source)?;
+        if loaded.header.is_none() {
+            return Err(SessionError::InvalidForkSource(source.to_path_buf()));
+        }
+        let mut s = Self::create(target_cwd, session_dir);
+        s.header.parent_session = Some(source.to_string_lossy().into_owned());
+        for e in loaded.entries {
+            s.insert_entry(e);
+        }
+        s.leaf = s.entries.last().map(|e| e.id.clone());
+        s.flush_if_ready()?;
+        Ok(s)
+    }
+
+    fn insert_entry(&mut self, e: SessionEntry) {
+        match self.index.get(&e.id) {
+            Some(&i) => self.entries[i] = e,
+            None => {
+                self.index.insert(e.id.clone(), self.entries.len());
+                self.entries.push(e);
+            }
+        }
+    }
+
+    fn has_assistant(&self) -> bool {
+        self.entries.iter().any(|e| {
+            matches!(
+                e.message(),
+                Some(SessionMessage::Llm(Message::Assistant(_)))
+            )
+        })
+    }
+
+    fn flush_if_ready(&mut self) -> Result<(), SessionError> {
+        let Some(path) = self.file.clone() else {
+            return Ok(());
+        };
+        if self.flushed || !self.has_assistant() {
+            return Ok(());
+        }
+        let text = render_file(&self.header, &self.entries);
+        append_lines(&path, &text)?;
+        self.flushed = true;
+        Ok(())
+    }
+
+    /// Append an entry of `kind` as a child of the leaf; returns its id.
+    pub fn append(&mut self, kind: EntryKind) -> Result<String, SessionError> {
+        let used: HashSet<String> = self.index.keys().cloned().collect();
+        let entry = SessionEntry {
+            id: new_entry_id(&used),
+            parent_id: self.leaf.clone(),
+            timestamp: iso_from_ms(now_ms()),
+            kind,
+        };
+        let id = entry.id.clone();
+        let line = entry.to_line();
+        self.insert_entry(entry);
+        self.leaf = Some(id.clone());
+        if self.flushed {
+            if let Some(path) = &self.file {
+                let prefix = if self.needs_newline { "\n" } else { "" };
+                append_lines(path, &format!("{prefix}{line}\n"))?;
+                self.needs_newline = false;
+            }
+        } else {
+            self.flush_if_ready()?;
+        }
+        Ok(id)
+    }
+
+    pub fn append_message(&mut self, message: SessionMessage) -> Result<String, SessionError> {
+        self.append(EntryKind::Message(message))
+    }
+
+    pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String, SessionError> {
+        self.append(EntryKind::ThinkingLevelChange {
+            thinking_level: level.to_string(),
+        })
+    }
+
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<String, SessionError> {
+        self.append(EntryKind::ModelChange {
+            provider: provider.to_string(),
+            model_id: model_id.to_string(),
+        })
+    }
+
+    pub fn append_compaction(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &str,
+        tokens_before: u64,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> Result<String, SessionError> {
+        self.append(EntryKind::Compaction {
+            summary: summary.to_string(),
+            first_kept_entry_id: first_kept_entry_id.to_string(),
+            tokens_before,
+            details,
+            from_hook,
+        })
+    }
+
+    pub fn append_custom_entry(
+        &mut self,
+        custom_type: &str,
+        data: Option<Value>,
+    ) -> Result<String, SessionError> {
+        self.append(EntryKind::Custom {
+            custom_type: custom_type.to_string(),
+            data,
+        })
+    }
+
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: UserContent,
+        display: bool,
+        details: Option<Value>,
+    ) -> Result<String, SessionError> {
+        self.append(EntryKind::CustomMessage {
+            custom_type: custom_type.to_string(),
+            content,
+            display,
+            details,
+        })
+    }
+
+    /// Name the session (trimmed).
+    pub fn append_session_info(&mut self, name: &str) -> Result<String, SessionError> {
+        self.append(EntryKind::SessionInfo {
+            name: name.trim().to_string(),
+        })
+    }
+
+    /// Set (or, with `None` or an empty label, clear) the label of an entry.
+    pub fn append_label_change(
+        &mut self,
+        target_id: &str,
+        label: Option<&str>,
+    ) -> Result<String, SessionError> {
+        if !self.index.contains_key(target_id) {
+            return Err(SessionError::EntryNotFound(target_id.to_string()));
+        }
+        self.append(EntryKind::Label {
+            target_id: target_id.to_string(),
+            label: label.filter(|l| !l.is_empty()).map(str::to_string),
+        })
+    }
+
+    /// Move the leaf to an existing entry; the next append branches from there.
+    pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
+        if !self.index.contains_key(id) {
+            return Err(SessionError::EntryNotFound(id.to_string()));
+        }
+        self.leaf = Some(id.to_string());
+        Ok(())
+    }
+
+    /// Clear the leaf: the next append starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// Move the leaf to `from_id` (or the root) and append a `branch_summary` there.
+    pub fn branch_with_summary(
+        &mut self,
+        from_id: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> Result<String, SessionError> {
+        match from_id {
+            Some(id) => self.branch(id)?,
+            None => self.reset_leaf(),
+        }
+        self.append(EntryKind::BranchSummary {
+            from_id: from_id.unwrap_or("root").to_string(),
+            summary: summary.to_string(),
+            details,
+            from_hook,
+        })
+    }
+
+    /// Root-first path to `id` (default: the leaf).
+    pub fn branch_path(&self, id: Option<&str>) -> Vec<&SessionEntry> {
+        match id.or(self.leaf.as_deref()) {
+            Some(id) => path_to(&self.entries, &self.index, id),
+            None => Vec::new(),
+        }
+    }
+
+    /// Children of an entry, sorted by timestamp.
+    pub fn children(&self, id: &str) -> Vec<&SessionEntry> {
+        let mut c: Vec<_> = self
+            .entries
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(id))
+            .collect();
+        c.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
+        c
+    }
+
+    /// Entries that start a tree: no parent, their own parent, or a missing parent.
+    pub fn roots(&self) -> Vec<&SessionEntry> {
+        self.entries
+            .iter()
+            .filter(|e| match &e.parent_id {
+                None => true,
+                Some(p) => p == &e.id || !self.index.contains_key(p),
+            })
+            .collect()
+    }
+
+    /// The context for the current leaf.
+    pub fn build_context(&self) -> SessionContext {
+        if self.entries.is_empty() {
+            return build_session_context(&self.entries, &self.index, None);
+        }
+        build_session_context(&self.entries, &self.index, self.leaf.as_deref())
+    }
+
+    /// The latest label of an entry.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.entries.iter().rev().find_map(|e| match &e.kind {
+            EntryKind::Label { target_id, label } if target_id == id => Some(label.as_deref()),
+            _ => None,
+        })?
+    }
+
+    /// The latest non-empty session name.
+    pub fn session_name(&self) -> Option<&str> {
+        self.entries.iter().rev().find_map(|e| match &e.kind {
+            EntryKind::SessionInfo { name } if !name.is_empty() => Some(name.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Start a fresh session in the same directory (new id and header, no entries).
+    pub fn new_session(&mut self, id: Option<&str>, parent_session: Option<String>) {
+        let mut s = Self::blank(
+            &self.header.cwd,
+            self.session_dir.clone(),
+            id.map(str::to_string),
+        );
+        s.header.parent_session = parent_session;
+        *self = s;
+    }
+
+    /// Move to a new session holding the path to `leaf_id` (labels dropped, then re-created for
+    /// targets on the path). Written at once when the path has an assistant message.
+    pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<(), SessionError> {
+        let path: Vec<SessionEntry> = self
+            .branch_path(Some(leaf_id))
+            .into_iter()
+            .filter(|e| !matches!(e.kind, EntryKind::Label { .. }))
+            .cloned()
+            .collect();
+        if path.is_empty() {
+            return Err(SessionError::EntryNotFound(leaf_id.to_string()));
+        }
+        let on_path: HashSet<&str> = path.iter().map(|e| e.id.as_str()).collect();
+        let labels: Vec<(String, String)> = path
+            .iter()
+            .filter_map(|e| self.label(&e.id).map(|l| (e.id.clone(), l.to_string())))
+            .filter(|(id, _)| on_path.contains(id.as_str()))
+            .collect();
+        let parent = self.file.as_ref().map(|p| p.to_string_lossy().into_owned());
+        self.new_session(None, parent);
+        for e in path {
+            self.insert_entry(e);
+        }
+        self.leaf = self.entries.last().map(|e| e.id.clone());
+        for (target, label) in labels {
+            self.append_label_change(&target, Some(&label))?;
+        }
+        self.flush_if_ready()
+    }
+
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+    pub fn entries(&self) -> &[SessionEntry] {
+        &self.entries
+    }
+    pub fn entry(&self, id: &str) -> Option<&SessionEntry> {
+        self.index.get(id).map(|&i| &self.entries[i])
+    }
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+    pub fn leaf_entry(&self) -> Option<&SessionEntry> {
+        self.leaf.as_deref().and_then(|id| self.entry(id))
+    }
+    pub fn session_id(&self) -> &str {
+        &self.header.id
+    }
+    pub fn cwd(&self) -> &str {
+        &self.header.cwd
+    }
+    pub fn session_file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+    pub fn session_dir(&self) -> Option<&Path> {
+        self.session_dir.as_deref()
+    }
+    /// Whether the session has been written to its file.
+    pub fn is_persisted(&self) -> bool {
+        self.file.is_some() && self.flushed
+    }
+    /// What was skipped while loading.
+    pub fn warnings(&self) -> &[LoadWarning] {
+        &self.warnings
+    }
+}

@@ -1,0 +1,188 @@
+//! The four wire protocols: which request path selects which, and dispatch to their framers.
+
+use crate::frame::{SseFrame, StreamContext};
+use crate::script::Reply;
+use crate::{anthropic, completions, google, responses};
+
+/// A wire protocol the mock serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// `POST …/v1/messages`.
+    AnthropicMessages,
+    /// `POST …/chat/completions`.
+    OpenAiCompletions,
+    /// `POST …/responses`.
+    OpenAiResponses,
+    /// `POST …/models/{model}:streamGenerateContent`.
+    GoogleGenerativeAi,
+}
+
+impl Protocol {
+    /// Every protocol, in declaration order.
+    pub const ALL: [Protocol; 4] = [
+        Protocol::AnthropicMessages,
+        Protocol::OpenAiCompletions,
+        Protocol::OpenAiResponses,
+        Protocol::GoogleGenerativeAi,
+    ];
+
+    /// The protocol a request path (without its query) selects, if any.
+    pub fn from_path(path: &str) -> Option<Protocol> {
+        let path = path.trim_end_matches('/');
+        if path.ends_with("/v1/messages") {
+            Some(Protocol::AnthropicMessages)
+        } else if path.ends_with("/chat/completions") {
+            Some(Protocol::OpenAiCompletions)
+        } else if path.ends_with("/responses") {
+            Some(Protocol::OpenAiResponses)
+        } else if google_model(path).is_some() {
+            Some(Protocol::GoogleGenerativeAi)
+        } else {
+            None
+        }
+    }
+
+    /// pi's name for the protocol (its `api` value).
+    pub fn api_name(self) -> &'static str {
+        match self {
+            Protocol::AnthropicMessages => "anthropic-messages",
+            Protocol::OpenAiCompletions => "openai-completions",
+            Protocol::OpenAiResponses => "openai-responses",
+            Protocol::GoogleGenerativeAi => "google-generative-ai",
+        }
+    }
+
+    /// What a client appends to [`crate::MockProvider::url`] to get a model's base URL.
+    pub fn base_path(self) -> &'static str {
+        match self {
+            Protocol::AnthropicMessages => "",
+            Protocol::OpenAiCompletions | Protocol::OpenAiResponses => "/v1",
+            Protocol::GoogleGenerativeAi => "/v1beta",
+        }
+    }
+
+    /// The request path a client posts to for `model`, relative to the server root.
+    pub fn request_path(self, model: &str) -> String {
+        match self {
+            Protocol::AnthropicMessages => "/v1/messages".to_owned(),
+            Protocol::OpenAiCompletions => "/v1/chat/completions".to_owned(),
+            Protocol::OpenAiResponses => "/v1/responses".to_owned(),
+            Protocol::GoogleGenerativeAi => {
+                format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
+            }
+        }
+    }
+
+    /// The line ending the protocol's SSE frames use.
+    pub fn line_end(self) -> &'static str {
+        match self {
+            Protocol::GoogleGenerativeAi => "\r\n",
+            Protocol::AnthropicMessages
+            | Protocol::OpenAiCompletions
+            | Protocol::OpenAiResponses => "\n",
+        }
+    }
+
+    /// The `content-type` of the protocol's streaming responses.
+    pub(crate) fn stream_content_type(self) -> &'static str {
+        match self {
+            Protocol::GoogleGenerativeAi => "text/event-stream",
+            Protocol::AnthropicMessages
+            | Protocol::OpenAiCompletions
+            | Protocol::OpenAiResponses => "text/event-stream; charset=utf-8",
+        }
+    }
+
+    /// The mid-stream error frame, as frame number `position` of the stream.
+    pub(crate) fn error_frame(self, message: &str, ctx: &StreamContext, position: usize) -> SseFrame {
+        match self {
+            Protocol::AnthropicMessages => anthropic::error_frame(message),
+            Protocol::OpenAiCompletions => completions::error_frame(message),
+            Protocol::OpenAiResponses => responses::error_frame(message, ctx, position),
+            Protocol::GoogleGenerativeAi => google::error_frame(message),
+        }
+    }
+
+    /// A frame shaped like the protocol's deltas whose JSON is cut short.
+    pub(crate) fn malformed_frame(self) -> SseFrame {
+        match self {
+            Protocol::AnthropicMessages => anthropic::malformed_frame(),
+            Protocol::OpenAiCompletions => completions::malformed_frame(),
+            Protocol::OpenAiResponses => responses::malformed_frame(),
+            Protocol::GoogleGenerativeAi => google::malformed_frame(),
+        }
+    }
+
+    /// The JSON body of an HTTP error response.
+    pub(crate) fn http_error_body(self, status: u16, retry_after: Option<u64>) -> String {
+        let message = format!("mock provider: HTTP {status}");
+        match self {
+            Protocol::AnthropicMessages => anthropic::http_error_body(status, &message),
+            Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
+                completions::http_error_body(status, &message)
+            }
+            Protocol::GoogleGenerativeAi => google::http_error_body(status, &message, retry_after),
+        }
+    }
+}
+
+/// The model named in a Google path `…/models/{model}:streamGenerateContent`.
+pub(crate) fn google_model(path: &str) -> Option<&str> {
+    let (_, rest) = path.rsplit_once("/models/")?;
+    let model = rest.strip_suffix(":streamGenerateContent")?;
+    (!model.is_empty() && !model.contains('/')).then_some(model)
+}
+
+/// The SSE frames of a complete `reply` in `protocol`, exactly as the mock sends them.
+/// Faults count their `after_events` in these frames.
+pub fn frames(protocol: Protocol, reply: &Reply, ctx: &StreamContext) -> Vec<SseFrame> {
+    match protocol {
+        Protocol::AnthropicMessages => anthropic::frames(reply, ctx),
+        Protocol::OpenAiCompletions => completions::frames(reply, ctx),
+        Protocol::OpenAiResponses => responses::frames(reply, ctx),
+        Protocol::GoogleGenerativeAi => google::frames(reply, ctx),
+    }
+}
+
+/// The bytes of `frames` as the protocol puts them on the wire.
+pub fn encode(protocol: Protocol, frames: &[SseFrame]) -> String {
+    frames.iter().map(|f| f.encode(protocol.line_end())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_select_protocols() {
+        let cases = [
+            ("/v1/messages", Some(Protocol::AnthropicMessages)),
+            ("/proxy/v1/messages/", Some(Protocol::AnthropicMessages)),
+            ("/v1/chat/completions", Some(Protocol::OpenAiCompletions)),
+            ("/api/v1/chat/completions", Some(Protocol::OpenAiCompletions)),
+            ("/v1/responses", Some(Protocol::OpenAiResponses)),
+            ("/backend-api/codex/responses", Some(Protocol::OpenAiResponses)),
+            (
+                "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+                Some(Protocol::GoogleGenerativeAi),
+            ),
+            ("/v1beta/models/:streamGenerateContent", None),
+            ("/v1beta/models/gemini:generateContent", None),
+            ("/v1/models", None),
+            ("/", None),
+        ];
+        for (path, want) in cases {
+            assert_eq!(Protocol::from_path(path), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn request_paths_round_trip() {
+        for p in Protocol::ALL {
+            let path = p.request_path("m-1");
+            let bare = path.split('?').next().unwrap_or_default();
+            assert_eq!(Protocol::from_path(bare), Some(p));
+        }
+        assert_eq!(google_model("/v1beta/models/m-1:streamGenerateContent"), Some("m-1"));
+    }
+}

@@ -1,0 +1,145 @@
+//! Text matching for `edit` (pi `edit-diff.ts`): exact first, then a fuzzy match in a normalised
+//! space (NFKC, trailing whitespace per line, smart quotes, Unicode dashes, special spaces).
+//! Also line-ending and BOM handling.
+
+use unicode_normalization::UnicodeNormalization;
+
+/// The file's line ending: CRLF when the first `\n` is part of a `\r\n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineEnding {
+    Lf,
+    CrLf,
+}
+
+/// Detect the line ending from the first newline.
+pub fn detect_line_ending(content: &str) -> LineEnding {
+    match content.find('\n') {
+        Some(i) if i > 0 && content.as_bytes()[i - 1] == b'\r' => LineEnding::CrLf,
+        _ => LineEnding::Lf,
+    }
+}
+
+/// `\r\n` and lone `\r` become `\n`.
+pub fn normalize_to_lf(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
+}
+
+/// Put the file's line ending back.
+pub fn restore_line_endings(text: &str, ending: LineEnding) -> String {
+    match ending {
+        LineEnding::Lf => text.to_string(),
+        LineEnding::CrLf => text.replace('\n', "\r\n"),
+    }
+}
+
+/// Split off a leading UTF-8 BOM: `(bom, rest)`.
+pub fn strip_bom(text: &str) -> (&str, &str) {
+    match text.strip_prefix('\u{FEFF}') {
+        Some(rest) => ("\u{FEFF}", rest),
+        None => ("", text),
+    }
+}
+
+fn fuzzy_char(c: char) -> char {
+    match c {
+        '\u{2018}'..='\u{201B}' => '\'',
+        '\u{201C}'..='\u{201F}' => '"',
+        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+        '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+        other => other,
+    }
+}
+
+/// The normalised form both sides are compared in.
+pub fn normalize_for_fuzzy_match(text: &str) -> String {
+    let nfkc: String = text.nfkc().collect();
+    let mut out = String::with_capacity(nfkc.len());
+    for (i, line) in nfkc.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.extend(line.trim_end().chars().map(fuzzy_char));
+    }
+    out
+}
+
+/// Where `old` was found and the text the replacement must be applied to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    /// Byte index into `content`.
+    pub index: usize,
+    /// Byte length of the matched text in `content`.
+    pub length: usize,
+    /// Whether the normalised space had to be used.
+    pub fuzzy: bool,
+    /// The original content (exact) or its normalised form (fuzzy).
+    pub content: String,
+}
+
+/// Exact `find`, else the same in normalised space; `None` when absent from both.
+pub fn fuzzy_find(content: &str, old: &str) -> Option<Match> {
+    if let Some(index) = content.find(old) {
+        return Some(Match {
+            index,
+            length: old.len(),
+            fuzzy: false,
+            content: content.to_string(),
+        });
+    }
+    let fuzzy_content = normalize_for_fuzzy_match(content);
+    let fuzzy_old = normalize_for_fuzzy_match(old);
+    let index = fuzzy_content.find(&fuzzy_old)?;
+    Some(Match {
+        index,
+        length: fuzzy_old.len(),
+        fuzzy: true,
+        content: fuzzy_content,
+    })
+}
+
+/// Occurrences of `old` in `content`, counted in normalised space like pi
+/// (`split(old).length - 1`; an empty pattern counts the gaps between UTF-16 units).
+pub fn count_occurrences(content: &str, old: &str) -> usize {
+    let fuzzy_content = normalize_for_fuzzy_match(content);
+    let fuzzy_old = normalize_for_fuzzy_match(old);
+    if fuzzy_old.is_empty() {
+        return fuzzy_content.encode_utf16().count().saturating_sub(1);
+    }
+    fuzzy_content.matches(&fuzzy_old).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_endings_and_bom() {
+        assert_eq!(detect_line_ending("a\r\nb\n"), LineEnding::CrLf);
+        assert_eq!(detect_line_ending("a\nb\r\n"), LineEnding::Lf);
+        assert_eq!(detect_line_ending("abc"), LineEnding::Lf);
+        assert_eq!(normalize_to_lf("a\r\nb\rc"), "a\nb\nc");
+        assert_eq!(restore_line_endings("a\nb", LineEnding::CrLf), "a\r\nb");
+        assert_eq!(strip_bom("\u{FEFF}x"), ("\u{FEFF}", "x"));
+    }
+
+    #[test]
+    fn normalization_covers_pi_classes() {
+        assert_eq!(normalize_for_fuzzy_match("a  \nb\t"), "a\nb");
+        assert_eq!(normalize_for_fuzzy_match("\u{201C}x\u{201D} \u{2018}y\u{2019}"), "\"x\" 'y'");
+        assert_eq!(normalize_for_fuzzy_match("a\u{2013}b\u{2014}c\u{2212}d"), "a-b-c-d");
+        assert_eq!(normalize_for_fuzzy_match("a\u{00A0}b\u{3000}c"), "a b c");
+        assert_eq!(normalize_for_fuzzy_match("\u{FF41}\u{FF42}"), "ab");
+    }
+
+    #[test]
+    fn exact_is_preferred() {
+        let m = fuzzy_find("it\u{2019}s it's", "it's").unwrap();
+        assert!(!m.fuzzy);
+        assert_eq!(m.index, "it\u{2019}s ".len());
+        let m = fuzzy_find("it\u{2019}s", "it's").unwrap();
+        assert!(m.fuzzy);
+        assert_eq!(m.content, "it's");
+        assert_eq!(fuzzy_find("abc", "xyz"), None);
+        assert_eq!(count_occurrences("x\u{2019} x'", "x'"), 2);
+    }
+}

@@ -1,0 +1,203 @@
+//! Images for `read`: MIME sniffing by magic bytes and pi's auto-resize (fit 2000×2000 and
+//! 4.5 MiB, trying PNG and JPEG at falling qualities and scales).
+
+use std::io::Cursor;
+
+use image::codecs::jpeg::JpegEncoder;
+use image::imageops::FilterType;
+use image::{DynamicImage, ImageFormat};
+
+/// Largest width or height sent to the model.
+pub const MAX_DIMENSION: u32 = 2000;
+/// Largest encoded size sent to the model (4.5 MiB, below Anthropic's 5 MB).
+pub const MAX_IMAGE_BYTES: usize = 4_718_592;
+const FIRST_JPEG_QUALITY: u8 = 80;
+const QUALITY_STEPS: [u8; 4] = [85, 70, 55, 40];
+const SCALE_STEPS: [f64; 5] = [1.0, 0.75, 0.5, 0.35, 0.25];
+
+/// The MIME type of a supported image (`image/jpeg|png|gif|webp`) from its first bytes.
+pub fn sniff_image_mime(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
+        Some("image/png")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// An image ready for the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedImage {
+    pub bytes: Vec<u8>,
+    pub mime_type: String,
+    pub original_width: u32,
+    pub original_height: u32,
+    pub width: u32,
+    pub height: u32,
+    pub was_resized: bool,
+}
+
+impl PreparedImage {
+    fn unchanged(bytes: Vec<u8>, mime: &str, width: u32, height: u32) -> Self {
+        PreparedImage {
+            bytes,
+            mime_type: mime.to_string(),
+            original_width: width,
+            original_height: height,
+            width,
+            height,
+            was_resized: false,
+        }
+    }
+
+    /// pi's note telling the model how to map coordinates back; `None` when not resized.
+    pub fn dimension_note(&self) -> Option<String> {
+        if !self.was_resized || self.width == 0 {
+            return None;
+        }
+        let scale = f64::from(self.original_width) / f64::from(self.width);
+        Some(format!(
+            "[Image: original {}x{}, displayed at {}x{}. Multiply coordinates by {scale:.2} to map to original image.]",
+            self.original_width, self.original_height, self.width, self.height
+        ))
+    }
+}
+
+fn encode_png(image: &DynamicImage) -> Option<Vec<u8>> {
+    let mut out = Cursor::new(Vec::new());
+    image.write_to(&mut out, ImageFormat::Png).ok()?;
+    Some(out.into_inner())
+}
+
+fn encode_jpeg(image: &DynamicImage, quality: u8) -> Option<Vec<u8>> {
+    let rgb = image.to_rgb8();
+    let mut out = Vec::new();
+    JpegEncoder::new_with_quality(&mut out, quality)
+        .encode_image(&rgb)
+        .ok()?;
+    Some(out)
+}
+
+/// Resize to `width`×`height`, encode as PNG and JPEG, keep the smaller.
+fn smaller_encoding(image: &DynamicImage, width: u32, height: u32, quality: u8) -> Option<(Vec<u8>, &'static str)> {
+    let resized = image.resize_exact(width.max(1), height.max(1), FilterType::Lanczos3);
+    let png = encode_png(&resized);
+    let jpeg = encode_jpeg(&resized, quality);
+    match (png, jpeg) {
+        (Some(p), Some(j)) if p.len() <= j.len() => Some((p, "image/png")),
+        (_, Some(j)) => Some((j, "image/jpeg")),
+        (Some(p), None) => Some((p, "image/png")),
+        (None, None) => None,
+    }
+}
+
+fn round_scaled(value: u32, numerator: u32, denominator: u32) -> u32 {
+    ((f64::from(value) * f64::from(numerator)) / f64::from(denominator)).round() as u32
+}
+
+/// Fit an image into pi's limits. Undecodable input is returned unchanged (as pi does).
+pub fn prepare_image(bytes: Vec<u8>, mime: &str) -> PreparedImage {
+    let Ok(decoded) = image::load_from_memory(&bytes) else {
+        return PreparedImage::unchanged(bytes, mime, 0, 0);
+    };
+    let (ow, oh) = (decoded.width(), decoded.height());
+    if ow <= MAX_DIMENSION && oh <= MAX_DIMENSION && bytes.len() <= MAX_IMAGE_BYTES {
+        return PreparedImage::unchanged(bytes, mime, ow, oh);
+    }
+    let (mut tw, mut th) = (ow, oh);
+    if tw > MAX_DIMENSION {
+        th = round_scaled(th, MAX_DIMENSION, tw);
+        tw = MAX_DIMENSION;
+    }
+    if th > MAX_DIMENSION {
+        tw = round_scaled(tw, MAX_DIMENSION, th);
+        th = MAX_DIMENSION;
+    }
+    let done = |encoded: (Vec<u8>, &'static str), width: u32, height: u32| PreparedImage {
+        bytes: encoded.0,
+        mime_type: encoded.1.to_string(),
+        original_width: ow,
+        original_height: oh,
+        width,
+        height,
+        was_resized: true,
+    };
+    let Some(mut best) = smaller_encoding(&decoded, tw, th, FIRST_JPEG_QUALITY) else {
+        return PreparedImage::unchanged(bytes, mime, ow, oh);
+    };
+    let (mut fw, mut fh) = (tw, th);
+    if best.0.len() <= MAX_IMAGE_BYTES {
+        return done(best, fw, fh);
+    }
+    for quality in QUALITY_STEPS {
+        if let Some(candidate) = smaller_encoding(&decoded, tw, th, quality) {
+            best = candidate;
+            if best.0.len() <= MAX_IMAGE_BYTES {
+                return done(best, fw, fh);
+            }
+        }
+    }
+    for scale in SCALE_STEPS {
+        fw = (f64::from(tw) * scale).round() as u32;
+        fh = (f64::from(th) * scale).round() as u32;
+        if fw < 100 || fh < 100 {
+            break;
+        }
+        for quality in QUALITY_STEPS {
+            if let Some(candidate) = smaller_encoding(&decoded, fw, fh, quality) {
+                best = candidate;
+                if best.0.len() <= MAX_IMAGE_BYTES {
+                    return done(best, fw, fh);
+                }
+            }
+        }
+    }
+    done(best, fw, fh)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::{Rgb, RgbImage};
+
+    fn png_of(width: u32, height: u32) -> Vec<u8> {
+        let img = RgbImage::from_fn(width, height, |x, y| Rgb([(x % 256) as u8, (y % 256) as u8, 7]));
+        encode_png(&DynamicImage::ImageRgb8(img)).unwrap()
+    }
+
+    #[test]
+    fn sniffs_magic_bytes() {
+        assert_eq!(sniff_image_mime(&png_of(2, 2)), Some("image/png"));
+        assert_eq!(sniff_image_mime(b"\xFF\xD8\xFF\xE0rest"), Some("image/jpeg"));
+        assert_eq!(sniff_image_mime(b"GIF89a..."), Some("image/gif"));
+        assert_eq!(sniff_image_mime(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(sniff_image_mime(b"plain text"), None);
+    }
+
+    #[test]
+    fn small_images_pass_through() {
+        let bytes = png_of(10, 10);
+        let out = prepare_image(bytes.clone(), "image/png");
+        assert!(!out.was_resized);
+        assert_eq!(out.bytes, bytes);
+        assert_eq!(out.dimension_note(), None);
+    }
+
+    #[test]
+    fn wide_images_are_scaled_to_fit() {
+        let out = prepare_image(png_of(2400, 300), "image/png");
+        assert!(out.was_resized);
+        assert_eq!((out.width, out.height), (2000, 250));
+        assert_eq!(
+            out.dimension_note().unwrap(),
+            "[Image: original 2400x300, displayed at 2000x250. Multiply coordinates by 1.20 to map to original image.]"
+        );
+        let again = image::load_from_memory(&out.bytes).unwrap();
+        assert_eq!((again.width(), again.height()), (2000, 250));
+    }
+}

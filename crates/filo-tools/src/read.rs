@@ -1,0 +1,183 @@
+//! `read`: text files with offset/limit and truncation notices, images as attachments.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use base64::Engine;
+use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
+use filo_ai::ContentBlock;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::args::{js_number, parse_args, to_count};
+use crate::error::Error;
+use crate::image::{prepare_image, sniff_image_mime};
+use crate::paths::resolve_read_path;
+use crate::settings::ToolSettings;
+use crate::support::{blocking, cancellable, text_output};
+use crate::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, format_size, truncate_head};
+
+const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.";
+
+#[derive(Debug, Deserialize)]
+struct ReadArgs {
+    path: String,
+    offset: Option<f64>,
+    limit: Option<f64>,
+}
+
+/// The `read` tool.
+#[derive(Debug, Clone)]
+pub struct ReadTool {
+    settings: Arc<ToolSettings>,
+}
+
+impl ReadTool {
+    /// A read tool for `cwd` with default settings.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
+    }
+
+    /// A read tool with explicit settings.
+    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
+        ReadTool { settings }
+    }
+
+    async fn run(&self, args: ReadArgs, cancel: &tokio_util::sync::CancellationToken) -> Result<ToolOutput, Error> {
+        let path = resolve_read_path(&args.path, &self.settings.cwd, self.settings.home.as_deref());
+        let bytes = cancellable(cancel, read_file(&path)).await?;
+        match sniff_image_mime(&bytes[..bytes.len().min(4100)]) {
+            Some(mime) => {
+                let resize = self.settings.auto_resize_images;
+                blocking(cancel, move |_| Ok(image_output(bytes, mime, resize))).await
+            }
+            None => text_file_output(&String::from_utf8_lossy(&bytes), &args),
+        }
+    }
+}
+
+async fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    let meta = tokio::fs::metadata(path)
+        .await
+        .map_err(|e| Error::io("access", path, e))?;
+    if meta.is_dir() {
+        return Err(Error::message("EISDIR: illegal operation on a directory, read"));
+    }
+    tokio::fs::read(path).await.map_err(|e| Error::io("open", path, e))
+}
+
+fn image_output(bytes: Vec<u8>, mime: &'static str, resize: bool) -> ToolOutput {
+    let engine = base64::engine::general_purpose::STANDARD;
+    let (data, mime_type, note) = if resize {
+        let prepared = prepare_image(bytes, mime);
+        let note = prepared.dimension_note();
+        (engine.encode(&prepared.bytes), prepared.mime_type, note)
+    } else {
+        (engine.encode(&bytes), mime.to_string(), None)
+    };
+    let mut text = format!("Read image file [{mime_type}]");
+    if let Some(note) = note {
+        text.push('\n');
+        text.push_str(&note);
+    }
+    ToolOutput {
+        content: vec![ContentBlock::text(text), ContentBlock::image(data, mime_type)],
+        details: None,
+    }
+}
+
+/// Select lines, truncate, and add pi's continuation notices.
+fn text_file_output(text: &str, args: &ReadArgs) -> Result<ToolOutput, Error> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let total = lines.len();
+    let start = args.offset.map_or(0, |o| to_count(o - 1.0));
+    if start >= total {
+        let shown = args.offset.map_or_else(|| "undefined".to_string(), js_number);
+        return Err(Error::message(format!(
+            "Offset {shown} is beyond end of file ({total} lines total)"
+        )));
+    }
+    let end = match args.limit {
+        Some(limit) => start.saturating_add(to_count(limit)).min(total),
+        None => total,
+    };
+    let selected = lines[start..end].join("\n");
+    let truncation = truncate_head(&selected, Limits::default());
+    let first = start + 1;
+    let mut details = Map::new();
+    let output = if truncation.first_line_exceeds_limit {
+        let size = format_size(lines[start].len());
+        details.insert("truncation".into(), truncation.to_json());
+        format!(
+            "[Line {first} is {size}, exceeds {} limit. Use bash: sed -n '{first}p' {} | head -c {DEFAULT_MAX_BYTES}]",
+            format_size(DEFAULT_MAX_BYTES),
+            args.path
+        )
+    } else if truncation.truncated {
+        let last = first + truncation.output_lines - 1;
+        let notice = match truncation.truncated_by {
+            Some(TruncatedBy::Lines) | None => format!(
+                "\n\n[Showing lines {first}-{last} of {total}. Use offset={} to continue.]",
+                last + 1
+            ),
+            Some(TruncatedBy::Bytes) => format!(
+                "\n\n[Showing lines {first}-{last} of {total} ({} limit). Use offset={} to continue.]",
+                format_size(DEFAULT_MAX_BYTES),
+                last + 1
+            ),
+        };
+        let text = format!("{}{notice}", truncation.content);
+        details.insert("truncation".into(), truncation.to_json());
+        text
+    } else if args.limit.is_some() && end < total {
+        format!(
+            "{}\n\n[{} more lines in file. Use offset={} to continue.]",
+            truncation.content,
+            total - end,
+            end + 1
+        )
+    } else {
+        truncation.content
+    };
+    Ok(text_output(output, details))
+}
+
+impl AgentTool for ReadTool {
+    fn name(&self) -> &str {
+        "read"
+    }
+
+    fn label(&self) -> &str {
+        "read"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+                "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+                "limit": {"type": "number", "description": "Maximum number of lines to read"}
+            },
+            "required": ["path"]
+        })
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Shared
+    }
+
+    fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        async move {
+            let args: ReadArgs = parse_args("read", &ctx.args)?;
+            Ok(self.run(args, &ctx.cancel).await?)
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,94 @@
+//! What every tool is constructed with: the working directory and the few environment facts the
+//! tools depend on, passed explicitly (no global state; tests build their own).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Per-session tool configuration (pi's `createXTool(cwd, options)` arguments, gathered).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSettings {
+    /// The session's working directory; relative paths resolve against it.
+    pub cwd: PathBuf,
+    /// The home directory used for `~` expansion; `None` leaves `~` untouched.
+    pub home: Option<PathBuf>,
+    /// pi's `shellPath` setting; `None` → `/bin/bash`, then `bash` on `PATH`, then `sh`.
+    pub shell_path: Option<PathBuf>,
+    /// pi's `shellCommandPrefix` setting: prepended (plus `\n`) to every bash command.
+    pub command_prefix: Option<String>,
+    /// A directory prepended to `PATH` for bash (pi's `<agentDir>/bin`).
+    pub bin_dir: Option<PathBuf>,
+    /// Where bash spills full output past 50 KiB (`<tmpdir>/pi-bash-<hex>.log`).
+    pub temp_dir: PathBuf,
+    /// pi's `images.autoResize` (default on): fit images into 2000×2000 and 4.5 MiB.
+    pub auto_resize_images: bool,
+}
+
+impl ToolSettings {
+    /// Settings for `cwd`, with `HOME` and the temp directory taken from this process.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self::from_env(cwd, std::env::var_os("HOME"), std::env::temp_dir())
+    }
+
+    /// Settings for `cwd` from explicit environment values (`HOME`, temp directory).
+    pub fn from_env(cwd: impl Into<PathBuf>, home: Option<OsString>, temp_dir: PathBuf) -> Self {
+        ToolSettings {
+            cwd: cwd.into(),
+            home: home.filter(|h| !h.is_empty()).map(PathBuf::from),
+            shell_path: None,
+            command_prefix: None,
+            bin_dir: None,
+            temp_dir,
+            auto_resize_images: true,
+        }
+    }
+
+    /// Replace the home directory.
+    pub fn with_home(mut self, home: impl AsRef<Path>) -> Self {
+        self.home = Some(home.as_ref().to_path_buf());
+        self
+    }
+
+    /// Use this shell for bash.
+    pub fn with_shell_path(mut self, shell: impl Into<PathBuf>) -> Self {
+        self.shell_path = Some(shell.into());
+        self
+    }
+
+    /// Prepend this text (plus a newline) to every bash command.
+    pub fn with_command_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.command_prefix = Some(prefix.into());
+        self
+    }
+
+    /// Prepend this directory to bash's `PATH`.
+    pub fn with_bin_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.bin_dir = Some(dir.into());
+        self
+    }
+
+    /// Spill bash output into this directory.
+    pub fn with_temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.temp_dir = dir.into();
+        self
+    }
+
+    /// Turn image auto-resizing on or off.
+    pub fn with_auto_resize_images(mut self, on: bool) -> Self {
+        self.auto_resize_images = on;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_home_means_no_home() {
+        let s = ToolSettings::from_env("/w", Some(OsString::new()), PathBuf::from("/tmp"));
+        assert_eq!(s.home, None);
+        let s = ToolSettings::from_env("/w", Some("/h".into()), PathBuf::from("/tmp"));
+        assert_eq!(s.home, Some(PathBuf::from("/h")));
+        assert!(s.auto_resize_images);
+    }
+}

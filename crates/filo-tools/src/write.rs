@@ -1,0 +1,97 @@
+//! `write`: create or overwrite a file, creating parent directories.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::args::parse_args;
+use crate::error::Error;
+use crate::paths::resolve_to_cwd;
+use crate::settings::ToolSettings;
+use crate::support::cancellable;
+
+const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
+
+#[derive(Debug, Deserialize)]
+struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+/// The `write` tool.
+#[derive(Debug, Clone)]
+pub struct WriteTool {
+    settings: Arc<ToolSettings>,
+}
+
+impl WriteTool {
+    /// A write tool for `cwd` with default settings.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
+    }
+
+    /// A write tool with explicit settings.
+    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
+        WriteTool { settings }
+    }
+
+    async fn run(&self, args: WriteArgs) -> Result<ToolOutput, Error> {
+        let path = resolve_to_cwd(&args.path, &self.settings.cwd, self.settings.home.as_deref());
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent)
+                .await
+                .map_err(|e| Error::io("mkdir", parent, e))?;
+        }
+        tokio::fs::write(&path, args.content.as_bytes())
+            .await
+            .map_err(|e| Error::io("open", &path, e))?;
+        // pi reports `content.length`: UTF-16 code units, not bytes.
+        let units = args.content.encode_utf16().count();
+        Ok(ToolOutput::text(format!(
+            "Successfully wrote {units} bytes to {}",
+            args.path
+        )))
+    }
+}
+
+impl AgentTool for WriteTool {
+    fn name(&self) -> &str {
+        "write"
+    }
+
+    fn label(&self) -> &str {
+        "write"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+                "content": {"type": "string", "description": "Content to write to the file"}
+            },
+            "required": ["path", "content"]
+        })
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        async move {
+            let args: WriteArgs = parse_args("write", &ctx.args)?;
+            Ok(cancellable(&ctx.cancel, self.run(args)).await?)
+        }
+        .boxed()
+    }
+}
