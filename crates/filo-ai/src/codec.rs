@@ -103,9 +103,16 @@ pub(crate) fn build_request(api: WireApi, input: &RequestInput<'_>) -> HttpReque
 }
 
 /// A fresh decoder for a model's protocol.
-pub(crate) fn new_decoder(api: WireApi, model: &Model) -> Box<dyn Decoder> {
+pub(crate) fn new_decoder(api: WireApi, model: &Model, context: &Context) -> Box<dyn Decoder> {
     match api {
-        WireApi::AnthropicMessages => Box::new(crate::anthropic::AnthropicDecoder::default()),
+        WireApi::AnthropicMessages => Box::new(crate::anthropic::AnthropicDecoder::new(
+            context
+                .tools
+                .iter()
+                .flatten()
+                .map(|t| t.name.clone())
+                .collect(),
+        )),
         WireApi::OpenAiCompletions => {
             Box::new(crate::openai_completions::CompletionsDecoder::default())
         }

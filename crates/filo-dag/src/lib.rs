@@ -12,15 +12,18 @@
 
 pub mod canon;
 mod error;
+mod fsck;
 pub mod golden;
 mod model;
 mod read;
+mod recover;
 pub mod render;
 mod store;
 pub mod text;
 mod write;
 
 pub use error::{DagError, Result};
+pub use fsck::{FsckReport, Problem, Stats};
 pub use model::{
     Action, Blob, Committed, Expect, NewAction, NewBlob, Node, NodeCommit, Parent, RefMove,
     action_type, blob_type, role, short_id,

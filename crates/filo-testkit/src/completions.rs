@@ -32,11 +32,7 @@ pub(crate) fn frames(reply: &Reply, ctx: &StreamContext) -> Vec<SseFrame> {
     while let Some(block) = reply.blocks.get(i) {
         match block {
             Block::Text(text) => {
-                deltas.extend(
-                    split_words(text)
-                        .into_iter()
-                        .map(|w| json!({"content": w})),
-                );
+                deltas.extend(split_words(text).into_iter().map(|w| json!({"content": w})));
                 i += 1;
             }
             Block::Thinking { text, signature } => {

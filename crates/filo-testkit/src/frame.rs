@@ -166,7 +166,10 @@ mod tests {
     fn frames_encode_with_event_names_and_line_ends() {
         let f = SseFrame::named_json("ping", &json!({"type": "ping"}));
         assert_eq!(f.encode("\n"), "event: ping\ndata: {\"type\":\"ping\"}\n\n");
-        assert_eq!(SseFrame::data("[DONE]").encode("\r\n"), "data: [DONE]\r\n\r\n");
+        assert_eq!(
+            SseFrame::data("[DONE]").encode("\r\n"),
+            "data: [DONE]\r\n\r\n"
+        );
         assert_eq!(SseFrame::data("a\nb").encode("\n"), "data: a\ndata: b\n\n");
         assert_eq!(f.json_data(), Some(json!({"type": "ping"})));
         assert_eq!(SseFrame::data("{broken").json_data(), None);

@@ -1,5 +1,31 @@
-//! Test support only: scripted mock provider server, SSE builders, temp homes.
+//! Test support only: the scripted mock provider, SSE frame builders and temporary homes.
 //!
-//! Owns: the scripted mock provider speaking every wire protocol on 127.0.0.1, request recording, test fixtures.
+//! Owns: [`MockProvider`], an axum server on 127.0.0.1 serving the four wire protocols
+//! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google Generative AI) from a
+//! script of [`Turn`]s, framed the way the real services frame their streams, with faults
+//! (HTTP errors, error events, cuts, stalls, malformed frames) and request recording; the frame
+//! renderer [`frames`] so a parser can be driven without a server; [`TempHome`].
 //!
-//! Does not own: anything compiled into filo itself: this crate is a dev-dependency only.
+//! Does not own: anything compiled into filo itself. This crate is a dev-dependency only and
+//! does not depend on `filo-ai`: it speaks raw JSON and SSE, so every crate can use it.
+//!
+//! Invariants: one request consumes exactly one turn, in arrival order, whatever its protocol;
+//! the frames a reply is sent as are exactly [`frames`] of it (faults count `after_events` in
+//! them); tool-call argument fragments always concatenate to the compact JSON of the arguments;
+//! the server never leaves 127.0.0.1 and no task outlives the [`MockProvider`].
+
+mod anthropic;
+mod completions;
+mod frame;
+mod google;
+mod home;
+mod protocol;
+mod responses;
+mod script;
+mod server;
+
+pub use frame::{ARG_FRAGMENT_BYTES, SseFrame, StreamContext, split_fragments, split_words};
+pub use home::TempHome;
+pub use protocol::{Protocol, encode, frames};
+pub use script::{Block, Fault, Reply, Stop, Turn, Usage};
+pub use server::{EXHAUSTED_BODY, MockProvider, RecordedRequest};

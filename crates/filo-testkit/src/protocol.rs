@@ -94,7 +94,12 @@ impl Protocol {
     }
 
     /// The mid-stream error frame, as frame number `position` of the stream.
-    pub(crate) fn error_frame(self, message: &str, ctx: &StreamContext, position: usize) -> SseFrame {
+    pub(crate) fn error_frame(
+        self,
+        message: &str,
+        ctx: &StreamContext,
+        position: usize,
+    ) -> SseFrame {
         match self {
             Protocol::AnthropicMessages => anthropic::error_frame(message),
             Protocol::OpenAiCompletions => completions::error_frame(message),
@@ -146,7 +151,10 @@ pub fn frames(protocol: Protocol, reply: &Reply, ctx: &StreamContext) -> Vec<Sse
 
 /// The bytes of `frames` as the protocol puts them on the wire.
 pub fn encode(protocol: Protocol, frames: &[SseFrame]) -> String {
-    frames.iter().map(|f| f.encode(protocol.line_end())).collect()
+    frames
+        .iter()
+        .map(|f| f.encode(protocol.line_end()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -159,9 +167,15 @@ mod tests {
             ("/v1/messages", Some(Protocol::AnthropicMessages)),
             ("/proxy/v1/messages/", Some(Protocol::AnthropicMessages)),
             ("/v1/chat/completions", Some(Protocol::OpenAiCompletions)),
-            ("/api/v1/chat/completions", Some(Protocol::OpenAiCompletions)),
+            (
+                "/api/v1/chat/completions",
+                Some(Protocol::OpenAiCompletions),
+            ),
             ("/v1/responses", Some(Protocol::OpenAiResponses)),
-            ("/backend-api/codex/responses", Some(Protocol::OpenAiResponses)),
+            (
+                "/backend-api/codex/responses",
+                Some(Protocol::OpenAiResponses),
+            ),
             (
                 "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
                 Some(Protocol::GoogleGenerativeAi),
@@ -183,6 +197,9 @@ mod tests {
             let bare = path.split('?').next().unwrap_or_default();
             assert_eq!(Protocol::from_path(bare), Some(p));
         }
-        assert_eq!(google_model("/v1beta/models/m-1:streamGenerateContent"), Some("m-1"));
+        assert_eq!(
+            google_model("/v1beta/models/m-1:streamGenerateContent"),
+            Some("m-1")
+        );
     }
 }

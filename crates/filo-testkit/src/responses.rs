@@ -38,7 +38,8 @@ impl Events {
             obj.extend(fields);
         }
         obj.insert("sequence_number".to_owned(), Value::from(self.out.len()));
-        self.out.push(SseFrame::named_json(name, &Value::Object(obj)));
+        self.out
+            .push(SseFrame::named_json(name, &Value::Object(obj)));
     }
 }
 
@@ -142,7 +143,8 @@ fn reasoning_item(ev: &mut Events, idx: usize, id: &str, text: &str, signature: 
         );
         summary.push(part(text));
     }
-    let item = json!({"id": id, "type": "reasoning", "encrypted_content": signature, "summary": summary});
+    let item =
+        json!({"id": id, "type": "reasoning", "encrypted_content": signature, "summary": summary});
     ev.push(
         "response.output_item.done",
         json!({"output_index": idx, "item": item}),
@@ -179,9 +181,7 @@ fn message_item(ev: &mut Events, idx: usize, id: &str, text: &str) -> Value {
 /// `ids` = [item id, call id, tool name].
 fn function_call_item(ev: &mut Events, idx: usize, ids: [&str; 3], args: &str) -> Value {
     let [id, call_id, name] = ids;
-    let item = |status: &str, arguments: &str| {
-        json!({"id": id, "type": "function_call", "status": status, "arguments": arguments, "call_id": call_id, "name": name})
-    };
+    let item = |status: &str, arguments: &str| json!({"id": id, "type": "function_call", "status": status, "arguments": arguments, "call_id": call_id, "name": name});
     ev.push(
         "response.output_item.added",
         json!({"output_index": idx, "item": item("in_progress", "")}),

@@ -149,6 +149,10 @@ fn resolve_focus(store: &Store, opts: &LifeOptions, head: Option<&str>) -> Resul
 /// Renders `life` at time `now_ms`. Resolution failures are errors whose `Display` is the
 /// reference's text without the `Error: ` prefix.
 pub fn life(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
+    store.read(|_| render(store, opts, now_ms))
+}
+
+fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
     let head = store.get_ref(&opts.ref_name)?;
     let focus = resolve_focus(store, opts, head.as_deref())?;
     let mut chain = store.lineage(&focus, Some(opts.ancestors.saturating_add(1)))?;

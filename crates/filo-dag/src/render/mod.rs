@@ -9,5 +9,6 @@ mod trace;
 
 pub use life::{LifeOptions, age, life};
 pub use preview::FilterMode;
+pub(crate) use preview::truthy as preview_truthy;
 pub use recall::{RecallOptions, recall};
 pub use trace::{FixedOffset, LocalOffset, TraceMode, TraceOptions, trace};

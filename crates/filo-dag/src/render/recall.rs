@@ -76,6 +76,10 @@ fn count_visible(store: &Store, start: Option<&str>, filter: FilterMode) -> Resu
 /// budget for the target is clamped at 0 (#30; the reference can print
 /// `showing -179/58 chars` with an empty text).
 pub fn recall(store: &Store, opts: &RecallOptions) -> Result<String> {
+    store.read(|_| render(store, opts))
+}
+
+fn render(store: &Store, opts: &RecallOptions) -> Result<String> {
     let id = resolve(store, opts)?;
     let target = store.node(&id)?.ok_or_else(|| DagError::NodeMissing(crate::short_id(&id).into()))?;
     let (b, c) = (opts.budget, opts.context_budget);

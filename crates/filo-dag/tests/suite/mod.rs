@@ -1,1 +1,5 @@
+mod fixes;
 mod golden;
+mod model;
+mod recover;
+mod store;

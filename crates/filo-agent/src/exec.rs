@@ -1,0 +1,396 @@
+//! Tool execution for one assistant message (pi spec §2.4).
+//!
+//! Every call gets `tool_execution_start`, then exactly one result: `tool_execution_end` plus the
+//! tool-result message events. Unknown tools, invalid arguments, blocked calls and hook failures
+//! become model-facing error results without running anything.
+//!
+//! Parallel mode prepares in order and then runs the prepared calls in *waves*: consecutive
+//! [`Concurrency::Shared`] calls run together; an [`Concurrency::Exclusive`] call waits for every
+//! call before it and runs alone, and calls after it wait for it (a FIFO reader-writer lock, made
+//! deterministic). Progress updates of concurrent calls interleave as they happen; results are
+//! finalised strictly in assistant order. All tool futures are polled inside the loop's task, so
+//! dropping the run drops them: no task outlives it.
+//!
+//! Cancellation is a token tree: run → turn → tool call. On abort a running tool gets
+//! [`LoopConfig::abort_grace`](crate::LoopConfig::abort_grace) to return its own result, after
+//! which it is dropped and reported as `Operation aborted`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use filo_ai::{AssistantMessage, ToolCall, ToolResultMessage};
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ToolCallDecision, ToolCallInfo, ToolCallResult, ToolExecution};
+use crate::event::AgentEvent;
+use crate::message::{AgentMessage, now_ms};
+use crate::run::Run;
+use crate::tool::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
+
+/// pi's text for a call skipped because the user steered.
+pub const SKIPPED_TEXT: &str = "Skipped due to queued user message.";
+/// The text for a call cut short by an abort.
+pub const ABORTED_TEXT: &str = "Operation aborted";
+
+/// What running the tool calls produced.
+#[derive(Debug, Default)]
+pub(crate) struct ToolBatch {
+    /// Tool results, in the order their messages were emitted.
+    pub(crate) results: Vec<ToolResultMessage>,
+    /// Steering messages that arrived while the tools ran.
+    pub(crate) steering: Option<Vec<AgentMessage>>,
+    /// A tool failed fatally: the run must end.
+    pub(crate) fatal: Option<String>,
+}
+
+/// pi's error result: the message as text, `details: {}`.
+fn error_output(text: impl Into<String>) -> ToolOutput {
+    ToolOutput::text(text).with_details(json!({}))
+}
+
+struct Prepared {
+    call: ToolCall,
+    tool: Arc<dyn AgentTool>,
+    args: Value,
+}
+
+enum Preparation {
+    /// Finished without running: the error text.
+    Immediate(String),
+    Ready(Prepared),
+}
+
+struct Executed {
+    output: ToolOutput,
+    is_error: bool,
+    fatal: Option<String>,
+}
+
+impl Executed {
+    fn from_result(result: Result<ToolOutput, ToolError>) -> Self {
+        match result {
+            Ok(output) => Executed {
+                output,
+                is_error: false,
+                fatal: None,
+            },
+            Err(ToolError::Failed(text)) => Executed {
+                output: error_output(text),
+                is_error: true,
+                fatal: None,
+            },
+            Err(ToolError::Fatal(text)) => Executed {
+                output: error_output(text.clone()),
+                is_error: true,
+                fatal: Some(text),
+            },
+        }
+    }
+}
+
+pub(crate) async fn execute_tool_calls(
+    run: &mut Run<'_>,
+    assistant: Arc<AssistantMessage>,
+    turn: &CancellationToken,
+) -> ToolBatch {
+    let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+    let mut exec = Executor {
+        context: Arc::clone(&run.messages),
+        run,
+        assistant,
+        turn: turn.clone(),
+        batch: ToolBatch::default(),
+    };
+    match exec.run.config.tool_execution {
+        ToolExecution::Parallel => exec.parallel(&calls).await,
+        ToolExecution::Sequential => exec.sequential(&calls).await,
+    }
+    exec.batch
+}
+
+struct Executor<'r, 'a> {
+    run: &'r mut Run<'a>,
+    assistant: Arc<AssistantMessage>,
+    context: Arc<Vec<AgentMessage>>,
+    turn: CancellationToken,
+    batch: ToolBatch,
+}
+
+impl Executor<'_, '_> {
+    fn emit_start(&mut self, call: &ToolCall) {
+        self.run.emit(AgentEvent::ToolExecutionStart {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+        });
+    }
+
+    fn poll_steering(&self) -> Option<Vec<AgentMessage>> {
+        let steering = self.run.config.poll_steering();
+        (!steering.is_empty()).then_some(steering)
+    }
+
+    async fn sequential(&mut self, calls: &[ToolCall]) {
+        for (i, call) in calls.iter().enumerate() {
+            self.emit_start(call);
+            match self.prepare(call).await {
+                Preparation::Immediate(text) => self.finalize(call, error_output(text), true),
+                Preparation::Ready(prepared) => self.execute(vec![prepared]).await,
+            }
+            if let Some(steering) = self.poll_steering() {
+                for rest in &calls[i + 1..] {
+                    self.emit_start(rest);
+                    self.finalize(rest, error_output(SKIPPED_TEXT), true);
+                }
+                self.batch.steering = Some(steering);
+                return;
+            }
+        }
+    }
+
+    async fn parallel(&mut self, calls: &[ToolCall]) {
+        let mut ready = Vec::new();
+        for (i, call) in calls.iter().enumerate() {
+            self.emit_start(call);
+            match self.prepare(call).await {
+                Preparation::Immediate(text) => self.finalize(call, error_output(text), true),
+                Preparation::Ready(prepared) => ready.push(prepared),
+            }
+            if let Some(steering) = self.poll_steering() {
+                for prepared in &ready {
+                    self.finalize(&prepared.call, error_output(SKIPPED_TEXT), true);
+                }
+                for rest in &calls[i + 1..] {
+                    self.emit_start(rest);
+                    self.finalize(rest, error_output(SKIPPED_TEXT), true);
+                }
+                self.batch.steering = Some(steering);
+                return;
+            }
+        }
+        self.execute(ready).await;
+        self.batch.steering = self.poll_steering();
+    }
+
+    fn info(&self, call: &ToolCall, args: &Value) -> ToolCallInfo {
+        ToolCallInfo {
+            assistant_message: Arc::clone(&self.assistant),
+            tool_call: call.clone(),
+            args: args.clone(),
+            context: Arc::clone(&self.context),
+        }
+    }
+
+    async fn prepare(&mut self, call: &ToolCall) -> Preparation {
+        let tools = Arc::clone(&self.run.tools);
+        let Some(entry) = tools.get(&call.name) else {
+            return Preparation::Immediate(format!("Tool {} not found", call.name));
+        };
+        let args = match entry.validate(&call.arguments) {
+            Ok(args) => args,
+            Err(text) => return Preparation::Immediate(text),
+        };
+        if let Some(before) = self.run.config.before_tool_call.clone() {
+            let decision = before(self.info(call, &args), self.turn.clone()).await;
+            if self.turn.is_cancelled() {
+                return Preparation::Immediate(ABORTED_TEXT.into());
+            }
+            match decision {
+                Ok(ToolCallDecision::Allow) => {}
+                Ok(ToolCallDecision::Block { reason }) => {
+                    return Preparation::Immediate(
+                        reason.unwrap_or_else(|| "Tool execution was blocked".into()),
+                    );
+                }
+                Err(e) => return Preparation::Immediate(e.0),
+            }
+        }
+        if self.turn.is_cancelled() {
+            return Preparation::Immediate(ABORTED_TEXT.into());
+        }
+        Preparation::Ready(Prepared {
+            call: call.clone(),
+            tool: Arc::clone(entry.tool()),
+            args,
+        })
+    }
+
+    /// Run prepared calls wave by wave, stream their updates, finalise in order.
+    async fn execute(&mut self, prepared: Vec<Prepared>) {
+        let waves = plan_waves(&prepared);
+        let mut slots: Vec<Option<Prepared>> = prepared.into_iter().map(Some).collect();
+        let mut done: Vec<Option<Executed>> = slots.iter().map(|_| None).collect();
+        let mut next = 0;
+        let (tx, mut rx) = mpsc::unbounded_channel::<(usize, ToolOutput)>();
+        for wave in waves {
+            let mut running: FuturesUnordered<_> = wave
+                .map(|i| {
+                    let p = slots[i].as_ref();
+                    self.launch(i, p, tx.clone())
+                })
+                .collect();
+            loop {
+                tokio::select! {
+                    biased;
+                    Some((i, partial)) = rx.recv() => self.update(&slots, i, partial),
+                    finished = running.next() => {
+                        let Some((i, executed)) = finished else { break };
+                        // Updates sent before the call returned come before its end event.
+                        while let Ok((j, partial)) = rx.try_recv() {
+                            self.update(&slots, j, partial);
+                        }
+                        if let Some(fatal) = &executed.fatal {
+                            self.turn.cancel();
+                            self.batch.fatal.get_or_insert_with(|| fatal.clone());
+                        }
+                        done[i] = Some(executed);
+                        while let Some(executed) = done.get_mut(next).and_then(Option::take) {
+                            if let Some(p) = slots[next].take() {
+                                self.finalize_executed(p, executed).await;
+                            }
+                            next += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn launch(
+        &self,
+        index: usize,
+        prepared: Option<&Prepared>,
+        tx: mpsc::UnboundedSender<(usize, ToolOutput)>,
+    ) -> BoxFuture<'static, (usize, Executed)> {
+        let Some(p) = prepared else {
+            return Box::pin(async move {
+                (index, Executed::from_result(Err(ToolError::failed(ABORTED_TEXT))))
+            });
+        };
+        let cancel = self.turn.child_token();
+        let grace = self.run.config.abort_grace;
+        let tool = Arc::clone(&p.tool);
+        let ctx = ToolCallContext {
+            call_id: p.call.id.clone(),
+            args: p.args.clone(),
+            cancel: cancel.clone(),
+            updates: Arc::new(move |partial| {
+                // The receiver lives until the batch is done; a late update is dropped.
+                let _ = tx.send((index, partial));
+            }),
+        };
+        Box::pin(async move {
+            if cancel.is_cancelled() {
+                return (index, Executed::from_result(Err(ToolError::failed(ABORTED_TEXT))));
+            }
+            let result = with_grace(tool.execute(ctx), &cancel, grace).await;
+            (index, Executed::from_result(result))
+        })
+    }
+
+    fn update(&mut self, slots: &[Option<Prepared>], index: usize, partial: ToolOutput) {
+        // Updates after a call's end (from a task the tool left behind) are ignored, as in pi.
+        if let Some(Some(p)) = slots.get(index) {
+            self.run.emit(AgentEvent::ToolExecutionUpdate {
+                tool_call_id: p.call.id.clone(),
+                tool_name: p.call.name.clone(),
+                args: p.call.arguments.clone(),
+                partial_result: partial,
+            });
+        }
+    }
+
+    async fn finalize_executed(&mut self, prepared: Prepared, executed: Executed) {
+        let Executed {
+            mut output,
+            mut is_error,
+            ..
+        } = executed;
+        if let Some(after) = self.run.config.after_tool_call.clone() {
+            let result = ToolCallResult {
+                result: output.clone(),
+                is_error,
+            };
+            let info = self.info(&prepared.call, &prepared.args);
+            match after(info, result, self.turn.clone()).await {
+                Ok(over) => {
+                    if let Some(content) = over.content {
+                        output.content = content;
+                    }
+                    if let Some(details) = over.details {
+                        output.details = Some(details);
+                    }
+                    if let Some(flag) = over.is_error {
+                        is_error = flag;
+                    }
+                }
+                Err(e) => {
+                    output = error_output(e.0);
+                    is_error = true;
+                }
+            }
+        }
+        self.finalize(&prepared.call, output, is_error);
+    }
+
+    /// Emit the end event and the tool-result message.
+    fn finalize(&mut self, call: &ToolCall, output: ToolOutput, is_error: bool) {
+        self.run.emit(AgentEvent::ToolExecutionEnd {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: output.clone(),
+            is_error,
+        });
+        let message = ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: output.content,
+            details: output.details,
+            is_error,
+            timestamp: now_ms(),
+        };
+        self.run.emit(AgentEvent::MessageStart {
+            message: AgentMessage::from(message.clone()),
+        });
+        self.run.emit(AgentEvent::MessageEnd {
+            message: AgentMessage::from(message.clone()),
+        });
+        self.batch.results.push(message);
+    }
+}
+
+/// Index ranges that may run together: runs of shared calls, and each exclusive call alone.
+fn plan_waves(prepared: &[Prepared]) -> Vec<std::ops::Range<usize>> {
+    let mut waves: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, p) in prepared.iter().enumerate() {
+        let shared = p.tool.concurrency() == Concurrency::Shared;
+        match waves.last_mut() {
+            Some(last) if shared && last.end == i && prepared[last.start].tool.concurrency() == Concurrency::Shared => {
+                last.end = i + 1;
+            }
+            _ => waves.push(i..i + 1),
+        }
+    }
+    waves
+}
+
+/// Await a tool; once `cancel` fires, give it `grace` to return on its own.
+async fn with_grace(
+    mut fut: BoxFuture<'_, Result<ToolOutput, ToolError>>,
+    cancel: &CancellationToken,
+    grace: Duration,
+) -> Result<ToolOutput, ToolError> {
+    tokio::select! {
+        biased;
+        result = &mut fut => result,
+        () = cancel.cancelled() => match tokio::time::timeout(grace, fut).await {
+            Ok(result) => result,
+            Err(_) => Err(ToolError::failed(ABORTED_TEXT)),
+        },
+    }
+}

@@ -1,0 +1,469 @@
+//! Resources the system prompt and the prompt box draw on (pi spec §3.10): context files
+//! (AGENTS.md / CLAUDE.md), skills (SKILL.md with frontmatter) and prompt templates.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// A context file and its content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextFile {
+    pub path: PathBuf,
+    pub content: String,
+}
+
+/// `<agent_dir>` first, then every directory from the filesystem root down to `cwd`; in each the
+/// first of `AGENTS.md`, `CLAUDE.md` that exists.
+pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
+    let mut dirs = vec![agent_dir.to_path_buf()];
+    let mut ancestors: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
+    ancestors.reverse();
+    dirs.extend(ancestors);
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for dir in dirs {
+        for name in ["AGENTS.md", "CLAUDE.md"] {
+            let p = dir.join(name);
+            if let Ok(content) = fs::read_to_string(&p) {
+                if seen.insert(p.clone()) {
+                    out.push(ContextFile { path: p, content });
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Where a skill or template came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    User,
+    Project,
+    Path,
+}
+
+/// A loaded skill.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    pub file_path: PathBuf,
+    pub base_dir: PathBuf,
+    pub source: Source,
+    pub disable_model_invocation: bool,
+}
+
+/// Split `---\nyaml\n---\nbody`. Returns (frontmatter text, body).
+pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
+    let Some(rest) = text.strip_prefix("---") else {
+        return (None, text);
+    };
+    let rest = rest.strip_prefix('\r').unwrap_or(rest);
+    let Some(rest) = rest.strip_prefix('\n') else {
+        return (None, text);
+    };
+    match rest.find("\n---") {
+        Some(end) => {
+            let body = &rest[end + 4..];
+            let body = body.split_once('\n').map_or("", |(_, b)| b);
+            (Some(&rest[..end]), body)
+        }
+        None => (None, text),
+    }
+}
+
+fn parse_yaml(front: &str) -> Result<Option<Yaml>, String> {
+    let docs = YamlLoader::load_from_str(front).map_err(|e| e.to_string())?;
+    Ok(docs.into_iter().next())
+}
+
+/// Load one SKILL.md (or top-level *.md). Returns the skill (if usable) and warnings.
+pub fn load_skill(path: &Path, source: Source) -> (Option<Skill>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let shown = path.display();
+    let Ok(text) = fs::read_to_string(path) else {
+        return (None, vec![format!("{shown}: could not be read")]);
+    };
+    let (front, _) = split_frontmatter(&text);
+    let yaml = match front.map(parse_yaml).transpose() {
+        Ok(y) => y.flatten(),
+        Err(e) => {
+            return (
+                None,
+                vec![format!("{shown}: invalid frontmatter YAML ({e}); skipped")],
+            );
+        }
+    };
+    let get = |k: &str| {
+        yaml.as_ref()
+            .and_then(|y| y[k].as_str())
+            .map(str::to_string)
+    };
+    let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir_name = base_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = get("name").unwrap_or_else(|| dir_name.clone());
+    let Some(description) = get("description").filter(|d| !d.trim().is_empty()) else {
+        return (None, vec![format!("{shown}: missing description; skipped")]);
+    };
+    if name != dir_name {
+        warnings.push(format!(
+            "{shown}: name \"{name}\" does not match its directory \"{dir_name}\""
+        ));
+    }
+    if name.chars().count() > 64 {
+        warnings.push(format!("{shown}: name is longer than 64 characters"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        warnings.push(format!(
+            "{shown}: name \"{name}\" has characters outside [a-z0-9-]"
+        ));
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        warnings.push(format!(
+            "{shown}: name \"{name}\" starts or ends with a hyphen"
+        ));
+    }
+    if name.contains("--") {
+        warnings.push(format!("{shown}: name \"{name}\" has consecutive hyphens"));
+    }
+    if description.chars().count() > 1024 {
+        warnings.push(format!(
+            "{shown}: description is longer than 1024 characters"
+        ));
+    }
+    let disable = yaml
+        .as_ref()
+        .and_then(|y| y["disable-model-invocation"].as_bool())
+        .unwrap_or(false);
+    let skill = Skill {
+        name,
+        description,
+        file_path: path.to_path_buf(),
+        base_dir,
+        source,
+        disable_model_invocation: disable,
+    };
+    (Some(skill), warnings)
+}
+
+fn scan_dir(dir: &Path, top: bool, out: &mut Vec<PathBuf>) {
+    let skill_md = dir.join("SKILL.md");
+    if skill_md.is_file() {
+        out.push(skill_md);
+        return;
+    }
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.starts_with('.') || name == "node_modules" {
+            continue;
+        }
+        if p.is_dir() {
+            scan_dir(&p, false, out);
+        } else if top && name.ends_with(".md") {
+            out.push(p);
+        }
+    }
+}
+
+/// Skills and the warnings met while loading them.
+#[derive(Debug, Clone, Default)]
+pub struct Skills {
+    pub skills: Vec<Skill>,
+    pub warnings: Vec<String>,
+}
+
+/// Load skills from `(directory, source)` pairs in precedence order: the first skill of a name
+/// wins; a later one with the same name is dropped with a warning.
+pub fn load_skills(dirs: &[(PathBuf, Source)]) -> Skills {
+    let mut out = Skills::default();
+    let mut real_paths = HashSet::new();
+    for (dir, source) in dirs {
+        let mut files = Vec::new();
+        scan_dir(dir, true, &mut files);
+        for f in files {
+            let real = fs::canonicalize(&f).unwrap_or_else(|_| f.clone());
+            if !real_paths.insert(real) {
+                continue;
+            }
+            let (skill, warnings) = load_skill(&f, *source);
+            out.warnings.extend(warnings);
+            let Some(skill) = skill else { continue };
+            if let Some(first) = out.skills.iter().find(|s| s.name == skill.name) {
+                out.warnings.push(format!(
+                    "{}: skill \"{}\" is already defined by {}; skipped",
+                    skill.file_path.display(),
+                    skill.name,
+                    first.file_path.display()
+                ));
+                continue;
+            }
+            out.skills.push(skill);
+        }
+    }
+    out
+}
+
+/// pi's skill directories for `cwd`: project `.pi/skills` and `.agents/skills` from `cwd` up to the
+/// git root, then the user's `<agent_dir>/skills` and `~/.agents/skills`.
+pub fn default_skill_dirs(agent_dir: &Path, home: &Path, cwd: &Path) -> Vec<(PathBuf, Source)> {
+    let mut dirs = Vec::new();
+    for dir in cwd.ancestors() {
+        dirs.push((dir.join(".pi").join("skills"), Source::Project));
+        dirs.push((dir.join(".agents").join("skills"), Source::Project));
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    dirs.push((agent_dir.join("skills"), Source::User));
+    dirs.push((home.join(".agents").join("skills"), Source::User));
+    dirs
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+/// The skills block of the system prompt ("" when no skill is visible to the model).
+pub fn skills_prompt_block(skills: &[Skill]) -> String {
+    let visible: Vec<_> = skills
+        .iter()
+        .filter(|s| !s.disable_model_invocation)
+        .collect();
+    if visible.is_empty() {
+        return String::new();
+    }
+    let mut lines = vec![
+        "\n\nThe following skills provide specialized instructions for specific tasks.".to_string(),
+        "Use the read tool to load a skill's file when the task matches its description.".into(),
+        "When a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.".into(),
+        String::new(),
+        "<available_skills>".into(),
+    ];
+    for s in visible {
+        lines.push("  <skill>".into());
+        lines.push(format!("    <name>{}</name>", xml_escape(&s.name)));
+        lines.push(format!(
+            "    <description>{}</description>",
+            xml_escape(&s.description)
+        ));
+        lines.push(format!(
+            "    <location>{}</location>",
+            xml_escape(&s.file_path.to_string_lossy())
+        ));
+        lines.push("  </skill>".into());
+    }
+    lines.push("</available_skills>".into());
+    lines.join("\n")
+}
+
+/// Expand `/skill:name args` into the skill's body; other text is returned unchanged.
+pub fn expand_skill_command(text: &str, skills: &[Skill]) -> String {
+    let Some(rest) = text.strip_prefix("/skill:") else {
+        return text.to_string();
+    };
+    let (name, args) = match rest.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (rest, ""),
+    };
+    let Some(skill) = skills.iter().find(|s| s.name == name) else {
+        return text.to_string();
+    };
+    let Ok(content) = fs::read_to_string(&skill.file_path) else {
+        return text.to_string();
+    };
+    let (_, body) = split_frontmatter(&content);
+    let mut out = format!(
+        "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",
+        skill.name,
+        skill.file_path.display(),
+        skill.base_dir.display(),
+        body.trim()
+    );
+    if !args.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(args);
+    }
+    out
+}
+
+/// A prompt template (`/name args`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptTemplate {
+    pub name: String,
+    pub description: String,
+    pub content: String,
+    pub source: Source,
+}
+
+/// Load the `*.md` files of `dir` (not recursive) as templates.
+pub fn load_prompt_templates(dir: &Path, source: Source) -> Vec<PromptTemplate> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            let text = fs::read_to_string(&p).ok()?;
+            let (front, body) = split_frontmatter(&text);
+            let fm_desc = front
+                .and_then(|f| parse_yaml(f).ok().flatten())
+                .and_then(|y| y["description"].as_str().map(str::to_string));
+            let desc = fm_desc.unwrap_or_else(|| {
+                let first = body
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim();
+                if first.chars().count() > 60 {
+                    format!("{}...", first.chars().take(60).collect::<String>())
+                } else {
+                    first.to_string()
+                }
+            });
+            let suffix = match source {
+                Source::User => " (user)".to_string(),
+                Source::Project => " (project)".to_string(),
+                Source::Path => format!(" (path:{})", p.file_name()?.to_string_lossy()),
+            };
+            Some(PromptTemplate {
+                name: p.file_stem()?.to_string_lossy().into_owned(),
+                description: format!("{desc}{suffix}"),
+                content: body.to_string(),
+                source,
+            })
+        })
+        .collect()
+}
+
+/// Split arguments like a shell: whitespace separated, `'` and `"` quoting.
+pub fn parse_args(s: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut has = false;
+    for c in s.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => cur.push(c),
+            None if c == '"' || c == '\'' => {
+                quote = Some(c);
+                has = true;
+            }
+            None if c.is_whitespace() => {
+                if has || !cur.is_empty() {
+                    args.push(std::mem::take(&mut cur));
+                    has = false;
+                }
+            }
+            None => cur.push(c),
+        }
+    }
+    if has || !cur.is_empty() {
+        args.push(cur);
+    }
+    args
+}
+
+/// Substitute `$1`…, `${@:N}`, `${@:N:L}`, `$ARGUMENTS` and `$@` in a template body.
+pub fn substitute_args(content: &str, args: &[String]) -> String {
+    let positional = substitute_positional(content, args);
+    let all = args.join(" ");
+    positional.replace("$ARGUMENTS", &all).replace("$@", &all)
+}
+
+fn substitute_positional(content: &str, args: &[String]) -> String {
+    let mut out = String::with_capacity(content.len());
+    let chars: Vec<char> = content.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '$' && i + 1 < chars.len() {
+            if chars[i + 1].is_ascii_digit() {
+                let mut j = i + 1;
+                while j < chars.len() && chars[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let n: usize = chars[i + 1..j]
+                    .iter()
+                    .collect::<String>()
+                    .parse()
+                    .unwrap_or(0);
+                if n >= 1 {
+                    out.push_str(args.get(n - 1).map_or("", String::as_str));
+                }
+                i = j;
+                continue;
+            }
+            if chars[i + 1] == '{' {
+                let end = chars[i..].iter().position(|c| *c == '}').map(|p| p + i);
+                if let Some(end) = end {
+                    let inner: String = chars[i + 2..end].iter().collect();
+                    if let Some(spec) = inner.strip_prefix("@:") {
+                        let mut parts = spec.split(':');
+                        let start = parts
+                            .next()
+                            .and_then(|s| s.parse::<usize>().ok())
+                            .unwrap_or(1)
+                            .max(1);
+                        let len = parts.next().and_then(|s| s.parse::<usize>().ok());
+                        let slice: Vec<&str> = args
+                            .iter()
+                            .skip(start - 1)
+                            .take(len.unwrap_or(usize::MAX))
+                            .map(String::as_str)
+                            .collect();
+                        out.push_str(&slice.join(" "));
+                        i = end + 1;
+                        continue;
+                    }
+                }
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Expand `/name args` when `name` is a template; other text is returned unchanged.
+pub fn expand_prompt_template(text: &str, templates: &[PromptTemplate]) -> String {
+    let Some(rest) = text.strip_prefix('/') else {
+        return text.to_string();
+    };
+    let (name, args) = match rest.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a),
+        None => (rest, ""),
+    };
+    match templates.iter().find(|t| t.name == name) {
+        Some(t) => substitute_args(&t.content, &parse_args(args)),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[path = "resources_tests.rs"]
+mod tests;

@@ -1,0 +1,154 @@
+use super::*;
+
+fn write(p: &Path, text: &str) {
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+#[test]
+fn context_files_root_first_one_per_dir() {
+    let t = tempfile::tempdir().unwrap();
+    let agent = t.path().join("agent");
+    let proj = t.path().join("a").join("b");
+    write(&agent.join("AGENTS.md"), "global");
+    write(&t.path().join("a").join("CLAUDE.md"), "a-claude");
+    write(&proj.join("AGENTS.md"), "b-agents");
+    write(&proj.join("CLAUDE.md"), "b-claude (shadowed)");
+    let files = load_context_files(&agent, &proj);
+    let contents: Vec<_> = files.iter().map(|f| f.content.as_str()).collect();
+    assert_eq!(contents, ["global", "a-claude", "b-agents"]);
+}
+
+#[test]
+fn skills_fixtures_like_pi() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("skills");
+    write(
+        &d.join("valid-skill/SKILL.md"),
+        "---\nname: valid-skill\ndescription: Does things\n---\nBody here\n",
+    );
+    write(
+        &d.join("name-mismatch/SKILL.md"),
+        "---\nname: other-name\ndescription: x\n---\n",
+    );
+    write(
+        &d.join("Invalid_Name/SKILL.md"),
+        "---\nname: Invalid_Name\ndescription: x\n---\n",
+    );
+    write(&d.join("bad--name/SKILL.md"), "---\ndescription: x\n---\n");
+    write(
+        &d.join("missing-description/SKILL.md"),
+        "---\nname: missing-description\n---\n",
+    );
+    write(
+        &d.join("invalid-yaml/SKILL.md"),
+        "---\nname: [unclosed\ndescription: x\n---\n",
+    );
+    write(
+        &d.join("multiline-description/SKILL.md"),
+        "---\nname: multiline-description\ndescription: |\n  line one\n  line two\n---\n",
+    );
+    write(
+        &d.join("hidden-skill/SKILL.md"),
+        "---\nname: hidden-skill\ndescription: x\ndisable-model-invocation: true\n---\n",
+    );
+    write(
+        &d.join("nested/child-skill/SKILL.md"),
+        "---\nname: child-skill\ndescription: nested\n---\n",
+    );
+    write(
+        &d.join("root-skill-preferred/SKILL.md"),
+        "---\ndescription: root\n---\n",
+    );
+    write(
+        &d.join("root-skill-preferred/deeper/SKILL.md"),
+        "---\nname: deeper\ndescription: never seen\n---\n",
+    );
+    write(
+        &d.join("top-level.md"),
+        "---\nname: top-level\ndescription: a loose md\n---\n",
+    );
+    let other = t.path().join("second");
+    write(
+        &other.join("valid-skill/SKILL.md"),
+        "---\nname: valid-skill\ndescription: loser\n---\n",
+    );
+
+    let s = load_skills(&[(d.clone(), Source::Project), (other, Source::User)]);
+    let mut names: Vec<_> = s.skills.iter().map(|k| k.name.as_str()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "Invalid_Name",
+            "bad--name",
+            "child-skill",
+            "hidden-skill",
+            "multiline-description",
+            "other-name",
+            "root-skill-preferred",
+            "top-level",
+            "valid-skill"
+        ]
+    );
+    let w = s.warnings.join("\n");
+    assert!(w.contains("does not match its directory"), "{w}");
+    assert!(w.contains("outside [a-z0-9-]"));
+    assert!(w.contains("consecutive hyphens"));
+    assert!(w.contains("missing description; skipped"));
+    assert!(w.contains("invalid frontmatter YAML"));
+    assert!(w.contains("already defined by"));
+    let ml = s
+        .skills
+        .iter()
+        .find(|k| k.name == "multiline-description")
+        .unwrap();
+    assert_eq!(ml.description, "line one\nline two\n");
+    let block = skills_prompt_block(&s.skills);
+    assert!(block.starts_with("\n\nThe following skills provide specialized instructions"));
+    assert!(block.contains("<name>valid-skill</name>"));
+    assert!(!block.contains("hidden-skill"));
+    assert!(block.ends_with("</available_skills>"));
+    let expanded = expand_skill_command("/skill:valid-skill do it", &s.skills);
+    assert!(expanded.starts_with("<skill name=\"valid-skill\" location=\""));
+    assert!(expanded.contains("\n\nBody here\n</skill>\n\ndo it"));
+    assert_eq!(
+        expand_skill_command("/skill:nope x", &s.skills),
+        "/skill:nope x"
+    );
+}
+
+#[test]
+fn templates_and_argument_substitution() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        &t.path().join("review.md"),
+        "---\ndescription: Review code\n---\nReview $1 then ${@:2} / $ARGUMENTS / $@ / [$3]",
+    );
+    write(
+        &t.path().join("plain.md"),
+        "\n\nThis first line is deliberately longer than sixty characters, to be cut.\nrest",
+    );
+    let ts = load_prompt_templates(t.path(), Source::User);
+    assert_eq!(ts.len(), 2);
+    let plain = ts.iter().find(|x| x.name == "plain").unwrap();
+    assert_eq!(
+        plain.description,
+        "This first line is deliberately longer than sixty characters... (user)"
+    );
+    let review = ts.iter().find(|x| x.name == "review").unwrap();
+    assert_eq!(review.description, "Review code (user)");
+    assert_eq!(
+        expand_prompt_template("/review 'a b' c", &ts),
+        "Review a b then c / a b c / a b c / []"
+    );
+    assert_eq!(expand_prompt_template("/unknown x", &ts), "/unknown x");
+    assert_eq!(
+        parse_args(r#"one "two three" 'four'"#),
+        ["one", "two three", "four"]
+    );
+    assert_eq!(
+        substitute_args("${@:1:1}|${@:0}", &["x".into(), "y".into()]),
+        "x|x y"
+    );
+}

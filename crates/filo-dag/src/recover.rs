@@ -1,0 +1,220 @@
+//! Rebuilding pi session entries from the DAG (`loadEntriesFromDAG`, spec §5.1), with the
+//! reference's recovery bugs fixed (§10.3):
+//!
+//! * #12 — a `pi_meta` part (e.g. an image) of a message node is a content part; only a
+//!   `pi_internal` node, or a value whose `type` is a known entry type, makes a meta entry;
+//! * #13 — a message stored whole as one `pi_meta` (string content, `bashExecution`, …) comes
+//!   back as that message instead of a message wrapping it as a content part;
+//! * #14 — `parentId` uses the same fallback id as `id` (`external_id`, else the first 8 hex of
+//!   the hash), so nodes without an external id (departure, terminal) do not cut the chain;
+//! * #15 — meta entries get their `parentId` rewritten from the DAG parent.
+
+use serde_json::{Map, Value, json};
+
+use crate::canon;
+use crate::error::Result;
+use crate::model::{Blob, Node, blob_type, role};
+use crate::read::{lineage, load_blobs};
+use crate::render::preview_truthy as truthy;
+use crate::store::Store;
+use crate::text::iso_utc;
+
+/// Entry types a whole-entry `pi_meta` can carry.
+const ENTRY_TYPES: &[&str] = &[
+    "thinking_level_change",
+    "model_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+    "message",
+    "session",
+];
+
+impl Store {
+    /// The pi session entries of the lineage ending at `head`, root first. Two queries: one
+    /// recursive CTE for the nodes, one batched blob load.
+    pub fn load_entries(&self, head: Option<&str>) -> Result<Vec<Value>> {
+        let Some(head) = head else { return Ok(Vec::new()) };
+        self.read(|_| self.entries_from(head))
+    }
+
+    fn entries_from(&self, head: &str) -> Result<Vec<Value>> {
+        let mut nodes = lineage(&self.conn, head, None)?;
+        nodes.reverse();
+        let blobs = load_blobs(&self.conn, nodes.iter().flat_map(|n| &n.parts))?;
+        let mut out = Vec::with_capacity(nodes.len());
+        let mut parent: Option<&Node> = None;
+        for node in &nodes {
+            let parts: Vec<&Blob> = node.parts.iter().filter_map(|h| blobs.get(h)).collect();
+            if let Some(entry) = entry_of(node, parent, &parts) {
+                out.push(entry);
+            }
+            parent = Some(node);
+        }
+        Ok(out)
+    }
+}
+
+/// `external_id`, else the first 8 characters of the hash.
+fn entry_id(node: &Node) -> String {
+    match &node.external_id {
+        Some(ext) => ext.clone(),
+        None => node.id.chars().take(8).collect(),
+    }
+}
+
+fn is_meta(node: &Node, v: &Value) -> bool {
+    let Some(kind) = v.get("type").filter(|t| truthy(t)) else { return false };
+    if v.get("role").is_some() {
+        return false;
+    }
+    node.role == role::PI_INTERNAL || kind.as_str().is_some_and(|k| ENTRY_TYPES.contains(&k))
+}
+
+fn entry_of(node: &Node, parent: Option<&Node>, parts: &[&Blob]) -> Option<Value> {
+    let id = entry_id(node);
+    let parent_id = parent.map_or(Value::Null, |p| Value::String(entry_id(p)));
+    let timestamp = iso_utc(node.timestamp);
+    let mut meta: Option<Value> = None;
+    let mut whole_message: Option<Value> = None;
+    let mut last_result: Option<Value> = None;
+    let mut content: Vec<Value> = Vec::new();
+    for blob in parts {
+        let Some(v) = blob.value() else { continue };
+        match blob.blob_type.as_str() {
+            blob_type::PI_META if is_meta(node, &v) => meta = Some(v),
+            blob_type::PI_META if parts.len() == 1 && v.get("role").is_some() => {
+                whole_message = Some(v);
+            }
+            blob_type::PI_META => content.push(v),
+            blob_type::PI_ENTRY => meta = Some(v),
+            blob_type::TEXT => content.push(json!({ "type": "text", "text": v })),
+            blob_type::THINKING => content.push(json!({ "type": "thinking", "thinking": v })),
+            blob_type::TOOL_CALL => content.push(tool_call_part(&v)),
+            blob_type::TOOL_RESULT => {
+                content.push(json!({ "type": "text", "text": tool_result_text(&v) }));
+                last_result = Some(v);
+            }
+            _ => {}
+        }
+    }
+    if let Some(mut meta) = meta {
+        if let Some(map) = meta.as_object_mut().filter(|m| m.contains_key("parentId")) {
+            map.insert("parentId".into(), parent_id);
+        }
+        return Some(meta);
+    }
+    let message = if let Some(message) = whole_message {
+        message
+    } else if node.role == role::TOOL_RESULT {
+        tool_result_message(last_result.as_ref(), node.timestamp)
+    } else {
+        if node.role == role::PI_INTERNAL && content.is_empty() {
+            return None;
+        }
+        plain_message(node, content)
+    };
+    Some(json!({
+        "type": "message", "id": id, "parentId": parent_id, "timestamp": timestamp, "message": message,
+    }))
+}
+
+fn tool_call_part(v: &Value) -> Value {
+    let id = match v.get("id") {
+        Some(id) if truthy(id) => id.clone(),
+        _ => Value::String(canon::hash_value(v)),
+    };
+    let arguments = match v.get("arguments") {
+        Some(a) if !a.is_null() => a.clone(),
+        _ => json!({}),
+    };
+    json!({
+        "type": "toolCall", "id": id, "name": v.get("name").cloned().unwrap_or(Value::Null),
+        "arguments": arguments,
+    })
+}
+
+fn tool_result_text(v: &Value) -> String {
+    let texts: Vec<&str> = v
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    if texts.is_empty() { canon::js_json(v) } else { texts.join("\n") }
+}
+
+fn or_default(v: Option<&Value>, key: &str, default: Value) -> Value {
+    match v.and_then(|v| v.get(key)) {
+        Some(x) if truthy(x) => x.clone(),
+        _ => default,
+    }
+}
+
+fn tool_result_message(v: Option<&Value>, timestamp: i64) -> Value {
+    let is_error = match v.and_then(|v| v.get("isError")) {
+        Some(x) if !x.is_null() => x.clone(),
+        _ => Value::Bool(false),
+    };
+    json!({
+        "role": "toolResult",
+        "toolCallId": or_default(v, "toolCallId", json!("unknown")),
+        "toolName": or_default(v, "toolName", json!("unknown")),
+        "content": or_default(v, "content", json!([])),
+        "isError": is_error,
+        "timestamp": timestamp,
+    })
+}
+
+/// provider and model from config_json (§3.3): Pi unified, terminal, or unknown.
+fn provider_model(config: Option<&str>) -> (String, String) {
+    let unknown = || ("unknown".to_owned(), "unknown".to_owned());
+    let Some(v) = config.and_then(|c| serde_json::from_str::<Value>(c).ok()) else {
+        return unknown();
+    };
+    if v.get("agent").is_some_and(truthy) {
+        let field = |k: &str| {
+            v.get("model")
+                .and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .unwrap_or("unknown")
+                .to_owned()
+        };
+        return (field("provider"), field("id"));
+    }
+    match v.get("model").and_then(Value::as_str) {
+        Some(model) => ("google".to_owned(), model.to_owned()),
+        None => unknown(),
+    }
+}
+
+fn plain_message(node: &Node, content: Vec<Value>) -> Value {
+    let mut message = Map::new();
+    message.insert("role".into(), Value::String(node.role.clone()));
+    message.insert("content".into(), Value::Array(content));
+    if node.role == role::ASSISTANT {
+        let (provider, model) = provider_model(node.config_json.as_deref());
+        message.insert("api".into(), json!("chat"));
+        message.insert("provider".into(), json!(provider));
+        message.insert("model".into(), json!(model));
+        message.insert(
+            "usage".into(),
+            json!({
+                "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 },
+            }),
+        );
+        message.insert("stopReason".into(), json!("stop"));
+    }
+    message.insert("timestamp".into(), json!(node.timestamp));
+    Value::Object(message)
+}

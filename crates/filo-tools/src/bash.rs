@@ -1,0 +1,258 @@
+//! `bash`: run a command in the session cwd, stream the output tail as updates, spill large
+//! output to a file, kill the whole process group on timeout or abort.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput, UpdateSink};
+use filo_ai::ContentBlock;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::{js_number, parse_args};
+use crate::error::Error;
+use crate::output::{OutputAccumulator, Snapshot};
+use crate::paths::display;
+use crate::process::{ShellCommand, prepend_path, resolve_shell, spawn_shell};
+use crate::settings::ToolSettings;
+use crate::support::text_output;
+use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
+
+const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.";
+/// After the shell exits, how long to wait for more output from pipes that background
+/// processes may still hold open.
+const DRAIN_GRACE: Duration = Duration::from_millis(50);
+
+#[derive(Debug, Deserialize)]
+struct BashArgs {
+    command: String,
+    timeout: Option<f64>,
+}
+
+/// How the command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Exited(Option<i32>),
+    Aborted,
+    TimedOut,
+}
+
+/// The `bash` tool.
+#[derive(Debug, Clone)]
+pub struct BashTool {
+    settings: Arc<ToolSettings>,
+}
+
+fn forward<R: AsyncRead + Unpin + Send + 'static>(
+    mut reader: R,
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 16 * 1024];
+        while let Ok(n) = reader.read(&mut buf).await {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+fn send_update(updates: &UpdateSink, snapshot: &Snapshot) {
+    updates(ToolOutput {
+        content: vec![ContentBlock::text(snapshot.truncation.content.clone())],
+        details: Some(Value::Object(snapshot.details())),
+    });
+}
+
+/// The final text: tail content (or `empty`) plus pi's truncation notice.
+fn render(snapshot: &Snapshot, last_line_bytes: usize, empty: &str) -> String {
+    let t = &snapshot.truncation;
+    let mut text = if t.content.is_empty() {
+        empty.to_string()
+    } else {
+        t.content.clone()
+    };
+    if t.truncated {
+        let full = snapshot.full_output_path.as_deref().map(display).unwrap_or_default();
+        let end = t.total_lines;
+        let start = end + 1 - t.output_lines.min(end);
+        if t.last_line_partial {
+            text.push_str(&format!(
+                "\n\n[Showing last {} of line {end} (line is {}). Full output: {full}]",
+                format_size(t.output_bytes),
+                format_size(last_line_bytes)
+            ));
+        } else if t.truncated_by == Some(TruncatedBy::Lines) {
+            text.push_str(&format!("\n\n[Showing lines {start}-{end} of {end}. Full output: {full}]"));
+        } else {
+            text.push_str(&format!(
+                "\n\n[Showing lines {start}-{end} of {end} ({} limit). Full output: {full}]",
+                format_size(DEFAULT_MAX_BYTES)
+            ));
+        }
+    }
+    text
+}
+
+fn with_status(text: String, status: &str) -> String {
+    if text.is_empty() {
+        status.to_string()
+    } else {
+        format!("{text}\n\n{status}")
+    }
+}
+
+impl BashTool {
+    /// A bash tool for `cwd` with default settings.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
+    }
+
+    /// A bash tool with explicit settings (shell, command prefix, bin dir, temp dir).
+    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
+        BashTool { settings }
+    }
+
+    async fn run(&self, args: BashArgs, cancel: &CancellationToken, updates: &UpdateSink) -> Result<ToolOutput, Error> {
+        let s = &self.settings;
+        let command = match &s.command_prefix {
+            Some(prefix) => format!("{prefix}\n{}", args.command),
+            None => args.command,
+        };
+        if !s.cwd.is_dir() {
+            return Err(Error::message(format!(
+                "Working directory does not exist: {}\nCannot execute bash commands.",
+                display(&s.cwd)
+            )));
+        }
+        if cancel.is_cancelled() {
+            return Err(Error::message("Command aborted"));
+        }
+        let path_var = std::env::var_os("PATH");
+        let shell = resolve_shell(s.shell_path.as_deref(), path_var.as_deref());
+        let (mut child, mut group) = spawn_shell(&ShellCommand {
+            shell: &shell,
+            command: &command,
+            cwd: &s.cwd,
+            path_env: s.bin_dir.as_deref().map(|dir| prepend_path(dir, path_var.as_deref())),
+        })?;
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut readers = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            readers.push(forward(out, tx.clone()));
+        }
+        if let Some(err) = child.stderr.take() {
+            readers.push(forward(err, tx.clone()));
+        }
+        drop(tx);
+        let mut output = OutputAccumulator::new(&s.temp_dir);
+        let timeout = args.timeout.filter(|t| t.is_finite() && *t > 0.0);
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + Duration::from_secs_f64(t));
+        let timer = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(timer);
+        let mut open = true;
+        let ending = loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => break Ending::Aborted,
+                () = &mut timer => break Ending::TimedOut,
+                chunk = rx.recv(), if open => match chunk {
+                    Some(chunk) => {
+                        output.push(&chunk)?;
+                        send_update(updates, &output.snapshot());
+                    }
+                    None => open = false,
+                },
+                status = child.wait() => {
+                    let status = status.map_err(|e| Error::Internal(format!("waiting for bash failed: {e}")))?;
+                    break Ending::Exited(status.code());
+                }
+            }
+        };
+        if matches!(ending, Ending::Exited(_)) {
+            group.disarm();
+        } else {
+            group.kill();
+            // Reap the shell; SIGKILL makes this immediate.
+            let _ = child.wait().await;
+        }
+        while let Ok(Some(chunk)) = tokio::time::timeout(DRAIN_GRACE, rx.recv()).await {
+            output.push(&chunk)?;
+            send_update(updates, &output.snapshot());
+        }
+        for reader in readers {
+            reader.abort();
+        }
+        output.finish()?;
+        let snapshot = output.snapshot();
+        let last_line = output.last_line_bytes();
+        match ending {
+            Ending::Aborted => Err(Error::message(with_status(render(&snapshot, last_line, ""), "Command aborted"))),
+            Ending::TimedOut => {
+                let secs = js_number(timeout.unwrap_or_default());
+                let status = format!("Command timed out after {secs} seconds");
+                Err(Error::message(with_status(render(&snapshot, last_line, ""), &status)))
+            }
+            Ending::Exited(Some(code)) if code != 0 => {
+                let status = format!("Command exited with code {code}");
+                Err(Error::message(with_status(render(&snapshot, last_line, "(no output)"), &status)))
+            }
+            Ending::Exited(_) => {
+                let details = if snapshot.truncation.truncated {
+                    snapshot.details()
+                } else {
+                    serde_json::Map::new()
+                };
+                Ok(text_output(render(&snapshot, last_line, "(no output)"), details))
+            }
+        }
+    }
+}
+
+impl AgentTool for BashTool {
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn label(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Bash command to execute"},
+                "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}
+            },
+            "required": ["command"]
+        })
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        async move {
+            let args: BashArgs = parse_args("bash", &ctx.args)?;
+            Ok(self.run(args, &ctx.cancel, &ctx.updates).await?)
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,188 @@
+//! Bash output accumulation (pi semantics): a rolling tail of at least 100 KiB for display, whole
+//! output counters, and — once the output passes 50 KiB — the full output spilled from the start
+//! into `<tmpdir>/pi-bash-<16 hex>.log`.
+
+use std::collections::hash_map::RandomState;
+use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::Error;
+use crate::truncate::{DEFAULT_MAX_BYTES, Limits, Truncation, truncate_tail};
+
+/// Bytes kept for the displayed tail (pi keeps chunks totalling at least twice the byte budget).
+const TAIL_BYTES: usize = 2 * DEFAULT_MAX_BYTES;
+
+/// Merged stdout+stderr of one command.
+#[derive(Debug)]
+pub struct OutputAccumulator {
+    temp_dir: PathBuf,
+    tail: Vec<u8>,
+    trimmed: bool,
+    total_bytes: usize,
+    newlines: usize,
+    last_line_bytes: usize,
+    spill: Option<(PathBuf, File)>,
+}
+
+/// A view of the output so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub truncation: Truncation,
+    pub full_output_path: Option<PathBuf>,
+}
+
+impl Snapshot {
+    /// `{truncation?, fullOutputPath?}` as pi sends it with updates and results.
+    pub fn details(&self) -> Map<String, Value> {
+        let mut details = Map::new();
+        if self.truncation.truncated {
+            details.insert("truncation".into(), self.truncation.to_json());
+        }
+        if let Some(path) = &self.full_output_path {
+            details.insert(
+                "fullOutputPath".into(),
+                Value::String(path.to_string_lossy().into_owned()),
+            );
+        }
+        details
+    }
+}
+
+fn random_hex() -> String {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    format!("{:016x}", hasher.finish())
+}
+
+impl OutputAccumulator {
+    /// An empty accumulator that spills into `temp_dir`.
+    pub fn new(temp_dir: &Path) -> Self {
+        OutputAccumulator {
+            temp_dir: temp_dir.to_path_buf(),
+            tail: Vec::new(),
+            trimmed: false,
+            total_bytes: 0,
+            newlines: 0,
+            last_line_bytes: 0,
+            spill: None,
+        }
+    }
+
+    /// Add a chunk; may create or extend the spill file.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), Error> {
+        self.total_bytes += chunk.len();
+        match chunk.iter().rposition(|&b| b == b'\n') {
+            Some(pos) => {
+                self.newlines += chunk.iter().filter(|&&b| b == b'\n').count();
+                self.last_line_bytes = chunk.len() - pos - 1;
+            }
+            None => self.last_line_bytes += chunk.len(),
+        }
+        self.tail.extend_from_slice(chunk);
+        if let Some((path, file)) = &mut self.spill {
+            file.write_all(chunk).map_err(|e| Error::io("write", path, e))?;
+        } else if self.total_bytes > DEFAULT_MAX_BYTES {
+            self.start_spill()?;
+        }
+        if self.tail.len() > 2 * TAIL_BYTES {
+            let mut cut = self.tail.len() - TAIL_BYTES;
+            while cut < self.tail.len() && (self.tail[cut] & 0xC0) == 0x80 {
+                cut += 1;
+            }
+            self.tail.drain(..cut);
+            self.trimmed = true;
+        }
+        Ok(())
+    }
+
+    /// Create the spill file with everything so far (the tail is still the whole output here:
+    /// it is only trimmed long after the 50 KiB spill threshold).
+    fn start_spill(&mut self) -> Result<(), Error> {
+        let path = self.temp_dir.join(format!("pi-bash-{}.log", random_hex()));
+        let mut file = File::create(&path).map_err(|e| Error::io("open", &path, e))?;
+        file.write_all(&self.tail)
+            .map_err(|e| Error::io("write", &path, e))?;
+        self.spill = Some((path, file));
+        Ok(())
+    }
+
+    /// Flush the spill file; if the output is truncated (e.g. by lines) but was never spilled,
+    /// spill it now so the notice can name a full-output file.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        if self.spill.is_none() && self.snapshot().truncation.truncated {
+            self.start_spill()?;
+        }
+        if let Some((path, file)) = &mut self.spill {
+            file.flush().map_err(|e| Error::io("write", path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Byte size of the output's last line (for the partial-line notice).
+    pub fn last_line_bytes(&self) -> usize {
+        self.last_line_bytes
+    }
+
+    /// The tail-truncated view; totals describe the whole output, not just the kept tail.
+    pub fn snapshot(&self) -> Snapshot {
+        let text = String::from_utf8_lossy(&self.tail);
+        let mut truncation = truncate_tail(&text, Limits::default());
+        if self.trimmed {
+            truncation.truncated = true;
+            truncation.total_lines = self.newlines + 1;
+            truncation.total_bytes = self.total_bytes;
+        }
+        Snapshot {
+            truncation,
+            full_output_path: self.spill.as_ref().map(|(path, _)| path.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_output_stays_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = OutputAccumulator::new(dir.path());
+        acc.push(b"hello\nwor").unwrap();
+        acc.push(b"ld\n").unwrap();
+        let snap = acc.snapshot();
+        assert_eq!(snap.truncation.content, "hello\nworld\n");
+        assert!(!snap.truncation.truncated);
+        assert_eq!(snap.full_output_path, None);
+        assert!(snap.details().is_empty());
+    }
+
+    #[test]
+    fn large_output_spills_everything_and_counts_all_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = OutputAccumulator::new(dir.path());
+        let mut all = Vec::new();
+        for i in 0..20_000 {
+            let line = format!("line {i:05}\n");
+            all.extend_from_slice(line.as_bytes());
+            acc.push(line.as_bytes()).unwrap();
+        }
+        acc.finish().unwrap();
+        let snap = acc.snapshot();
+        let path = snap.full_output_path.clone().unwrap();
+        assert!(path.file_name().unwrap().to_string_lossy().starts_with("pi-bash-"));
+        assert_eq!(std::fs::read(&path).unwrap(), all);
+        assert_eq!(snap.truncation.total_lines, 20_001);
+        assert_eq!(snap.truncation.total_bytes, all.len());
+        assert_eq!(snap.truncation.output_lines, 2000);
+        assert!(snap.truncation.content.ends_with("line 19999\n"));
+    }
+}
