@@ -6,7 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use filo_ai::{AssistantMessage, ContentBlock, Message, Model, ModelClient, StreamOptions, ToolCall};
+use filo_ai::{
+    AssistantMessage, ContentBlock, Message, Model, ModelClient, StreamOptions, ToolCall,
+};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -34,7 +36,10 @@ pub type GetApiKey =
 
 /// Called after a tool call's arguments validated; may block the call.
 pub type BeforeToolCall = Arc<
-    dyn Fn(ToolCallInfo, CancellationToken) -> BoxFuture<'static, Result<ToolCallDecision, HookError>>
+    dyn Fn(
+            ToolCallInfo,
+            CancellationToken,
+        ) -> BoxFuture<'static, Result<ToolCallDecision, HookError>>
         + Send
         + Sync,
 >;

@@ -217,7 +217,10 @@ impl Serialize for AgentEvent {
             }
             AgentEvent::MessageUpdate { partial, event } => {
                 let partial = partial.message();
-                map.serialize_entry("assistantMessageEvent", &AssistantEventJson { event, partial })?;
+                map.serialize_entry(
+                    "assistantMessageEvent",
+                    &AssistantEventJson { event, partial },
+                )?;
                 map.serialize_entry("message", &AssistantJson(partial))?;
             }
             AgentEvent::ToolExecutionStart {

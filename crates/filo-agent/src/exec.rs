@@ -19,9 +19,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use filo_ai::{AssistantMessage, ToolCall, ToolResultMessage};
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
-use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -62,7 +62,7 @@ struct Prepared {
 enum Preparation {
     /// Finished without running: the error text.
     Immediate(String),
-    Ready(Prepared),
+    Ready(Box<Prepared>),
 }
 
 struct Executed {
@@ -140,7 +140,7 @@ impl Executor<'_, '_> {
             self.emit_start(call);
             match self.prepare(call).await {
                 Preparation::Immediate(text) => self.finalize(call, error_output(text), true),
-                Preparation::Ready(prepared) => self.execute(vec![prepared]).await,
+                Preparation::Ready(prepared) => self.execute(vec![*prepared]).await,
             }
             if let Some(steering) = self.poll_steering() {
                 for rest in &calls[i + 1..] {
@@ -159,7 +159,7 @@ impl Executor<'_, '_> {
             self.emit_start(call);
             match self.prepare(call).await {
                 Preparation::Immediate(text) => self.finalize(call, error_output(text), true),
-                Preparation::Ready(prepared) => ready.push(prepared),
+                Preparation::Ready(prepared) => ready.push(*prepared),
             }
             if let Some(steering) = self.poll_steering() {
                 for prepared in &ready {
@@ -213,11 +213,11 @@ impl Executor<'_, '_> {
         if self.turn.is_cancelled() {
             return Preparation::Immediate(ABORTED_TEXT.into());
         }
-        Preparation::Ready(Prepared {
+        Preparation::Ready(Box::new(Prepared {
             call: call.clone(),
             tool: Arc::clone(entry.tool()),
             args,
-        })
+        }))
     }
 
     /// Run prepared calls wave by wave, stream their updates, finalise in order.
@@ -269,7 +269,10 @@ impl Executor<'_, '_> {
     ) -> BoxFuture<'static, (usize, Executed)> {
         let Some(p) = prepared else {
             return Box::pin(async move {
-                (index, Executed::from_result(Err(ToolError::failed(ABORTED_TEXT))))
+                (
+                    index,
+                    Executed::from_result(Err(ToolError::failed(ABORTED_TEXT))),
+                )
             });
         };
         let cancel = self.turn.child_token();
@@ -286,7 +289,10 @@ impl Executor<'_, '_> {
         };
         Box::pin(async move {
             if cancel.is_cancelled() {
-                return (index, Executed::from_result(Err(ToolError::failed(ABORTED_TEXT))));
+                return (
+                    index,
+                    Executed::from_result(Err(ToolError::failed(ABORTED_TEXT))),
+                );
             }
             let result = with_grace(tool.execute(ctx), &cancel, grace).await;
             (index, Executed::from_result(result))
@@ -370,7 +376,11 @@ fn plan_waves(prepared: &[Prepared]) -> Vec<std::ops::Range<usize>> {
     for (i, p) in prepared.iter().enumerate() {
         let shared = p.tool.concurrency() == Concurrency::Shared;
         match waves.last_mut() {
-            Some(last) if shared && last.end == i && prepared[last.start].tool.concurrency() == Concurrency::Shared => {
+            Some(last)
+                if shared
+                    && last.end == i
+                    && prepared[last.start].tool.concurrency() == Concurrency::Shared =>
+            {
                 last.end = i + 1;
             }
             _ => waves.push(i..i + 1),

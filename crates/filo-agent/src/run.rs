@@ -220,32 +220,20 @@ impl Run<'_> {
         Ok(produced)
     }
 
-    /// Build the model's context for this call: transform, then convert.
-    async fn llm_context(&self, turn: &CancellationToken) -> Result<Context, AgentError> {
-        let messages = match &self.config.transform_context {
-            Some(transform) => {
-                let transformed = transform((*self.messages).clone(), turn.clone())
-                    .await
-                    .map_err(|e| AgentError::Hook(e.0))?;
-                (self.config.convert_to_llm)(&transformed)
-            }
-            None => (self.config.convert_to_llm)(&self.messages),
-        };
-        let tools = self.tools.definitions();
-        Ok(Context {
-            system_prompt: self.system_prompt.clone(),
-            messages,
-            tools: (!tools.is_empty()).then(|| tools.to_vec()),
-        })
-    }
-
     /// Stream one assistant message, emitting its events; returns the final message.
     async fn stream_assistant(
         &mut self,
         turn: &CancellationToken,
     ) -> Result<AssistantMessage, AgentError> {
-        let context = self.llm_context(turn).await?;
         let config = self.config;
+        let context = llm_context(
+            config,
+            self.system_prompt.clone(),
+            Arc::clone(&self.messages),
+            &self.tools,
+            turn,
+        )
+        .await?;
         let mut options = config.options.clone();
         if let Some(get_key) = &config.get_api_key {
             let key = get_key(config.model.provider.clone())
@@ -326,6 +314,33 @@ impl Run<'_> {
         message.error_message = Some(text.to_string());
         message
     }
+}
+
+/// Build the model's context for one call: transform, then convert.
+async fn llm_context(
+    config: &LoopConfig,
+    system_prompt: Option<String>,
+    messages: Arc<Vec<AgentMessage>>,
+    tools: &ToolSet,
+    turn: &CancellationToken,
+) -> Result<Context, AgentError> {
+    let definitions = tools.definitions();
+    let tools = (!definitions.is_empty()).then(|| definitions.to_vec());
+    let messages = match &config.transform_context {
+        Some(transform) => {
+            let owned = Arc::unwrap_or_clone(messages);
+            let transformed = transform(owned, turn.clone())
+                .await
+                .map_err(|e| AgentError::Hook(e.0))?;
+            (config.convert_to_llm)(&transformed)
+        }
+        None => (config.convert_to_llm)(&messages),
+    };
+    Ok(Context {
+        system_prompt,
+        messages,
+        tools,
+    })
 }
 
 /// pi's synthetic message for a run whose loop failed: empty text, `error` or `aborted`.

@@ -35,6 +35,13 @@ pub(crate) struct MessageQueue {
 }
 
 impl MessageQueue {
+    pub(crate) fn new(mode: QueueMode) -> Self {
+        MessageQueue {
+            mode,
+            items: VecDeque::new(),
+        }
+    }
+
     pub(crate) fn push(&mut self, m: AgentMessage) {
         self.items.push_back(m);
     }
@@ -59,7 +66,7 @@ impl MessageQueue {
 #[derive(Debug, Clone)]
 pub(crate) enum StreamView {
     /// A message whose `message_start` was seen.
-    Started(AgentMessage),
+    Started(Box<AgentMessage>),
     /// The live partial of the last `message_update`. A weak handle, so the loop can keep
     /// applying deltas in place; it reads as gone for the instant between a delta and its event.
     Live(Weak<Accumulator>),
@@ -89,7 +96,10 @@ impl std::fmt::Debug for AgentState {
             .field("system_prompt", &self.system_prompt)
             .field("model", &self.model.as_ref().map(|m| &m.id))
             .field("thinking_level", &self.thinking_level)
-            .field("tools", &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
             .field("messages", &self.messages.len())
             .field("is_streaming", &self.is_streaming)
             .field("pending_tool_calls", &self.pending_tool_calls)
@@ -117,7 +127,7 @@ impl State {
     pub(crate) fn apply(&mut self, event: &AgentEvent) {
         match event {
             AgentEvent::MessageStart { message } => {
-                self.stream = Some(StreamView::Started(message.clone()));
+                self.stream = Some(StreamView::Started(Box::new(message.clone())));
             }
             AgentEvent::MessageUpdate { partial, .. } => {
                 self.stream = Some(StreamView::Live(partial.downgrade()));
@@ -151,7 +161,7 @@ impl State {
 
     pub(crate) fn stream_message(&self) -> Option<AgentMessage> {
         match self.stream.as_ref()? {
-            StreamView::Started(m) => Some(m.clone()),
+            StreamView::Started(m) => Some((**m).clone()),
             StreamView::Live(weak) => weak
                 .upgrade()
                 .map(|acc| AgentMessage::from(acc.partial().clone())),

@@ -39,7 +39,10 @@ impl ToolEntry {
             .map_err(Clone::clone)?;
         let mut coerced = args.clone();
         coerce(&self.schema, &mut coerced);
-        let lines: Vec<String> = validator.iter_errors(&coerced).map(|e| describe(&e)).collect();
+        let lines: Vec<String> = validator
+            .iter_errors(&coerced)
+            .map(|e| describe(&e))
+            .collect();
         if lines.is_empty() {
             return Ok(coerced);
         }
@@ -105,29 +108,48 @@ impl ToolSet {
 
 /// One line of pi's error list: `  - <path>: <message>`, Ajv's wording where it has one.
 fn describe(error: &ValidationError<'_>) -> String {
-    let path = error.instance_path().as_str().trim_start_matches('/').to_string();
+    let path = error
+        .instance_path()
+        .as_str()
+        .trim_start_matches('/')
+        .to_string();
     let (path, message) = match error.kind() {
         ValidationErrorKind::Required { property } => {
-            let p = property.as_str().map_or_else(|| property.to_string(), str::to_string);
-            let full = if path.is_empty() { p.clone() } else { format!("{path}/{p}") };
+            let p = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_string);
+            let full = if path.is_empty() {
+                p.clone()
+            } else {
+                format!("{path}/{p}")
+            };
             (full, format!("must have required property '{p}'"))
         }
         ValidationErrorKind::Type { kind } => {
             let types = match kind {
                 TypeKind::Single(t) => t.to_string(),
-                TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(","),
+                TypeKind::Multiple(set) => set
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
             };
             (path, format!("must be {types}"))
         }
         ValidationErrorKind::AdditionalProperties { .. } => {
             (path, "must NOT have additional properties".to_string())
         }
-        ValidationErrorKind::Enum { .. } => {
-            (path, "must be equal to one of the allowed values".to_string())
-        }
+        ValidationErrorKind::Enum { .. } => (
+            path,
+            "must be equal to one of the allowed values".to_string(),
+        ),
         _ => (path, error.to_string()),
     };
-    let path = if path.is_empty() { "root".to_string() } else { path };
+    let path = if path.is_empty() {
+        "root".to_string()
+    } else {
+        path
+    };
     format!("  - {path}: {message}")
 }
 
@@ -253,14 +275,21 @@ mod tests {
     #[test]
     fn failures_use_pis_text() {
         let s = set(read_schema());
-        let err = s.get("read").unwrap().validate(&json!({"limit":"many"})).unwrap_err();
+        let err = s
+            .get("read")
+            .unwrap()
+            .validate(&json!({"limit":"many"}))
+            .unwrap_err();
         let (head, received) = err.split_once("\n\nReceived arguments:\n").unwrap();
         let mut lines: Vec<&str> = head.lines().collect();
         assert_eq!(lines.remove(0), "Validation failed for tool \"read\":");
         lines.sort_unstable();
         assert_eq!(
             lines,
-            ["  - limit: must be number", "  - path: must have required property 'path'"]
+            [
+                "  - limit: must be number",
+                "  - path: must have required property 'path'"
+            ]
         );
         assert_eq!(received, "{\n  \"limit\": \"many\"\n}");
         let root = s.get("read").unwrap().validate(&json!("x")).unwrap_err();
@@ -271,7 +300,10 @@ mod tests {
     fn broken_schema_is_a_model_facing_error() {
         let s = set(json!({"type": 5}));
         let err = s.get("read").unwrap().validate(&json!({})).unwrap_err();
-        assert!(err.starts_with("Invalid JSON Schema for tool \"read\""), "{err}");
+        assert!(
+            err.starts_with("Invalid JSON Schema for tool \"read\""),
+            "{err}"
+        );
         assert!(s.get("write").is_none());
     }
 }

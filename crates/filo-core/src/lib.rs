@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod auth;
+pub mod compaction;
 mod json_file;
 pub mod resources;
 pub mod settings;

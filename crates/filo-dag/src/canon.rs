@@ -201,7 +201,10 @@ fn write_value(value: &Value, order: KeyOrder, out: &mut String) {
 fn write_object(map: &Map<String, Value>, order: KeyOrder, out: &mut String) {
     let mut keys: Vec<(&String, &Value)> = match order {
         // The replacer assigns `__proto__` through the prototype setter: no own property.
-        KeyOrder::Sorted => map.iter().filter(|(k, _)| k.as_str() != "__proto__").collect(),
+        KeyOrder::Sorted => map
+            .iter()
+            .filter(|(k, _)| k.as_str() != "__proto__")
+            .collect(),
         KeyOrder::Insertion => map.iter().collect(),
     };
     match order {

@@ -21,7 +21,10 @@ fn blob_canonical(blob_type: &str, content: Value) -> String {
 /// and the allocation-free `blob_hash`.
 fn check_blob(blob_type: &str, content: Value, canonical: &str, hash: &str) {
     assert_eq!(blob_canonical(blob_type, content.clone()), canonical);
-    assert_eq!(hash_value(&json!({ "type": blob_type, "content": content.clone() })), hash);
+    assert_eq!(
+        hash_value(&json!({ "type": blob_type, "content": content.clone() })),
+        hash
+    );
     assert_eq!(blob_hash(blob_type, &content), hash);
 }
 
@@ -54,13 +57,21 @@ fn node(
     if let Some(s) = sph.filter(|s| !s.is_empty()) {
         generic.insert("system_prompt_hash".into(), json!(s));
     }
-    assert_eq!(node_canonical_json(&input), canonical_json(&Value::Object(generic)));
+    assert_eq!(
+        node_canonical_json(&input),
+        canonical_json(&Value::Object(generic))
+    );
     node_hash(&input)
 }
 
 #[test]
 fn vectors_1_to_5_simple_blobs() {
-    check_blob("text", json!("hello"), r#"{"content":"hello","type":"text"}"#, H1);
+    check_blob(
+        "text",
+        json!("hello"),
+        r#"{"content":"hello","type":"text"}"#,
+        H1,
+    );
     check_blob(
         "thinking",
         json!("Let me think."),
@@ -89,14 +100,45 @@ fn vectors_1_to_5_simple_blobs() {
 
 #[test]
 fn vectors_6_to_8_pi_nodes() {
-    let v6 = node(None, &[H1], "user", 1_700_000_000_000, Some("a1b2c3d4"), None);
+    let v6 = node(
+        None,
+        &[H1],
+        "user",
+        1_700_000_000_000,
+        Some("a1b2c3d4"),
+        None,
+    );
     assert_eq!(v6, H6);
-    let v7 = node(Some(H6), &[H2, H3], "assistant", 1_700_000_001_000, Some("e5f6a7b8"), Some(H5));
+    let v7 = node(
+        Some(H6),
+        &[H2, H3],
+        "assistant",
+        1_700_000_001_000,
+        Some("e5f6a7b8"),
+        Some(H5),
+    );
     assert_eq!(v7, H7);
-    let v8 = node(Some(H7), &[H4], "toolResult", 1_700_000_002_000, Some("c9d0e1f2"), Some(H5));
-    assert_eq!(v8, "84ee9f8712a96f88c577852066e7b9ab7231de58d9a70be76766615c56f4cbe7");
+    let v8 = node(
+        Some(H7),
+        &[H4],
+        "toolResult",
+        1_700_000_002_000,
+        Some("c9d0e1f2"),
+        Some(H5),
+    );
+    assert_eq!(
+        v8,
+        "84ee9f8712a96f88c577852066e7b9ab7231de58d9a70be76766615c56f4cbe7"
+    );
     // An empty system prompt hash is falsy: the key is left out.
-    let empty = node(None, &[H1], "user", 1_700_000_000_000, Some("a1b2c3d4"), Some(""));
+    let empty = node(
+        None,
+        &[H1],
+        "user",
+        1_700_000_000_000,
+        Some("a1b2c3d4"),
+        Some(""),
+    );
     assert_eq!(empty, H6);
 }
 
@@ -109,7 +151,10 @@ fn vectors_9_and_10_departure() {
         H9,
     );
     let v10 = node(Some(H7), &[H9], "toolResult", 1_700_000_003_000, None, None);
-    assert_eq!(v10, "d4e2a3cb71a34be13d12e735e59b496219d30d6d86f17e37ff966ead4631c10c");
+    assert_eq!(
+        v10,
+        "d4e2a3cb71a34be13d12e735e59b496219d30d6d86f17e37ff966ead4631c10c"
+    );
 }
 
 #[test]
@@ -120,7 +165,10 @@ fn vectors_11_and_12_carryover() {
     assert_eq!(blob_hash("text", &json!(text)), H11);
     let ext = "123e4567-e89b-12d3-a456-426614174000";
     let v12 = node(Some(H6), &[H11], "user", 1_700_000_004_000, Some(ext), None);
-    assert_eq!(v12, "8b08f007a776484055513caf5139db156f13c7e8d70ece213968534b42ec3493");
+    assert_eq!(
+        v12,
+        "8b08f007a776484055513caf5139db156f13c7e8d70ece213968534b42ec3493"
+    );
 }
 
 #[test]
@@ -213,10 +261,16 @@ fn vector_19_empty_containers() {
 
 #[test]
 fn proto_key_is_dropped_only_when_sorting() {
-    let v: Value = serde_json::from_str(r#"{"__proto__":1,"b":2,"4294967296":3,"4294967295":4}"#)
-        .unwrap();
-    assert_eq!(canonical_json(&v), r#"{"4294967295":4,"4294967296":3,"b":2}"#);
-    assert_eq!(js_json(&v), r#"{"4294967295":4,"__proto__":1,"b":2,"4294967296":3}"#);
+    let v: Value =
+        serde_json::from_str(r#"{"__proto__":1,"b":2,"4294967296":3,"4294967295":4}"#).unwrap();
+    assert_eq!(
+        canonical_json(&v),
+        r#"{"4294967295":4,"4294967296":3,"b":2}"#
+    );
+    assert_eq!(
+        js_json(&v),
+        r#"{"4294967295":4,"__proto__":1,"b":2,"4294967296":3}"#
+    );
 }
 
 #[test]
@@ -240,9 +294,13 @@ fn pretty_text_matches_json_stringify_indent_2() {
 
 #[test]
 fn big_integers_round_like_javascript() {
-    let v: Value = serde_json::from_str("[9007199254740993,-9223372036854775808,18446744073709551615]")
-        .unwrap();
-    assert_eq!(canonical_json(&v), "[9007199254740992,-9223372036854776000,18446744073709552000]");
+    let v: Value =
+        serde_json::from_str("[9007199254740993,-9223372036854775808,18446744073709551615]")
+            .unwrap();
+    assert_eq!(
+        canonical_json(&v),
+        "[9007199254740992,-9223372036854776000,18446744073709552000]"
+    );
 }
 
 fn arb_json() -> impl Strategy<Value = Value> {
@@ -250,7 +308,9 @@ fn arb_json() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         (-(1i64 << 53)..(1i64 << 53)).prop_map(Value::from),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
         "\\PC{0,8}".prop_map(Value::String),
         "[\\x00-\\x1f\"\\\\a😀｡]{0,4}".prop_map(Value::String),
     ];
@@ -258,7 +318,12 @@ fn arb_json() -> impl Strategy<Value = Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
             prop::collection::vec(("[a-c0-9_😀｡-]{0,3}", inner), 0..6).prop_map(|pairs| {
-                Value::Object(pairs.into_iter().filter(|(k, _)| k != "__proto__").collect())
+                Value::Object(
+                    pairs
+                        .into_iter()
+                        .filter(|(k, _)| k != "__proto__")
+                        .collect(),
+                )
             }),
         ]
     })
@@ -268,9 +333,12 @@ fn arb_json() -> impl Strategy<Value = Value> {
 fn reversed(v: &Value) -> Value {
     match v {
         Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
-        Value::Object(map) => {
-            Value::Object(map.iter().rev().map(|(k, v)| (k.clone(), reversed(v))).collect())
-        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -283,7 +351,9 @@ fn same_json(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
         }
         _ => a == b,
     }

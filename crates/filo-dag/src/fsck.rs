@@ -83,16 +83,15 @@ impl Store {
                 let rows = stmt.query_map([], |r| Ok((r.get(0)?, count(r.get(1)?))))?;
                 Ok(rows.collect::<rusqlite::Result<_>>()?)
             };
-            let one = |sql: &str| -> Result<u64> { Ok(count(tx.query_row(sql, [], |r| r.get(0))?)) };
+            let one =
+                |sql: &str| -> Result<u64> { Ok(count(tx.query_row(sql, [], |r| r.get(0))?)) };
             Ok(Stats {
                 roles: group("SELECT role, COUNT(*) FROM nodes GROUP BY role")?,
                 blob_types: group("SELECT type, COUNT(*) FROM blobs GROUP BY type")?,
                 actions: one("SELECT COUNT(*) FROM action_log")?,
                 refs: self.refs()?.into_iter().collect(),
-                leaves: one(
-                    "SELECT COUNT(*) FROM nodes n WHERE NOT EXISTS \
-                     (SELECT 1 FROM nodes c WHERE c.parent_id = n.id)",
-                )?,
+                leaves: one("SELECT COUNT(*) FROM nodes n WHERE NOT EXISTS \
+                     (SELECT 1 FROM nodes c WHERE c.parent_id = n.id)")?,
                 db_bytes: one(
                     "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
                 )?,
@@ -113,7 +112,9 @@ impl Store {
     }
 
     fn check_blobs(&self, report: &mut FsckReport) -> Result<()> {
-        let mut stmt = self.conn.prepare("SELECT hash, type, content FROM blobs ORDER BY rowid")?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT hash, type, content FROM blobs ORDER BY rowid")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let (hash, kind, content): (String, String, String) =
@@ -131,7 +132,11 @@ impl Store {
                 }
             };
             if let Some(message) = problem {
-                report.problems.push(Problem { kind: "blob", key: hash, message });
+                report.problems.push(Problem {
+                    kind: "blob",
+                    key: hash,
+                    message,
+                });
             }
         }
         Ok(())
@@ -154,7 +159,11 @@ impl Store {
             let ext: Option<String> = row.get(6)?;
             let Ok(parts) = serde_json::from_str::<Vec<String>>(&parts_text) else {
                 let message = "parts_list is not a JSON array of strings".into();
-                report.problems.push(Problem { kind: "node", key: id, message });
+                report.problems.push(Problem {
+                    kind: "node",
+                    key: id,
+                    message,
+                });
                 continue;
             };
             let shapes: [(Option<&str>, Option<&str>); 4] = [
@@ -175,7 +184,12 @@ impl Store {
                 canon::node_hash(&input) == id
             });
             match matched {
-                Some((e, s)) => *report.shapes.entry(shape_name(e.is_some(), s.is_some())).or_default() += 1,
+                Some((e, s)) => {
+                    *report
+                        .shapes
+                        .entry(shape_name(e.is_some(), s.is_some()))
+                        .or_default() += 1
+                }
                 None => report.problems.push(Problem {
                     kind: "node",
                     key: id,
@@ -229,7 +243,11 @@ impl Store {
                     rusqlite::types::Value::Text(t) => t,
                     _ => String::new(),
                 };
-                Ok(Problem { kind, key, message: r.get(1)? })
+                Ok(Problem {
+                    kind,
+                    key,
+                    message: r.get(1)?,
+                })
             })?;
             for problem in rows {
                 report.problems.push(problem?);

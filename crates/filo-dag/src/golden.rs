@@ -20,8 +20,7 @@ pub const NOW: i64 = 1_767_265_374_000;
 /// The system prompt of every Pi node.
 pub const SYSTEM_PROMPT: &str = "You are Filo.";
 /// The session path in the SESSION_SWITCH metadata.
-pub const SESSION_PATH: &str =
-    "/home/u/.pi/agent/sessions/x/2026-01-01T09-00-00-000Z_abc.jsonl";
+pub const SESSION_PATH: &str = "/home/u/.pi/agent/sessions/x/2026-01-01T09-00-00-000Z_abc.jsonl";
 /// The tobe carryover message.
 pub const CARRYOVER: &str = "User wants Python, not TypeScript.";
 /// Number of node rows in the full scenario.
@@ -100,40 +99,84 @@ fn pi_rows() -> Vec<NodeCommit> {
     });
     let tobe_args = json!({ "target_node_hash": "pi:11223344", "carryover_message": CARRYOVER });
     vec![
-        pi(role::USER, 0, "a1b2c3d4", "off", vec![NewBlob::text(
-            "Build a CLI that prints the weather for a city.",
-        )]),
-        pi(role::ASSISTANT, 4_000, "e5f6a7b8", "off", vec![
-            NewBlob::thinking("Check the repo layout first."),
-            NewBlob::text("Let me look at the repo first."),
-            NewBlob::tool_call("toolu_01", "bash", Some(json!({ "command": "ls" }))),
-        ]),
-        pi(role::TOOL_RESULT, 5_000, "c9d0e1f2", "off", vec![text_result(
-            "toolu_01",
-            "bash",
-            "README.md\nsrc",
-        )]),
-        pi(role::ASSISTANT, 8_000, "11223344", "off", vec![NewBlob::text(
-            "The repo has a src folder. I will create src/weather.ts with a fetch-based client.",
-        )]),
-        pi(role::PI_INTERNAL, 68_000, "0a1b2c3d", "high", vec![NewBlob::pi_meta(meta)]),
-        pi(role::USER, 70_000, "55667788", "high", vec![NewBlob::text(
-            "Actually, use Python instead.",
-        )]),
-        pi(role::ASSISTANT, 75_000, "99aabbcc", "high", vec![NewBlob::tool_call(
-            "toolu_02",
-            "life",
-            Some(json!({ "ancestors": 3 })),
-        )]),
-        pi(role::TOOL_RESULT, 75_500, "ddeeff00", "high", vec![text_result(
-            "toolu_02",
-            "life",
-            "...tree...",
-        )]),
-        pi(role::ASSISTANT, 79_500, "0f1e2d3c", "high", vec![
-            NewBlob::text("Going back to before the TS decision."),
-            NewBlob::tool_call("toolu_03", "tobe", Some(tobe_args)),
-        ]),
+        pi(
+            role::USER,
+            0,
+            "a1b2c3d4",
+            "off",
+            vec![NewBlob::text(
+                "Build a CLI that prints the weather for a city.",
+            )],
+        ),
+        pi(
+            role::ASSISTANT,
+            4_000,
+            "e5f6a7b8",
+            "off",
+            vec![
+                NewBlob::thinking("Check the repo layout first."),
+                NewBlob::text("Let me look at the repo first."),
+                NewBlob::tool_call("toolu_01", "bash", Some(json!({ "command": "ls" }))),
+            ],
+        ),
+        pi(
+            role::TOOL_RESULT,
+            5_000,
+            "c9d0e1f2",
+            "off",
+            vec![text_result("toolu_01", "bash", "README.md\nsrc")],
+        ),
+        pi(
+            role::ASSISTANT,
+            8_000,
+            "11223344",
+            "off",
+            vec![NewBlob::text(
+                "The repo has a src folder. I will create src/weather.ts with a fetch-based client.",
+            )],
+        ),
+        pi(
+            role::PI_INTERNAL,
+            68_000,
+            "0a1b2c3d",
+            "high",
+            vec![NewBlob::pi_meta(meta)],
+        ),
+        pi(
+            role::USER,
+            70_000,
+            "55667788",
+            "high",
+            vec![NewBlob::text("Actually, use Python instead.")],
+        ),
+        pi(
+            role::ASSISTANT,
+            75_000,
+            "99aabbcc",
+            "high",
+            vec![NewBlob::tool_call(
+                "toolu_02",
+                "life",
+                Some(json!({ "ancestors": 3 })),
+            )],
+        ),
+        pi(
+            role::TOOL_RESULT,
+            75_500,
+            "ddeeff00",
+            "high",
+            vec![text_result("toolu_02", "life", "...tree...")],
+        ),
+        pi(
+            role::ASSISTANT,
+            79_500,
+            "0f1e2d3c",
+            "high",
+            vec![
+                NewBlob::text("Going back to before the TS decision."),
+                NewBlob::tool_call("toolu_03", "tobe", Some(tobe_args)),
+            ],
+        ),
     ]
 }
 
@@ -145,7 +188,11 @@ fn tobe(store: &Store) -> Result<()> {
     let departure = store.commit_node(
         &NodeCommit::new(role::TOOL_RESULT, at)
             .parent(from.map_or(Parent::Root, Parent::Node))
-            .part(text_result("tobe_departure", "tobe", "Incarnation initiated → b85004a7b193")),
+            .part(text_result(
+                "tobe_departure",
+                "tobe",
+                "Incarnation initiated → b85004a7b193",
+            )),
     )?;
     store.set_ref("PI_HEAD", ids::ROW4)?;
     let carry = store.commit_node(
@@ -175,9 +222,15 @@ pub fn build_until(store: &Store, rows: usize) -> Result<()> {
         tobe(store)?;
     }
     if rows >= 12 {
-        store.commit_node(&pi(role::ASSISTANT, 83_000, "bb000003", "high", vec![NewBlob::text(
-            "Understood: switching to Python. I will create weather.py.",
-        )]))?;
+        store.commit_node(&pi(
+            role::ASSISTANT,
+            83_000,
+            "bb000003",
+            "high",
+            vec![NewBlob::text(
+                "Understood: switching to Python. I will create weather.py.",
+            )],
+        ))?;
     }
     if rows >= 13 {
         store.commit_node(
@@ -193,7 +246,9 @@ pub fn build_until(store: &Store, rows: usize) -> Result<()> {
             (
                 action_type::SESSION_SWITCH,
                 Some(ids::ROW12.to_owned()),
-                Some(format!(r#"{{"trigger":"human","session":"{SESSION_PATH}"}}"#)),
+                Some(format!(
+                    r#"{{"trigger":"human","session":"{SESSION_PATH}"}}"#
+                )),
             ),
         ] {
             store.log_action(&NewAction {

@@ -129,7 +129,10 @@ pub struct NewBlob {
 impl NewBlob {
     /// A blob of any type.
     pub fn new(blob_type: impl Into<String>, content: Value) -> Self {
-        Self { blob_type: blob_type.into(), content }
+        Self {
+            blob_type: blob_type.into(),
+            content,
+        }
     }
 
     /// A `text` blob.
@@ -152,7 +155,12 @@ impl NewBlob {
     }
 
     /// A `tool_result` blob `{toolCallId, toolName, content, isError}`.
-    pub fn tool_result(tool_call_id: &str, tool_name: &str, content: Value, is_error: bool) -> Self {
+    pub fn tool_result(
+        tool_call_id: &str,
+        tool_name: &str,
+        content: Value,
+        is_error: bool,
+    ) -> Self {
         Self::new(
             blob_type::TOOL_RESULT,
             json!({ "toolCallId": tool_call_id, "toolName": tool_name, "content": content, "isError": is_error }),
@@ -276,7 +284,10 @@ impl NodeCommit {
 
     /// Moves `name` to the new node.
     pub fn move_ref(mut self, name: impl Into<String>, expect: Expect) -> Self {
-        self.refs.push(RefMove { name: name.into(), expect });
+        self.refs.push(RefMove {
+            name: name.into(),
+            expect,
+        });
         self
     }
 }

@@ -52,14 +52,21 @@ impl Store {
     /// One node by exact id.
     pub fn node(&self, id: &str) -> Result<Option<Node>> {
         let sql = format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.id = ?1");
-        let node = self.conn.prepare_cached(&sql)?.query_row([id], |r| node_from_row(r, 0));
+        let node = self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row([id], |r| node_from_row(r, 0));
         Ok(node.optional()?)
     }
 
     /// One blob by hash.
     pub fn blob(&self, hash: &str) -> Result<Option<Blob>> {
         let sql = "SELECT hash, type, content, thought_signature FROM blobs WHERE hash = ?1";
-        Ok(self.conn.prepare_cached(sql)?.query_row([hash], blob_from_row).optional()?)
+        Ok(self
+            .conn
+            .prepare_cached(sql)?
+            .query_row([hash], blob_from_row)
+            .optional()?)
     }
 
     /// The blobs with the given hashes, in one query (missing ones are absent from the map).
@@ -83,7 +90,11 @@ impl Store {
             return Ok(None);
         }
         let sql = "SELECT id FROM nodes WHERE external_id = ?1 ORDER BY rowid LIMIT 1";
-        Ok(self.conn.prepare_cached(sql)?.query_row([ext], |r| r.get(0)).optional()?)
+        Ok(self
+            .conn
+            .prepare_cached(sql)?
+            .query_row([ext], |r| r.get(0))
+            .optional()?)
     }
 
     /// Resolution as life and recall do it: strip one leading `pi:`, try the external id, then the
@@ -104,7 +115,8 @@ impl Store {
 
     /// The children of a node in insertion (rowid) order, in one indexed query.
     pub fn children(&self, id: &str) -> Result<Vec<Node>> {
-        let sql = format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.parent_id = ?1 ORDER BY n.rowid");
+        let sql =
+            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.parent_id = ?1 ORDER BY n.rowid");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map([id], |r| node_from_row(r, 0))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -124,7 +136,10 @@ impl Store {
              SELECT root, COUNT(*) - 1 FROM d GROUP BY root";
         let mut stmt = self.conn.prepare_cached(sql)?;
         let rows = stmt.query_map([parent], |r| {
-            Ok((r.get::<_, String>(0)?, u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0)))
+            Ok((
+                r.get::<_, String>(0)?,
+                u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+            ))
         })?;
         Ok(rows.collect::<rusqlite::Result<HashMap<_, _>>>()?)
     }
@@ -154,7 +169,12 @@ pub(crate) fn load_blobs<'a>(
     conn: &Connection,
     hashes: impl IntoIterator<Item = &'a String>,
 ) -> Result<HashMap<String, Blob>> {
-    let list = Value::Array(hashes.into_iter().map(|h| Value::String(h.clone())).collect());
+    let list = Value::Array(
+        hashes
+            .into_iter()
+            .map(|h| Value::String(h.clone()))
+            .collect(),
+    );
     let sql = "SELECT hash, type, content, thought_signature FROM blobs \
                WHERE hash IN (SELECT value FROM json_each(?1))";
     let mut stmt = conn.prepare_cached(sql)?;
@@ -189,7 +209,10 @@ pub(crate) fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> 
                 .prepare_cached("SELECT COUNT(*) FROM nodes WHERE id >= ?1 AND id < ?2")?
                 .query_row([prefix, end.as_str()], |r| r.get(0))?;
             let count = u64::try_from(count).unwrap_or(0);
-            Err(DagError::Ambiguous { prefix: prefix.to_owned(), count })
+            Err(DagError::Ambiguous {
+                prefix: prefix.to_owned(),
+                count,
+            })
         }
     }
 }

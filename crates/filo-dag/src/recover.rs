@@ -37,7 +37,9 @@ impl Store {
     /// The pi session entries of the lineage ending at `head`, root first. Two queries: one
     /// recursive CTE for the nodes, one batched blob load.
     pub fn load_entries(&self, head: Option<&str>) -> Result<Vec<Value>> {
-        let Some(head) = head else { return Ok(Vec::new()) };
+        let Some(head) = head else {
+            return Ok(Vec::new());
+        };
         self.read(|_| self.entries_from(head))
     }
 
@@ -67,7 +69,9 @@ fn entry_id(node: &Node) -> String {
 }
 
 fn is_meta(node: &Node, v: &Value) -> bool {
-    let Some(kind) = v.get("type").filter(|t| truthy(t)) else { return false };
+    let Some(kind) = v.get("type").filter(|t| truthy(t)) else {
+        return false;
+    };
     if v.get("role").is_some() {
         return false;
     }
@@ -149,7 +153,11 @@ fn tool_result_text(v: &Value) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    if texts.is_empty() { canon::js_json(v) } else { texts.join("\n") }
+    if texts.is_empty() {
+        canon::js_json(v)
+    } else {
+        texts.join("\n")
+    }
 }
 
 fn or_default(v: Option<&Value>, key: &str, default: Value) -> Value {

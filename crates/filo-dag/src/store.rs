@@ -37,9 +37,22 @@ const OPTIONAL_COLUMNS: &[(&str, &str)] = &[
 /// Columns without which a table is not a Playfilo table.
 const REQUIRED_COLUMNS: &[(&str, &[&str])] = &[
     ("blobs", &["hash", "type", "content"]),
-    ("nodes", &["id", "parent_id", "role", "parts_list", "timestamp"]),
+    (
+        "nodes",
+        &["id", "parent_id", "role", "parts_list", "timestamp"],
+    ),
     ("refs", &["name", "node_id"]),
-    ("action_log", &["id", "timestamp", "action_type", "from_node", "to_node", "metadata"]),
+    (
+        "action_log",
+        &[
+            "id",
+            "timestamp",
+            "action_type",
+            "from_node",
+            "to_node",
+            "metadata",
+        ],
+    ),
 ];
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
@@ -145,7 +158,9 @@ struct Layout {
 
 impl Layout {
     fn needs_migration(&self) -> bool {
-        let tables_ok = REQUIRED_COLUMNS.iter().all(|(t, _)| self.tables.contains(*t));
+        let tables_ok = REQUIRED_COLUMNS
+            .iter()
+            .all(|(t, _)| self.tables.contains(*t));
         let columns_ok = OPTIONAL_COLUMNS
             .iter()
             .all(|(t, c)| self.columns.contains(&((*t).to_owned(), (*c).to_owned())));
@@ -157,10 +172,16 @@ impl Layout {
 }
 
 fn check_magic(path: &Path) -> Result<()> {
-    let io = |source| DagError::Io { path: path.to_path_buf(), source };
+    let io = |source| DagError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut file = std::fs::File::open(path).map_err(io)?;
     let mut header = Vec::with_capacity(16);
-    file.by_ref().take(16).read_to_end(&mut header).map_err(io)?;
+    file.by_ref()
+        .take(16)
+        .read_to_end(&mut header)
+        .map_err(io)?;
     if header.is_empty() || header.as_slice() == SQLITE_MAGIC {
         return Ok(());
     }
@@ -171,7 +192,10 @@ fn check_magic(path: &Path) -> Result<()> {
 }
 
 fn inspect(conn: &Connection, path: &Path) -> Result<Layout> {
-    let not_playfilo = |reason: String| DagError::NotPlayfilo { path: path.to_path_buf(), reason };
+    let not_playfilo = |reason: String| DagError::NotPlayfilo {
+        path: path.to_path_buf(),
+        reason,
+    };
     let mut stmt = conn.prepare("SELECT type, name FROM sqlite_master")?;
     let rows = stmt
         .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
@@ -199,10 +223,15 @@ fn inspect(conn: &Connection, path: &Path) -> Result<Layout> {
             _ => false,
         };
     }
-    let ours = REQUIRED_COLUMNS.iter().filter(|(t, _)| layout.tables.contains(*t)).count();
+    let ours = REQUIRED_COLUMNS
+        .iter()
+        .filter(|(t, _)| layout.tables.contains(*t))
+        .count();
     let foreign = layout.tables.iter().any(|t| !t.starts_with("sqlite_"));
     if ours == 0 && foreign {
-        return Err(not_playfilo("it has tables but none of blobs, nodes, refs, action_log".into()));
+        return Err(not_playfilo(
+            "it has tables but none of blobs, nodes, refs, action_log".into(),
+        ));
     }
     for (table, required) in REQUIRED_COLUMNS {
         if !layout.tables.contains(*table) {
@@ -213,7 +242,9 @@ fn inspect(conn: &Connection, path: &Path) -> Result<Layout> {
             .query_map([], |r| r.get::<_, String>(1))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         if let Some(missing) = required.iter().find(|c| !names.iter().any(|n| n == *c)) {
-            return Err(not_playfilo(format!("table {table} has no column {missing}")));
+            return Err(not_playfilo(format!(
+                "table {table} has no column {missing}"
+            )));
         }
         for name in names {
             layout.columns.insert(((*table).to_owned(), name));
@@ -236,7 +267,9 @@ fn not_sqlite(e: rusqlite::Error, path: &Path) -> DagError {
 fn migrate(tx: &Transaction<'_>, layout: &Layout) -> Result<()> {
     tx.execute_batch(CREATE_TABLES)?;
     for (table, column) in OPTIONAL_COLUMNS {
-        let present = layout.columns.contains(&((*table).to_owned(), (*column).to_owned()));
+        let present = layout
+            .columns
+            .contains(&((*table).to_owned(), (*column).to_owned()));
         if layout.tables.contains(*table) && !present {
             tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} TEXT"))?;
         }

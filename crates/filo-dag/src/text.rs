@@ -87,7 +87,10 @@ pub fn iso_utc(ms: i64) -> String {
 /// `YYYY-MM-DD HH:MM` of `ms` in a zone `offset_s` seconds east of UTC.
 pub fn local_minutes(ms: i64, offset_s: i64) -> String {
     let c = civil(ms, offset_s);
-    format!("{:04}-{:02}-{:02} {:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute)
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}",
+        c.year, c.month, c.day, c.hour, c.minute
+    )
 }
 
 #[cfg(test)]
@@ -111,6 +114,9 @@ mod tests {
         assert_eq!(iso_utc(-1), "1969-12-31T23:59:59.999Z");
         assert_eq!(iso_utc(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(local_minutes(1_767_265_284_000, 0), "2026-01-01 11:01");
-        assert_eq!(local_minutes(1_767_265_284_000, -12 * 3600), "2025-12-31 23:01");
+        assert_eq!(
+            local_minutes(1_767_265_284_000, -12 * 3600),
+            "2025-12-31 23:01"
+        );
     }
 }

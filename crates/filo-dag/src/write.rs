@@ -47,7 +47,8 @@ impl Store {
     /// Points `name` at `node_id` (upsert).
     pub fn set_ref(&self, name: &str, node_id: &str) -> Result<()> {
         self.write(|tx| {
-            tx.prepare_cached(UPSERT_REF)?.execute(params![name, node_id])?;
+            tx.prepare_cached(UPSERT_REF)?
+                .execute(params![name, node_id])?;
             Ok(())
         })
     }
@@ -55,7 +56,8 @@ impl Store {
     /// Deletes the ref row.
     pub fn clear_ref(&self, name: &str) -> Result<()> {
         self.write(|tx| {
-            tx.prepare_cached("DELETE FROM refs WHERE name = ?1")?.execute([name])?;
+            tx.prepare_cached("DELETE FROM refs WHERE name = ?1")?
+                .execute([name])?;
             Ok(())
         })
     }
@@ -72,7 +74,9 @@ impl Store {
             check_ref(tx, name, expected)?;
             match new {
                 Some(id) => tx.prepare_cached(UPSERT_REF)?.execute(params![name, id])?,
-                None => tx.prepare_cached("DELETE FROM refs WHERE name = ?1")?.execute([name])?,
+                None => tx
+                    .prepare_cached("DELETE FROM refs WHERE name = ?1")?
+                    .execute([name])?,
             };
             Ok(())
         })
@@ -80,7 +84,9 @@ impl Store {
 
     /// All refs, by name.
     pub fn refs(&self) -> Result<Vec<(String, String)>> {
-        let mut stmt = self.conn.prepare_cached("SELECT name, node_id FROM refs ORDER BY name")?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name, node_id FROM refs ORDER BY name")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
@@ -105,8 +111,10 @@ impl Store {
 }
 
 pub(crate) fn read_ref(conn: &rusqlite::Connection, name: &str) -> Result<Option<String>> {
-    let value: Option<String> =
-        conn.prepare_cached(SELECT_REF)?.query_row([name], |r| r.get(0)).optional()?;
+    let value: Option<String> = conn
+        .prepare_cached(SELECT_REF)?
+        .query_row([name], |r| r.get(0))
+        .optional()?;
     Ok(value.filter(|v| !v.is_empty()))
 }
 
@@ -125,7 +133,8 @@ fn check_ref(tx: &Transaction<'_>, name: &str, expected: Option<&str>) -> Result
 fn insert_blob(tx: &Transaction<'_>, blob: &NewBlob) -> Result<String> {
     let hash = blob.hash();
     let content = canon::js_json(&blob.content);
-    tx.prepare_cached(INSERT_BLOB)?.execute(params![hash, blob.blob_type, content])?;
+    tx.prepare_cached(INSERT_BLOB)?
+        .execute(params![hash, blob.blob_type, content])?;
     Ok(hash)
 }
 
@@ -139,7 +148,11 @@ fn commit_in(
         Parent::Root => None,
         Parent::Node(id) => Some(id.clone()),
         Parent::Ref(name) => read_ref(tx, name)?,
-        Parent::Previous => Some(previous.ok_or(DagError::NoPreviousNode { index })?.to_owned()),
+        Parent::Previous => Some(
+            previous
+                .ok_or(DagError::NoPreviousNode { index })?
+                .to_owned(),
+        ),
     };
     let mut parts = Vec::with_capacity(commit.parts.len());
     for blob in &commit.parts {
@@ -174,9 +187,14 @@ fn commit_in(
             Expect::Value(v) => check_ref(tx, &mv.name, v.as_deref())?,
             Expect::Parent => check_ref(tx, &mv.name, parent_id.as_deref())?,
         }
-        tx.prepare_cached(UPSERT_REF)?.execute(params![mv.name, id])?;
+        tx.prepare_cached(UPSERT_REF)?
+            .execute(params![mv.name, id])?;
     }
-    Ok(Committed { id, parent_id, inserted })
+    Ok(Committed {
+        id,
+        parent_id,
+        inserted,
+    })
 }
 
 /// `JSON.stringify(parts)`: `["a","b"]`.

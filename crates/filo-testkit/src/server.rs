@@ -243,6 +243,9 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
     }
 }
 
+/// The pause before a cut, long enough for hyper to flush the frames sent so far.
+const CUT_FLUSH: Duration = Duration::from_millis(10);
+
 /// One step of a streamed body.
 enum Step {
     Send(Bytes),
@@ -281,6 +284,8 @@ fn respond(protocol: Protocol, turn: Turn, ctx: &StreamContext) -> Response {
         }) => {
             let all = frames(protocol, &reply, ctx);
             let mut steps = send(&all[..after_events.min(all.len())]);
+            // hyper drops what it has buffered when a body fails: pause first so it flushes.
+            steps.push(Step::Pause(CUT_FLUSH));
             steps.push(Step::Cut);
             steps
         }

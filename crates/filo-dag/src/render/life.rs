@@ -75,7 +75,9 @@ struct View<'a> {
 
 impl View<'_> {
     fn visible(&self, node: &Node) -> bool {
-        node.id == self.focus || Some(node.id.as_str()) == self.head || self.opts.filter.shows(&node.role)
+        node.id == self.focus
+            || Some(node.id.as_str()) == self.head
+            || self.opts.filter.shows(&node.role)
     }
 
     fn line(&self, node: &Node) -> String {
@@ -130,7 +132,10 @@ impl View<'_> {
 }
 
 fn resolve_focus(store: &Store, opts: &LifeOptions, head: Option<&str>) -> Result<String> {
-    let asked = opts.focus.as_deref().filter(|f| !f.is_empty() && *f != "HEAD");
+    let asked = opts
+        .focus
+        .as_deref()
+        .filter(|f| !f.is_empty() && *f != "HEAD");
     let focus = match (asked, head) {
         (Some(f), _) => f,
         (None, Some(h)) => h,
@@ -162,10 +167,18 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
         Some(i) => store.children(&chain[i].id)?,
         None => Vec::new(),
     };
-    let subtree = if opts.children { store.subtree(&focus, opts.max_depth)? } else { Vec::new() };
+    let subtree = if opts.children {
+        store.subtree(&focus, opts.max_depth)?
+    } else {
+        Vec::new()
+    };
 
     let mut hashes: HashSet<&String> = HashSet::new();
-    for node in chain.iter().chain(&siblings_all).chain(subtree.iter().map(|(n, _)| n)) {
+    for node in chain
+        .iter()
+        .chain(&siblings_all)
+        .chain(subtree.iter().map(|(n, _)| n))
+    {
         hashes.extend(&node.parts);
     }
     let mut kids: HashMap<&str, Vec<(&Node, usize)>> = HashMap::new();
@@ -188,16 +201,28 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
         lines.push("...".into());
     }
     if !layered {
-        lines.extend(chain.iter().filter(|n| view.visible(n)).map(|n| view.line(n)));
+        lines.extend(
+            chain
+                .iter()
+                .filter(|n| view.visible(n))
+                .map(|n| view.line(n)),
+        );
         if opts.children {
             view.tree(&focus, 0, "", &mut lines);
         }
     } else {
         let (upper, focus_node) = chain.split_at(chain.len() - 1);
-        lines.extend(upper.iter().filter(|n| view.visible(n)).map(|n| view.line(n)));
+        lines.extend(
+            upper
+                .iter()
+                .filter(|n| view.visible(n))
+                .map(|n| view.line(n)),
+        );
         let parent = &upper[upper.len() - 1];
-        let siblings: Vec<&Node> =
-            siblings_all.iter().filter(|n| n.id != focus && view.visible(n)).collect();
+        let siblings: Vec<&Node> = siblings_all
+            .iter()
+            .filter(|n| n.id != focus && view.visible(n))
+            .collect();
         if siblings.is_empty() {
             lines.push(view.line(&focus_node[0]));
             view.tree(&focus, 0, "", &mut lines);

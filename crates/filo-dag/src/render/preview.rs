@@ -45,10 +45,7 @@ impl FilterMode {
 }
 
 /// The parsed blobs of a node in part order (missing blobs skipped, unparsable content as null).
-pub(crate) fn parts<'a>(
-    node: &Node,
-    blobs: &'a HashMap<String, Blob>,
-) -> Vec<(&'a str, Value)> {
+pub(crate) fn parts<'a>(node: &Node, blobs: &'a HashMap<String, Blob>) -> Vec<(&'a str, Value)> {
     node.parts
         .iter()
         .filter_map(|h| blobs.get(h))
@@ -136,7 +133,9 @@ pub(crate) fn preview(node: &Node, blobs: &HashMap<String, Blob>) -> String {
                 calls.push(format!("[{name}: {}]", truncate(&arguments_json(&v), 40)));
             }
             blob_type::TOOL_RESULT => {
-                tool_name = str_field(&v, "toolName").filter(|s| !s.is_empty()).map(Into::into);
+                tool_name = str_field(&v, "toolName")
+                    .filter(|s| !s.is_empty())
+                    .map(Into::into);
                 let joined = result_texts(&v).join(" ").replace('\n', " ");
                 result = Some(truncate(&joined, 40));
             }
@@ -165,7 +164,9 @@ pub(crate) fn preview(node: &Node, blobs: &HashMap<String, Blob>) -> String {
         role::ASSISTANT => "assistant: (no content)".into(),
         role::TOOL_RESULT => {
             let name = tool_name.unwrap_or_else(|| "tool".into());
-            let out = result.filter(|r| !r.is_empty()).unwrap_or_else(|| "(no output)".into());
+            let out = result
+                .filter(|r| !r.is_empty())
+                .unwrap_or_else(|| "(no output)".into());
             format!("[{name}]: \"{out}\"")
         }
         other if texts.is_empty() => format!("({other})"),
@@ -197,7 +198,10 @@ pub(crate) fn full_text(node: &Node, blobs: &HashMap<String, Blob>) -> String {
             }
             blob_type::PI_META => {
                 let t = v.get("type").filter(|t| truthy(t));
-                out.push(format!("[{}]", t.map_or_else(|| "meta".into(), |t| js_string(Some(t)))));
+                out.push(format!(
+                    "[{}]",
+                    t.map_or_else(|| "meta".into(), |t| js_string(Some(t)))
+                ));
             }
             blob_type::INLINE_DATA => out.push("[inline_data]".into()),
             _ => {}

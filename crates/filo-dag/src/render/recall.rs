@@ -81,7 +81,9 @@ pub fn recall(store: &Store, opts: &RecallOptions) -> Result<String> {
 
 fn render(store: &Store, opts: &RecallOptions) -> Result<String> {
     let id = resolve(store, opts)?;
-    let target = store.node(&id)?.ok_or_else(|| DagError::NodeMissing(crate::short_id(&id).into()))?;
+    let target = store
+        .node(&id)?
+        .ok_or_else(|| DagError::NodeMissing(crate::short_id(&id).into()))?;
     let (b, c) = (opts.budget, opts.context_budget);
     let total = count_visible(store, target.parent_id.as_deref(), opts.filter)?;
     // reserve = B − min(len(context) × C, B / 2); the context may use B − reserve.
@@ -95,14 +97,23 @@ fn render(store: &Store, opts: &RecallOptions) -> Result<String> {
     let mut page = 64usize;
     'walk: while let Some(start) = next.take() {
         let nodes = store.lineage(&start, Some(page))?;
-        next = nodes.last().and_then(|n| n.parent_id.clone()).filter(|_| nodes.len() == page);
+        next = nodes
+            .last()
+            .and_then(|n| n.parent_id.clone())
+            .filter(|_| nodes.len() == page);
         page = page.saturating_mul(2);
-        let visible: Vec<_> = nodes.iter().filter(|n| opts.filter.shows(&n.role)).collect();
+        let visible: Vec<_> = nodes
+            .iter()
+            .filter(|n| opts.filter.shows(&n.role))
+            .collect();
         let blobs = load_blobs(&store.conn, visible.iter().flat_map(|n| &n.parts))?;
         for node in visible {
             let index = total.saturating_sub(seen + 1);
             let text = truncate(&full_text(node, &blobs), c);
-            let entry = format!("  {{ role: \"{}\", text: \"{text}\" }}  // archived", node.role);
+            let entry = format!(
+                "  {{ role: \"{}\", text: \"{text}\" }}  // archived",
+                node.role
+            );
             let len = utf16_len(&entry);
             if (used + len) as f64 > allowed && seen > 0 {
                 omitted = index + 1;
@@ -137,7 +148,11 @@ fn render(store: &Store, opts: &RecallOptions) -> Result<String> {
         target.role,
         target.label()
     ));
-    lines.extend(["  ]".to_owned(), "}".into(), "--- end of archive ---".into()]);
+    lines.extend([
+        "  ]".to_owned(),
+        "}".into(),
+        "--- end of archive ---".into(),
+    ]);
     Ok(lines.join("\n"))
 }
 

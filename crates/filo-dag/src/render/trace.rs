@@ -55,7 +55,11 @@ pub struct TraceOptions {
 
 impl Default for TraceOptions {
     fn default() -> Self {
-        Self { ref_name: "PI_HEAD".into(), limit: 15, mode: TraceMode::Default }
+        Self {
+            ref_name: "PI_HEAD".into(),
+            limit: 15,
+            mode: TraceMode::Default,
+        }
     }
 }
 
@@ -138,5 +142,8 @@ fn quote(text: &str) -> String {
     } else {
         text.to_owned()
     };
-    text.split('\n').map(|l| format!("    > {l}")).collect::<Vec<_>>().join("\n")
+    text.split('\n')
+        .map(|l| format!("    > {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -14,7 +14,12 @@ fn golden_store() -> Store {
 }
 
 fn root_default(descend_hidden: bool) -> LifeOptions {
-    LifeOptions { focus: Some("pi:a1b2c3d4".into()), ancestors: 0, descend_hidden, ..LifeOptions::default() }
+    LifeOptions {
+        focus: Some("pi:a1b2c3d4".into()),
+        ancestors: 0,
+        descend_hidden,
+        ..LifeOptions::default()
+    }
 }
 
 #[test]
@@ -30,7 +35,10 @@ fn reference_life_hides_the_subtree_under_a_meta_node() {
 fn fixed_life_descends_through_hidden_nodes() {
     let store = golden_store();
     let out = life(&store, &root_default(true), NOW).unwrap();
-    assert!(!out.contains("thinking_level_change"), "the meta node itself stays hidden");
+    assert!(
+        !out.contains("thinking_level_change"),
+        "the meta node itself stays hidden"
+    );
     assert!(out.contains("[pi:55667788] (2h ago) user: \"Actually, use Python instead.\""));
     assert!(out.contains("[5fc17736fa65] (2h ago) [tobe]"));
     insta::assert_snapshot!("life_root_default_fixed", out);
@@ -39,7 +47,10 @@ fn fixed_life_descends_through_hidden_nodes() {
 #[test]
 fn life_for_the_terminal_ref_shows_the_pi_branch_as_a_sibling() {
     let store = golden_store();
-    let opts = LifeOptions { ref_name: "terminal_head".into(), ..LifeOptions::default() };
+    let opts = LifeOptions {
+        ref_name: "terminal_head".into(),
+        ..LifeOptions::default()
+    };
     let out = life(&store, &opts, NOW).unwrap();
     assert_eq!(
         out,
@@ -54,18 +65,38 @@ fn life_for_the_terminal_ref_shows_the_pi_branch_as_a_sibling() {
 fn life_errors_use_the_reference_texts() {
     let empty = Store::open_in_memory().unwrap();
     let err = life(&empty, &LifeOptions::default(), NOW).unwrap_err();
-    assert_eq!(format!("Error: {err}"), "Error: No HEAD set and no focus_hash provided.");
+    assert_eq!(
+        format!("Error: {err}"),
+        "Error: No HEAD set and no focus_hash provided."
+    );
     let store = golden_store();
-    let opts = LifeOptions { focus: Some("pi:zzzz".into()), ..LifeOptions::default() };
-    assert_eq!(life(&store, &opts, NOW).unwrap_err().to_string(), "Node not found for \"zzzz\".");
-    let opts = LifeOptions { focus: Some("c".into()), ..LifeOptions::default() };
-    assert_eq!(life(&store, &opts, NOW).unwrap_err().to_string(), "Ambiguous hash prefix \"c\" matches 2 nodes.");
+    let opts = LifeOptions {
+        focus: Some("pi:zzzz".into()),
+        ..LifeOptions::default()
+    };
+    assert_eq!(
+        life(&store, &opts, NOW).unwrap_err().to_string(),
+        "Node not found for \"zzzz\"."
+    );
+    let opts = LifeOptions {
+        focus: Some("c".into()),
+        ..LifeOptions::default()
+    };
+    assert_eq!(
+        life(&store, &opts, NOW).unwrap_err().to_string(),
+        "Ambiguous hash prefix \"c\" matches 2 nodes."
+    );
 }
 
 #[test]
 fn life_without_children_is_flat_and_filters_apply() {
     let store = golden_store();
-    let opts = LifeOptions { children: false, ancestors: 10, filter: FilterMode::UserOnly, ..LifeOptions::default() };
+    let opts = LifeOptions {
+        children: false,
+        ancestors: 10,
+        filter: FilterMode::UserOnly,
+        ..LifeOptions::default()
+    };
     let out = life(&store, &opts, NOW).unwrap();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 4, "{out}");
@@ -76,7 +107,11 @@ fn life_without_children_is_flat_and_filters_apply() {
 #[test]
 fn recall_clamps_a_negative_remaining_budget() {
     let store = golden_store();
-    let opts = RecallOptions { budget: 10, context_budget: 200, ..RecallOptions::new("HEAD") };
+    let opts = RecallOptions {
+        budget: 10,
+        context_budget: 200,
+        ..RecallOptions::new("HEAD")
+    };
     let out = recall(&store, &opts).unwrap();
     // The reference prints "showing -<n>/58 chars" and an empty text here.
     assert!(out.contains("text: \"\n    // text truncated (showing 0/58 chars)...\" }  // <-- TARGET NODE (pi:bb000003)"), "{out}");
@@ -86,17 +121,41 @@ fn recall_clamps_a_negative_remaining_budget() {
 #[test]
 fn recall_of_a_departure_node_and_errors() {
     let store = golden_store();
-    let out = recall(&store, &RecallOptions { filter: FilterMode::All, ..RecallOptions::new("5fc17736") }).unwrap();
+    let out = recall(
+        &store,
+        &RecallOptions {
+            filter: FilterMode::All,
+            ..RecallOptions::new("5fc17736")
+        },
+    )
+    .unwrap();
     assert!(out.contains("  config: // config: not available for this node,"));
     assert!(out.contains("[tool_result: tobe → Incarnation initiated → b85004a7b193]\" }  // <-- TARGET NODE (5fc17736fa65)"));
     assert!(out.contains("[tool_call: tobe({\"target_node_hash\":\"pi:11223344\",\"carryover_message\":\"User wants Python, not TypeScript.\"})]"));
-    assert!(out.contains("{ role: \"pi_internal\", text: \"[thinking_level_change]\" }  // archived,"));
+    assert!(
+        out.contains("{ role: \"pi_internal\", text: \"[thinking_level_change]\" }  // archived,")
+    );
     let empty = Store::open_in_memory().unwrap();
-    assert_eq!(recall(&empty, &RecallOptions::new("HEAD")).unwrap_err().to_string(), "No HEAD set.");
-    assert_eq!(recall(&store, &RecallOptions::new("ffff")).unwrap_err().to_string(), "Node not found for \"ffff\".");
+    assert_eq!(
+        recall(&empty, &RecallOptions::new("HEAD"))
+            .unwrap_err()
+            .to_string(),
+        "No HEAD set."
+    );
+    assert_eq!(
+        recall(&store, &RecallOptions::new("ffff"))
+            .unwrap_err()
+            .to_string(),
+        "Node not found for \"ffff\"."
+    );
     // A ref pointing at a missing row.
     store.set_ref("PI_HEAD", "0123456789abcdef").unwrap();
-    assert_eq!(recall(&store, &RecallOptions::new("HEAD")).unwrap_err().to_string(), "Node 0123456789ab not found.");
+    assert_eq!(
+        recall(&store, &RecallOptions::new("HEAD"))
+            .unwrap_err()
+            .to_string(),
+        "Node 0123456789ab not found."
+    );
 }
 
 #[test]
@@ -107,24 +166,57 @@ fn trace_edge_outputs() {
         trace(&empty, &TraceOptions::default(), &utc).unwrap(),
         "--- archived action log ---\n(no PI_HEAD set)\n--- end of archive ---"
     );
-    let n = empty.commit_node(&NodeCommit::new(role::USER, 0).part(NewBlob::text("x")).move_ref("PI_HEAD", filo_dag::Expect::Any)).unwrap();
+    let n = empty
+        .commit_node(
+            &NodeCommit::new(role::USER, 0)
+                .part(NewBlob::text("x"))
+                .move_ref("PI_HEAD", filo_dag::Expect::Any),
+        )
+        .unwrap();
     assert_eq!(
         trace(&empty, &TraceOptions::default(), &utc).unwrap(),
         "--- archived action log ---\n(no actions recorded)\n--- end of archive ---"
     );
     let long = "é".repeat(501);
-    for meta in ["42", "null", "{\"carryover_message\":\"go\"}", long.as_str()] {
+    for meta in [
+        "42",
+        "null",
+        "{\"carryover_message\":\"go\"}",
+        long.as_str(),
+    ] {
         empty
-            .log_action(&NewAction { timestamp: 0, action_type: "INCARNATE".into(), from_node: None, to_node: Some(n.id.clone()), metadata: Some(meta.into()) })
+            .log_action(&NewAction {
+                timestamp: 0,
+                action_type: "INCARNATE".into(),
+                from_node: None,
+                to_node: Some(n.id.clone()),
+                metadata: Some(meta.into()),
+            })
             .unwrap();
     }
-    let out = trace(&empty, &TraceOptions { limit: 10, ..TraceOptions::default() }, &FixedOffset(3600)).unwrap();
+    let out = trace(
+        &empty,
+        &TraceOptions {
+            limit: 10,
+            ..TraceOptions::default()
+        },
+        &FixedOffset(3600),
+    )
+    .unwrap();
     insta::assert_snapshot!("trace_metadata_heuristics", out);
     assert!(out.contains("[1970-01-01 01:00] INCARNATE: null → "));
     assert!(out.contains(". Metadata:\n    > 42"));
     assert!(out.contains(". Carryover:\n    > null"));
     assert!(out.contains(". Carryover:\n    > go"));
     assert!(out.contains("\n    > ...(truncated)"));
-    let limited = trace(&empty, &TraceOptions { limit: 1, ..TraceOptions::default() }, &utc).unwrap();
+    let limited = trace(
+        &empty,
+        &TraceOptions {
+            limit: 1,
+            ..TraceOptions::default()
+        },
+        &utc,
+    )
+    .unwrap();
     assert_eq!(limited.lines().filter(|l| l.starts_with('[')).count(), 1);
 }

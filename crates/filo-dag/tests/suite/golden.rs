@@ -67,7 +67,12 @@ const TRACE_SWITCHES: &str = r#"--- archived action log ---
 --- end of archive ---"#;
 
 fn life_opts(focus: Option<&str>, ancestors: usize, filter: FilterMode) -> LifeOptions {
-    LifeOptions { focus: focus.map(Into::into), ancestors, filter, ..LifeOptions::default() }
+    LifeOptions {
+        focus: focus.map(Into::into),
+        ancestors,
+        filter,
+        ..LifeOptions::default()
+    }
 }
 
 #[test]
@@ -80,7 +85,10 @@ fn node_ids_match_appendix_b() {
         let id = store.resolve_prefix(short).unwrap();
         assert!(id.starts_with(short));
     }
-    assert_eq!(store.get_ref("PI_HEAD").unwrap().as_deref(), Some(ids::ROW12));
+    assert_eq!(
+        store.get_ref("PI_HEAD").unwrap().as_deref(),
+        Some(ids::ROW12)
+    );
     let terminal = store.get_ref("terminal_head").unwrap().unwrap();
     assert!(terminal.starts_with(SHORT_IDS[12]));
     let actions = store.actions().unwrap();
@@ -104,7 +112,12 @@ fn life_at_head_before_the_tobe() {
 #[test]
 fn life_root_all_after_the_tobe() {
     let store = golden_store();
-    let out = life(&store, &life_opts(Some("127c76bc"), 0, FilterMode::All), NOW).unwrap();
+    let out = life(
+        &store,
+        &life_opts(Some("127c76bc"), 0, FilterMode::All),
+        NOW,
+    )
+    .unwrap();
     assert_eq!(out, LIFE_ROOT_ALL);
     insta::assert_snapshot!("life_root_all", out);
 }
@@ -121,7 +134,11 @@ fn life_sibling_layout() {
 #[test]
 fn recall_head_with_small_budget() {
     let store = golden_store();
-    let opts = RecallOptions { budget: 600, context_budget: 40, ..RecallOptions::new("HEAD") };
+    let opts = RecallOptions {
+        budget: 600,
+        context_budget: 40,
+        ..RecallOptions::new("HEAD")
+    };
     let out = recall(&store, &opts).unwrap();
     assert_eq!(out, RECALL_HEAD);
     insta::assert_snapshot!("recall_head", out);
@@ -130,15 +147,23 @@ fn recall_head_with_small_budget() {
 #[test]
 fn trace_switches_and_default() {
     let store = golden_store();
-    let opts = TraceOptions { mode: TraceMode::Switches, ..TraceOptions::default() };
+    let opts = TraceOptions {
+        mode: TraceMode::Switches,
+        ..TraceOptions::default()
+    };
     let out = trace(&store, &opts, &FixedOffset(0)).unwrap();
     assert_eq!(out, TRACE_SWITCHES);
     insta::assert_snapshot!("trace_switches", out);
     let default = trace(&store, &TraceOptions::default(), &FixedOffset(0)).unwrap();
     let without_switch: Vec<&str> = TRACE_SWITCHES
         .lines()
-        .filter(|l| !l.contains("SESSION_SWITCH") && !l.starts_with("    > {") && !l.contains("\"trigger\"")
-            && !l.contains("\"session\"") && *l != "    > }")
+        .filter(|l| {
+            !l.contains("SESSION_SWITCH")
+                && !l.starts_with("    > {")
+                && !l.contains("\"trigger\"")
+                && !l.contains("\"session\"")
+                && *l != "    > }"
+        })
         .collect();
     assert_eq!(default, without_switch.join("\n"));
 }

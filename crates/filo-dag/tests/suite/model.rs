@@ -9,11 +9,22 @@ use serde_json::json;
 fn chain(store: &Store, n: usize) -> Vec<String> {
     let commits: Vec<NodeCommit> = (0..n)
         .map(|i| {
-            let parent = if i == 0 { Parent::Root } else { Parent::Previous };
-            NodeCommit::new(role::USER, 1_000 + i as i64).parent(parent).part(NewBlob::text(format!("m{i}")))
+            let parent = if i == 0 {
+                Parent::Root
+            } else {
+                Parent::Previous
+            };
+            NodeCommit::new(role::USER, 1_000 + i as i64)
+                .parent(parent)
+                .part(NewBlob::text(format!("m{i}")))
         })
         .collect();
-    store.commit_batch(&commits).unwrap().into_iter().map(|c| c.id).collect()
+    store
+        .commit_batch(&commits)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect()
 }
 
 #[test]
@@ -21,7 +32,11 @@ fn commit_writes_blobs_node_and_refs_with_reference_hashes() {
     let store = Store::open_in_memory().unwrap();
     let commit = NodeCommit::new(role::ASSISTANT, 1_700_000_001_000)
         .part(NewBlob::thinking("Let me think."))
-        .part(NewBlob::tool_call("toolu_01", "bash", Some(json!({"command":"ls -la","timeout":30}))))
+        .part(NewBlob::tool_call(
+            "toolu_01",
+            "bash",
+            Some(json!({"command":"ls -la","timeout":30})),
+        ))
         .external_id("e5f6a7b8")
         .system_prompt("You are Filo.")
         .config_json("{\"agent\":\"pi\"}")
@@ -30,7 +45,10 @@ fn commit_writes_blobs_node_and_refs_with_reference_hashes() {
     assert!(done.inserted);
     let parts = vec![
         blob_hash(blob_type::THINKING, &json!("Let me think.")),
-        blob_hash(blob_type::TOOL_CALL, &json!({"id":"toolu_01","name":"bash","arguments":{"command":"ls -la","timeout":30}})),
+        blob_hash(
+            blob_type::TOOL_CALL,
+            &json!({"id":"toolu_01","name":"bash","arguments":{"command":"ls -la","timeout":30}}),
+        ),
     ];
     let sph = blob_hash(blob_type::SYSTEM_PROMPT, &json!("You are Filo."));
     let expected = node_hash(&NodeHashInput {
@@ -48,14 +66,25 @@ fn commit_writes_blobs_node_and_refs_with_reference_hashes() {
     assert_eq!(node.config_json.as_deref(), Some("{\"agent\":\"pi\"}"));
     // The content column is plain JSON.stringify: insertion order, not canonical.
     let call = store.blob(&parts[1]).unwrap().unwrap();
-    assert_eq!(call.content, r#"{"id":"toolu_01","name":"bash","arguments":{"command":"ls -la","timeout":30}}"#);
+    assert_eq!(
+        call.content,
+        r#"{"id":"toolu_01","name":"bash","arguments":{"command":"ls -la","timeout":30}}"#
+    );
     assert_eq!(store.get_ref("PI_HEAD").unwrap(), Some(done.id.clone()));
     // Same node again: ignored, first writer wins.
     let mut same = commit.clone().config_json("other");
     same.refs.clear();
     let again = store.commit_node(&same).unwrap();
     assert!(!again.inserted);
-    assert_eq!(store.node(&done.id).unwrap().unwrap().config_json.as_deref(), Some("{\"agent\":\"pi\"}"));
+    assert_eq!(
+        store
+            .node(&done.id)
+            .unwrap()
+            .unwrap()
+            .config_json
+            .as_deref(),
+        Some("{\"agent\":\"pi\"}")
+    );
 }
 
 #[test]
@@ -63,17 +92,35 @@ fn refs_get_set_clear_and_compare_and_set() {
     let store = Store::open_in_memory().unwrap();
     let ids = chain(&store, 2);
     assert_eq!(store.get_ref("PI_HEAD").unwrap(), None);
-    store.compare_and_set_ref("PI_HEAD", None, Some(&ids[0])).unwrap();
-    let err = store.compare_and_set_ref("PI_HEAD", None, Some(&ids[1])).unwrap_err();
-    assert!(matches!(err, DagError::RefConflict { ref actual, .. } if actual.as_deref() == Some(ids[0].as_str())));
-    store.compare_and_set_ref("PI_HEAD", Some(&ids[0]), Some(&ids[1])).unwrap();
+    store
+        .compare_and_set_ref("PI_HEAD", None, Some(&ids[0]))
+        .unwrap();
+    let err = store
+        .compare_and_set_ref("PI_HEAD", None, Some(&ids[1]))
+        .unwrap_err();
+    assert!(
+        matches!(err, DagError::RefConflict { ref actual, .. } if actual.as_deref() == Some(ids[0].as_str()))
+    );
+    store
+        .compare_and_set_ref("PI_HEAD", Some(&ids[0]), Some(&ids[1]))
+        .unwrap();
     assert_eq!(store.get_ref("PI_HEAD").unwrap(), Some(ids[1].clone()));
     store.set_ref("terminal_head", "").unwrap();
-    assert_eq!(store.get_ref("terminal_head").unwrap(), None, "an empty value is no ref");
+    assert_eq!(
+        store.get_ref("terminal_head").unwrap(),
+        None,
+        "an empty value is no ref"
+    );
     store.clear_ref("PI_HEAD").unwrap();
     assert_eq!(store.get_ref("PI_HEAD").unwrap(), None);
     store.set_ref("a", &ids[0]).unwrap();
-    assert_eq!(store.refs().unwrap(), vec![("a".into(), ids[0].clone()), ("terminal_head".into(), String::new())]);
+    assert_eq!(
+        store.refs().unwrap(),
+        vec![
+            ("a".into(), ids[0].clone()),
+            ("terminal_head".into(), String::new())
+        ]
+    );
 }
 
 #[test]
@@ -85,12 +132,24 @@ fn a_failed_compare_and_set_writes_nothing() {
         .parent(Parent::Node(ids[0].clone()))
         .part(NewBlob::text("never stored"))
         .move_ref("S", Expect::Value(Some("someone-else".into())));
-    assert!(matches!(store.commit_node(&commit), Err(DagError::RefConflict { .. })));
-    assert!(store.blob(&NewBlob::text("never stored").hash()).unwrap().is_none());
+    assert!(matches!(
+        store.commit_node(&commit),
+        Err(DagError::RefConflict { .. })
+    ));
+    assert!(
+        store
+            .blob(&NewBlob::text("never stored").hash())
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(store.children(&ids[0]).unwrap().len(), 0);
     // Parent from the ref, checked against the same ref: an atomic advance.
     let ok = store
-        .commit_node(&NodeCommit::new(role::USER, 6).parent(Parent::Ref("S".into())).move_ref("S", Expect::Parent))
+        .commit_node(
+            &NodeCommit::new(role::USER, 6)
+                .parent(Parent::Ref("S".into()))
+                .move_ref("S", Expect::Parent),
+        )
         .unwrap();
     assert_eq!(ok.parent_id, Some(ids[0].clone()));
     assert_eq!(store.get_ref("S").unwrap(), Some(ok.id));
@@ -99,11 +158,15 @@ fn a_failed_compare_and_set_writes_nothing() {
 #[test]
 fn a_batch_is_all_or_nothing() {
     let store = Store::open_in_memory().unwrap();
-    let err = store.commit_batch(&[NodeCommit::new(role::USER, 1).parent(Parent::Previous)]).unwrap_err();
+    let err = store
+        .commit_batch(&[NodeCommit::new(role::USER, 1).parent(Parent::Previous)])
+        .unwrap_err();
     assert!(matches!(err, DagError::NoPreviousNode { index: 0 }));
     let bad = vec![
         NodeCommit::new(role::USER, 1).part(NewBlob::text("a")),
-        NodeCommit::new(role::USER, 2).parent(Parent::Previous).move_ref("R", Expect::Value(Some("x".into()))),
+        NodeCommit::new(role::USER, 2)
+            .parent(Parent::Previous)
+            .move_ref("R", Expect::Value(Some("x".into()))),
     ];
     assert!(store.commit_batch(&bad).is_err());
     assert!(store.blob(&NewBlob::text("a").hash()).unwrap().is_none());
@@ -113,10 +176,22 @@ fn a_batch_is_all_or_nothing() {
 fn the_action_log_keeps_order_and_text() {
     let store = Store::open_in_memory().unwrap();
     let first = store
-        .log_action(&NewAction { timestamp: 5, action_type: "BOOT".into(), from_node: None, to_node: Some("n".into()), metadata: None })
+        .log_action(&NewAction {
+            timestamp: 5,
+            action_type: "BOOT".into(),
+            from_node: None,
+            to_node: Some("n".into()),
+            metadata: None,
+        })
         .unwrap();
     let second = store
-        .log_action(&NewAction { timestamp: 5, action_type: "INCARNATE".into(), from_node: Some("a".into()), to_node: Some("b".into()), metadata: Some("raw text".into()) })
+        .log_action(&NewAction {
+            timestamp: 5,
+            action_type: "INCARNATE".into(),
+            from_node: Some("a".into()),
+            to_node: Some("b".into()),
+            metadata: Some("raw text".into()),
+        })
         .unwrap();
     assert!(second > first);
     let actions = store.actions().unwrap();
@@ -134,15 +209,37 @@ fn resolution_by_id_prefix_and_external_id() {
     assert_eq!(store.resolve("pi:11223344").unwrap(), row4);
     assert_eq!(store.resolve("11223344").unwrap(), row4);
     // Case-sensitive, and LIKE wildcards are plain characters.
-    assert_eq!(store.resolve_prefix("B85004A7").unwrap_err().to_string(), "Node not found for \"B85004A7\".");
-    assert!(matches!(store.resolve_prefix("_"), Err(DagError::NotFound(_))));
-    assert!(matches!(store.resolve_prefix("%"), Err(DagError::NotFound(_))));
-    assert_eq!(store.resolve("pi:nothing").unwrap_err().to_string(), "Node not found for \"nothing\".");
+    assert_eq!(
+        store.resolve_prefix("B85004A7").unwrap_err().to_string(),
+        "Node not found for \"B85004A7\"."
+    );
+    assert!(matches!(
+        store.resolve_prefix("_"),
+        Err(DagError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.resolve_prefix("%"),
+        Err(DagError::NotFound(_))
+    ));
+    assert_eq!(
+        store.resolve("pi:nothing").unwrap_err().to_string(),
+        "Node not found for \"nothing\"."
+    );
     // 13 nodes: every empty prefix is ambiguous; find a real shared prefix among the ids.
-    assert_eq!(store.resolve_prefix("").unwrap_err().to_string(), "Ambiguous hash prefix \"\" matches 13 nodes.");
-    let c_ids: Vec<&str> = golden::SHORT_IDS.iter().copied().filter(|s| s.starts_with('c')).collect();
+    assert_eq!(
+        store.resolve_prefix("").unwrap_err().to_string(),
+        "Ambiguous hash prefix \"\" matches 13 nodes."
+    );
+    let c_ids: Vec<&str> = golden::SHORT_IDS
+        .iter()
+        .copied()
+        .filter(|s| s.starts_with('c'))
+        .collect();
     assert_eq!(c_ids.len(), 2);
-    assert_eq!(store.resolve_prefix("c").unwrap_err().to_string(), "Ambiguous hash prefix \"c\" matches 2 nodes.");
+    assert_eq!(
+        store.resolve_prefix("c").unwrap_err().to_string(),
+        "Ambiguous hash prefix \"c\" matches 2 nodes."
+    );
     assert!(store.resolve_prefix("c").unwrap_err().is_resolution());
 }
 
@@ -153,7 +250,17 @@ fn lineage_children_subtree_and_counts() {
     let head = store.get_ref("PI_HEAD").unwrap().unwrap();
     let lineage = store.lineage(&head, None).unwrap();
     let roles: Vec<&str> = lineage.iter().map(|n| n.role.as_str()).collect();
-    assert_eq!(roles, ["assistant", "user", "assistant", "toolResult", "assistant", "user"]);
+    assert_eq!(
+        roles,
+        [
+            "assistant",
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "user"
+        ]
+    );
     assert_eq!(store.lineage(&head, Some(2)).unwrap().len(), 2);
     assert_eq!(store.lineage("missing", None).unwrap().len(), 0);
     let kids = store.children(golden::ids::ROW1).unwrap();
@@ -177,7 +284,11 @@ fn fsck_passes_the_golden_db_and_reports_every_corruption() {
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(report.nodes_checked, 13);
     assert_eq!(report.shapes.get("pi"), Some(&11));
-    assert_eq!(report.shapes.get("plain"), Some(&2), "departure and terminal rows");
+    assert_eq!(
+        report.shapes.get("plain"),
+        Some(&2),
+        "departure and terminal rows"
+    );
     let stats = store.stats().unwrap();
     assert_eq!(stats.roles.get("assistant"), Some(&5));
     assert_eq!(stats.blob_types.get("system_prompt"), Some(&1));
@@ -198,10 +309,21 @@ fn fsck_passes_the_golden_db_and_reports_every_corruption() {
     .unwrap();
     drop(conn);
     let report = Store::open(&path).unwrap().fsck().unwrap();
-    let kinds: Vec<(&str, &str)> = report.problems.iter().map(|p| (p.kind, p.message.split(' ').next().unwrap())).collect();
+    let kinds: Vec<(&str, &str)> = report
+        .problems
+        .iter()
+        .map(|p| (p.kind, p.message.split(' ').next().unwrap()))
+        .collect();
     assert_eq!(
         kinds,
-        [("blob", "hash"), ("node", "id"), ("node", "id"), ("node", "part"), ("ref", "points"), ("action", "to_node")],
+        [
+            ("blob", "hash"),
+            ("node", "id"),
+            ("node", "id"),
+            ("node", "part"),
+            ("ref", "points"),
+            ("action", "to_node")
+        ],
         "{:#?}",
         report.problems
     );

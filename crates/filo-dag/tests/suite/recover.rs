@@ -10,13 +10,26 @@ fn the_golden_head_gives_the_post_tobe_context() {
     golden::build(&store).unwrap();
     let entries = store.load_entries(Some(golden::ids::ROW12)).unwrap();
     let ids: Vec<&str> = entries.iter().map(|e| e["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["a1b2c3d4", "e5f6a7b8", "c9d0e1f2", "11223344", "7c9e6679-7425-40de-944b-e07fc1f90ae7", "bb000003"]);
+    assert_eq!(
+        ids,
+        [
+            "a1b2c3d4",
+            "e5f6a7b8",
+            "c9d0e1f2",
+            "11223344",
+            "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+            "bb000003"
+        ]
+    );
     let parents: Vec<&Value> = entries.iter().map(|e| &e["parentId"]).collect();
     assert_eq!(parents[0], &Value::Null);
     for pair in entries.windows(2) {
         assert_eq!(pair[1]["parentId"], pair[0]["id"]);
     }
-    insta::assert_snapshot!("load_entries_golden", serde_json::to_string_pretty(&entries).unwrap());
+    insta::assert_snapshot!(
+        "load_entries_golden",
+        serde_json::to_string_pretty(&entries).unwrap()
+    );
     assert!(store.load_entries(None).unwrap().is_empty());
 }
 
@@ -26,12 +39,20 @@ fn parents_without_external_id_keep_the_chain() {
     let store = Store::open_in_memory().unwrap();
     golden::build(&store).unwrap();
     let child = store
-        .commit_node(&NodeCommit::new(role::USER, 1).parent(Parent::Node(golden::ids::ROW10.into())).part(NewBlob::text("after")).external_id("kid"))
+        .commit_node(
+            &NodeCommit::new(role::USER, 1)
+                .parent(Parent::Node(golden::ids::ROW10.into()))
+                .part(NewBlob::text("after"))
+                .external_id("kid"),
+        )
         .unwrap();
     let entries = store.load_entries(Some(&child.id)).unwrap();
     let n = entries.len();
     assert_eq!(entries[n - 2]["id"], json!("5fc17736"));
-    assert_eq!(entries[n - 2]["message"]["toolCallId"], json!("tobe_departure"));
+    assert_eq!(
+        entries[n - 2]["message"]["toolCallId"],
+        json!("tobe_departure")
+    );
     assert_eq!(entries[n - 1]["parentId"], json!("5fc17736"));
 }
 
@@ -40,22 +61,41 @@ fn image_parts_stay_content_and_meta_entries_get_dag_parents() {
     let store = Store::open_in_memory().unwrap();
     let image = json!({"type":"image","data":"AAAA","mimeType":"image/png"});
     let user = store
-        .commit_node(&NodeCommit::new(role::USER, 1_767_258_000_000).part(NewBlob::text("look")).part(NewBlob::pi_meta(image.clone())).external_id("u1"))
+        .commit_node(
+            &NodeCommit::new(role::USER, 1_767_258_000_000)
+                .part(NewBlob::text("look"))
+                .part(NewBlob::pi_meta(image.clone()))
+                .external_id("u1"),
+        )
         .unwrap();
     let meta = json!({"type":"model_change","id":"m1","parentId":"skipped-aborted","timestamp":"x","provider":"p","modelId":"m"});
     let internal = store
-        .commit_node(&NodeCommit::new(role::PI_INTERNAL, 1_767_258_001_000).parent(Parent::Node(user.id.clone())).part(NewBlob::pi_meta(meta)).external_id("m1"))
+        .commit_node(
+            &NodeCommit::new(role::PI_INTERNAL, 1_767_258_001_000)
+                .parent(Parent::Node(user.id.clone()))
+                .part(NewBlob::pi_meta(meta))
+                .external_id("m1"),
+        )
         .unwrap();
-    let bash = json!({"role":"bashExecution","command":"ls","output":"a","exitCode":0,"timestamp":1});
+    let bash =
+        json!({"role":"bashExecution","command":"ls","output":"a","exitCode":0,"timestamp":1});
     let tail = store
-        .commit_node(&NodeCommit::new("bashExecution", 1_767_258_002_000).parent(Parent::Node(internal.id)).part(NewBlob::pi_meta(bash.clone())).external_id("b1"))
+        .commit_node(
+            &NodeCommit::new("bashExecution", 1_767_258_002_000)
+                .parent(Parent::Node(internal.id))
+                .part(NewBlob::pi_meta(bash.clone()))
+                .external_id("b1"),
+        )
         .unwrap();
     let entries = store.load_entries(Some(&tail.id)).unwrap();
     assert_eq!(entries.len(), 3);
     // #12: the image is a content part of the user message, not a bare "entry".
     assert_eq!(entries[0]["type"], json!("message"));
     assert_eq!(entries[0]["timestamp"], json!("2026-01-01T09:00:00.000Z"));
-    assert_eq!(entries[0]["message"]["content"], json!([{"type":"text","text":"look"}, image]));
+    assert_eq!(
+        entries[0]["message"]["content"],
+        json!([{"type":"text","text":"look"}, image])
+    );
     // #15: the meta entry keeps its id but its parent comes from the DAG.
     assert_eq!(entries[1]["type"], json!("model_change"));
     assert_eq!(entries[1]["parentId"], json!("u1"));
@@ -74,8 +114,14 @@ fn assistants_get_provider_and_model_from_config() {
     assert_eq!(entries[1]["message"]["role"], json!("model"));
     let head = store.load_entries(Some(golden::ids::ROW12)).unwrap();
     let last = &head[5]["message"];
-    assert_eq!((&last["provider"], &last["model"]), (&json!("anthropic"), &json!("claude-sonnet-4-5")));
+    assert_eq!(
+        (&last["provider"], &last["model"]),
+        (&json!("anthropic"), &json!("claude-sonnet-4-5"))
+    );
     assert_eq!(last["stopReason"], json!("stop"));
     let call = &head[1]["message"]["content"][2];
-    assert_eq!(call, &json!({"type":"toolCall","id":"toolu_01","name":"bash","arguments":{"command":"ls"}}));
+    assert_eq!(
+        call,
+        &json!({"type":"toolCall","id":"toolu_01","name":"bash","arguments":{"command":"ls"}})
+    );
 }

@@ -32,7 +32,13 @@ impl RawResponse {
 }
 
 /// The request text for `POST path` with a JSON body and extra headers.
-pub fn request_text(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
+pub fn request_text(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> String {
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
@@ -46,7 +52,13 @@ pub fn request_text(addr: SocketAddr, method: &str, path: &str, headers: &[(&str
 }
 
 /// Send a request and return the open connection.
-pub async fn send(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> TcpStream {
+pub async fn send(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> TcpStream {
     let mut stream = TcpStream::connect(addr).await.expect("connect to the mock");
     stream
         .write_all(request_text(addr, method, path, headers, body).as_bytes())
@@ -57,18 +69,27 @@ pub async fn send(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, 
 
 /// Read until the server closes the connection (or resets it) and parse the response.
 pub async fn read_all(stream: &mut TcpStream) -> RawResponse {
+    parse(&read_raw(stream).await)
+}
+
+/// Every byte until the server closes the connection (or resets it).
+pub async fn read_raw(stream: &mut TcpStream) -> Vec<u8> {
     let mut raw = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
         match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+            Ok(0) | Err(_) => return raw,
             Ok(n) => raw.extend_from_slice(&buf[..n]),
         }
     }
-    parse(&raw)
 }
 
-pub async fn post(addr: SocketAddr, path: &str, headers: &[(&str, &str)], body: &str) -> RawResponse {
+pub async fn post(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> RawResponse {
     let mut stream = send(addr, "POST", path, headers, body).await;
     tokio::time::timeout(Duration::from_secs(10), read_all(&mut stream))
         .await

@@ -32,14 +32,20 @@ async fn text_reply_ends_with_finish_reason_usage_chunk_and_done() {
         assert_eq!(c["id"], "chatcmpl-mock-1");
         assert_eq!(c["model"], super::MODEL);
     }
-    assert_eq!(delta(&chunks[0]), &json!({"role": "assistant", "content": ""}));
+    assert_eq!(
+        delta(&chunks[0]),
+        &json!({"role": "assistant", "content": ""})
+    );
     let text: String = chunks[1..4]
         .iter()
         .map(|c| delta(c)["content"].as_str().unwrap())
         .collect();
     assert_eq!(text, "Hello there, world");
     for c in &chunks[..5] {
-        assert!(c["usage"].is_null() && c.get("usage").is_some(), "usage: null on every chunk");
+        assert!(
+            c["usage"].is_null() && c.get("usage").is_some(),
+            "usage: null on every chunk"
+        );
     }
     assert_eq!(chunks[3]["choices"][0]["finish_reason"], Value::Null);
     assert_eq!(chunks[4]["choices"][0]["finish_reason"], "stop");
@@ -54,7 +60,8 @@ async fn text_reply_ends_with_finish_reason_usage_chunk_and_done() {
 
 #[tokio::test]
 async fn without_include_usage_no_usage_is_sent() {
-    let mock = MockProvider::start(vec![Reply::text("hi").with_usage(Usage::new(1, 1)).into()]).await;
+    let mock =
+        MockProvider::start(vec![Reply::text("hi").with_usage(Usage::new(1, 1)).into()]).await;
     let mut body = body_for(P);
     body.as_object_mut().unwrap().remove("stream_options");
     let resp = ask_with(&mock, P, &body).await;
@@ -76,7 +83,11 @@ async fn parallel_tool_calls_interleave_their_argument_fragments() {
         .iter()
         .filter_map(|c| delta(c).get("tool_calls"))
         .map(|t| {
-            assert_eq!(t.as_array().unwrap().len(), 1, "one tool-call delta per chunk");
+            assert_eq!(
+                t.as_array().unwrap().len(),
+                1,
+                "one tool-call delta per chunk"
+            );
             &t[0]
         })
         .collect();
@@ -88,9 +99,15 @@ async fn parallel_tool_calls_interleave_their_argument_fragments() {
         calls[1],
         &json!({"index": 1, "id": "call_b", "type": "function", "function": {"name": "bash", "arguments": ""}})
     );
-    let order: Vec<u64> = calls[2..].iter().map(|c| c["index"].as_u64().unwrap()).collect();
+    let order: Vec<u64> = calls[2..]
+        .iter()
+        .map(|c| c["index"].as_u64().unwrap())
+        .collect();
     assert_eq!(&order[..4], [0, 1, 0, 1], "fragments interleaved");
-    assert!(calls[2..].iter().all(|c| c.get("id").is_none()), "fragments name the call by index");
+    assert!(
+        calls[2..].iter().all(|c| c.get("id").is_none()),
+        "fragments name the call by index"
+    );
     let mut args: BTreeMap<u64, String> = BTreeMap::new();
     for c in &calls {
         let index = c["index"].as_u64().unwrap();
@@ -100,7 +117,10 @@ async fn parallel_tool_calls_interleave_their_argument_fragments() {
     }
     assert_eq!(args[&0], a.to_string());
     assert_eq!(args[&1], b.to_string());
-    let finish = chunks.iter().find(|c| !c["choices"][0]["finish_reason"].is_null()).unwrap();
+    let finish = chunks
+        .iter()
+        .find(|c| !c["choices"][0]["finish_reason"].is_null())
+        .unwrap();
     assert_eq!(finish["choices"][0]["finish_reason"], "tool_calls");
 }
 
@@ -112,19 +132,28 @@ async fn thinking_uses_the_field_its_signature_names() {
         ("reasoning_text", "reasoning_text"),
         ("opaque-sig", "reasoning_content"),
     ] {
-        let chunks = chunks(&stream_of(P, Reply::thinking("Think hard.", signature).with_text("Ok")).await);
+        let chunks =
+            chunks(&stream_of(P, Reply::thinking("Think hard.", signature).with_text("Ok")).await);
         let thought: String = chunks
             .iter()
             .filter_map(|c| delta(c).get(field).and_then(Value::as_str))
             .collect();
         assert_eq!(thought, "Think hard.", "{signature}");
-        assert_eq!(delta(&chunks[3])["content"], "Ok", "role, 2 thinking words, then text");
+        assert_eq!(
+            delta(&chunks[3])["content"],
+            "Ok",
+            "role, 2 thinking words, then text"
+        );
     }
 }
 
 #[tokio::test]
 async fn finish_reasons_map_to_the_api_values() {
-    for (stop, want) in [(Stop::Stop, "stop"), (Stop::Length, "length"), (Stop::ToolUse, "tool_calls")] {
+    for (stop, want) in [
+        (Stop::Stop, "stop"),
+        (Stop::Length, "length"),
+        (Stop::ToolUse, "tool_calls"),
+    ] {
         let chunks = chunks(&stream_of(P, Reply::text("x").with_stop(stop)).await);
         assert_eq!(chunks[2]["choices"][0]["finish_reason"], want);
     }

@@ -53,7 +53,13 @@ pub async fn ask(mock: &MockProvider, protocol: Protocol) -> RawResponse {
 }
 
 pub async fn ask_with(mock: &MockProvider, protocol: Protocol, body: &Value) -> RawResponse {
-    client::post(mock.addr(), &protocol.request_path(MODEL), &[], &body.to_string()).await
+    client::post(
+        mock.addr(),
+        &protocol.request_path(MODEL),
+        &[],
+        &body.to_string(),
+    )
+    .await
 }
 
 /// Thinking, text and two tool calls, with every usage figure set.
@@ -71,7 +77,11 @@ pub async fn stream_of(protocol: Protocol, reply: Reply) -> Vec<sse::Event> {
     let resp = ask(&mock, protocol).await;
     assert_eq!(resp.status, 200, "{}", resp.body);
     assert!(resp.complete, "stream body not terminated");
-    assert!(resp.header("content-type").unwrap().starts_with("text/event-stream"));
+    assert!(
+        resp.header("content-type")
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
     assert!(sse::ends_cleanly(&resp.body));
     sse::parse(&resp.body)
 }

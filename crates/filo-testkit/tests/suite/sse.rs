@@ -10,7 +10,8 @@ pub struct Event {
 
 impl Event {
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("frame {:?} is not JSON: {e}", self.data))
+        serde_json::from_str(&self.data)
+            .unwrap_or_else(|e| panic!("frame {:?} is not JSON: {e}", self.data))
     }
 
     /// The `type` field of a JSON frame.
@@ -28,7 +29,10 @@ pub fn parse(body: &str) -> Vec<Event> {
     for line in normalized.split('\n') {
         if line.is_empty() {
             if let Some(d) = data.take() {
-                events.push(Event { event: event.take(), data: d });
+                events.push(Event {
+                    event: event.take(),
+                    data: d,
+                });
             }
             event = None;
             continue;

@@ -1,0 +1,531 @@
+//! Google Generative AI (`google-generative-ai`, pi spec §1.7.5): request building and decoding of
+//! `streamGenerateContent?alt=sse` chunks.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::codec::{RequestInput, is_blank, join_url, parse_frame};
+use crate::driver::{DecodeOut, Decoder};
+use crate::error::AiError;
+use crate::event::AssistantEvent;
+use crate::message::{AssistantMessage, ContentBlock, Message, StopReason, ToolCall, UserContent};
+use crate::model::{Model, ThinkingLevel};
+use crate::sse::SseFrame;
+use crate::transform::{is_same_model, sanitize_tool_call_id, transform_messages};
+use crate::transport::HttpRequest;
+
+/// Gemini 3 wants every function call signed; this sentinel skips the check for replayed calls.
+const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
+
+fn is_gemini3(model: &Model) -> bool {
+    model.id.contains("gemini-3")
+}
+
+/// Models served through Gemini's API that need explicit function-call ids.
+fn needs_call_ids(model: &Model) -> bool {
+    model.id.starts_with("claude-") || model.id.starts_with("gpt-oss-")
+}
+
+fn is_base64_signature(s: &str) -> bool {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    s.len() % 4 == 0
+        && RE
+            .get_or_init(|| Regex::new(r"^[A-Za-z0-9+/]+={0,2}$").ok())
+            .as_ref()
+            .is_some_and(|re| re.is_match(s))
+}
+
+fn thinking_config(input: &RequestInput<'_>) -> Option<Value> {
+    let model = input.model;
+    let level = input.options.reasoning;
+    if !model.reasoning || level == ThinkingLevel::Off {
+        return None;
+    }
+    let id = model.id.as_str();
+    let family = |kind: &str| {
+        Regex::new(&format!(r"gemini-3(\.\d+)?-{kind}"))
+            .map(|re| re.is_match(id))
+            .unwrap_or(false)
+    };
+    let level_name = |l: &str| json!({"includeThoughts": true, "thinkingLevel": l});
+    if family("pro") {
+        return Some(level_name(match level {
+            ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "LOW",
+            ThinkingLevel::Medium | ThinkingLevel::High | ThinkingLevel::Xhigh => "HIGH",
+        }));
+    }
+    if family("flash") {
+        return Some(level_name(match level {
+            ThinkingLevel::Off | ThinkingLevel::Minimal => "MINIMAL",
+            ThinkingLevel::Low => "LOW",
+            ThinkingLevel::Medium => "MEDIUM",
+            ThinkingLevel::High | ThinkingLevel::Xhigh => "HIGH",
+        }));
+    }
+    let level = level.clamped();
+    let table: Option<[i64; 4]> = if id.contains("2.5-pro") {
+        Some([128, 2048, 8192, 32768])
+    } else if id.contains("2.5-flash") {
+        Some([128, 2048, 8192, 24576])
+    } else {
+        None
+    };
+    let custom = input
+        .options
+        .thinking_budgets
+        .as_ref()
+        .and_then(|b| b.get(&level))
+        .and_then(|b| i64::try_from(*b).ok());
+    let slot = match level {
+        ThinkingLevel::Off | ThinkingLevel::Minimal => 0,
+        ThinkingLevel::Low => 1,
+        ThinkingLevel::Medium => 2,
+        ThinkingLevel::High | ThinkingLevel::Xhigh => 3,
+    };
+    let budget = custom.unwrap_or_else(|| table.map_or(-1, |t| t[slot]));
+    Some(json!({"includeThoughts": true, "thinkingBudget": budget}))
+}
+
+/// Build the `POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse` request.
+pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
+    let model = input.model;
+    let mut body = Map::new();
+    body.insert("contents".into(), Value::Array(convert_contents(input)));
+    if let Some(prompt) = &input.context.system_prompt {
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": prompt}]}),
+        );
+    }
+    let mut config = Map::new();
+    if let Some(t) = input.options.temperature {
+        config.insert("temperature".into(), json!(t));
+    }
+    config.insert("maxOutputTokens".into(), json!(input.base_max_tokens()));
+    if let Some(thinking) = thinking_config(input) {
+        config.insert("thinkingConfig".into(), thinking);
+    }
+    body.insert("generationConfig".into(), Value::Object(config));
+    if let Some(tools) = input.context.tools.as_ref().filter(|t| !t.is_empty()) {
+        let decls: Vec<Value> = tools
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters})
+            })
+            .collect();
+        body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
+    }
+    let mut headers = vec![("content-type".into(), "application/json".into())];
+    if let Some(key) = input.api_key {
+        headers.push(("x-goog-api-key".into(), key.into()));
+    }
+    let url = join_url(
+        &model.base_url,
+        &format!("models/{}:streamGenerateContent?alt=sse", model.id),
+    );
+    input.request(url, headers, Value::Object(body))
+}
+
+fn inline(data: &str, mime: &str) -> Value {
+    json!({"inlineData": {"mimeType": mime, "data": data}})
+}
+
+fn normalize_id(id: &str, model: &Model, _source: &AssistantMessage) -> String {
+    if needs_call_ids(model) {
+        sanitize_tool_call_id(id, 64)
+    } else {
+        id.to_string()
+    }
+}
+
+fn convert_contents(input: &RequestInput<'_>) -> Vec<Value> {
+    let model = input.model;
+    let images = model.supports_images();
+    let messages = transform_messages(
+        &input.context.messages,
+        model,
+        Some(&normalize_id),
+        input.now_ms,
+    );
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < messages.len() {
+        match &messages[i] {
+            Message::User(u) => {
+                let parts: Vec<Value> = match &u.content {
+                    UserContent::Text(t) => vec![json!({"text": t})],
+                    UserContent::Blocks(blocks) => blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) => Some(json!({"text": t.text})),
+                            ContentBlock::Image(img) if images => {
+                                Some(inline(&img.data, &img.mime_type))
+                            }
+                            ContentBlock::Image(_)
+                            | ContentBlock::Thinking(_)
+                            | ContentBlock::ToolCall(_) => None,
+                        })
+                        .collect(),
+                };
+                if !parts.is_empty() {
+                    out.push(json!({"role": "user", "parts": parts}));
+                }
+            }
+            Message::Assistant(a) => {
+                let parts = assistant_parts(a, model);
+                if !parts.is_empty() {
+                    out.push(json!({"role": "model", "parts": parts}));
+                }
+            }
+            Message::ToolResult(_) => {
+                let mut parts = Vec::new();
+                let mut image_parts = Vec::new();
+                while let Some(Message::ToolResult(r)) = messages.get(i) {
+                    let text: Vec<&str> =
+                        r.content.iter().filter_map(ContentBlock::as_text).collect();
+                    let imgs: Vec<Value> = r
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Image(img) if images => {
+                                Some(inline(&img.data, &img.mime_type))
+                            }
+                            ContentBlock::Image(_)
+                            | ContentBlock::Text(_)
+                            | ContentBlock::Thinking(_)
+                            | ContentBlock::ToolCall(_) => None,
+                        })
+                        .collect();
+                    let value = if !text.is_empty() {
+                        text.join("\n")
+                    } else if !imgs.is_empty() {
+                        "(see attached image)".to_string()
+                    } else {
+                        String::new()
+                    };
+                    let key = if r.is_error { "error" } else { "output" };
+                    let mut response = json!({"name": r.tool_name, "response": {key: value}});
+                    if !imgs.is_empty() && is_gemini3(model) {
+                        response["parts"] = Value::Array(imgs);
+                    } else {
+                        image_parts.extend(imgs);
+                    }
+                    if needs_call_ids(model) {
+                        response["id"] = json!(r.tool_call_id);
+                    }
+                    parts.push(json!({"functionResponse": response}));
+                    i += 1;
+                }
+                out.push(json!({"role": "user", "parts": parts}));
+                if !image_parts.is_empty() {
+                    image_parts.insert(0, json!({"text": "Tool result image:"}));
+                    out.push(json!({"role": "user", "parts": image_parts}));
+                }
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+fn assistant_parts(a: &AssistantMessage, model: &Model) -> Vec<Value> {
+    let same = is_same_model(a, model);
+    let valid_sig = |s: &Option<String>| {
+        s.as_deref()
+            .filter(|s| same && is_base64_signature(s))
+            .map(str::to_string)
+    };
+    a.content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) if !is_blank(&t.text) => {
+                let mut p = json!({"text": t.text});
+                if let Some(sig) = valid_sig(&t.text_signature) {
+                    p["thoughtSignature"] = json!(sig);
+                }
+                Some(p)
+            }
+            ContentBlock::Thinking(t) if same && !is_blank(&t.thinking) => {
+                let mut p = json!({"thought": true, "text": t.thinking});
+                if let Some(sig) = valid_sig(&t.thinking_signature) {
+                    p["thoughtSignature"] = json!(sig);
+                }
+                Some(p)
+            }
+            ContentBlock::Thinking(t) if !is_blank(&t.thinking) => {
+                Some(json!({"text": t.thinking}))
+            }
+            ContentBlock::ToolCall(tc) => {
+                let mut call = json!({"name": tc.name, "args": tc.arguments});
+                if needs_call_ids(model) {
+                    call["id"] = json!(tc.id);
+                }
+                let mut p = json!({"functionCall": call});
+                match valid_sig(&tc.thought_signature) {
+                    Some(sig) => p["thoughtSignature"] = json!(sig),
+                    None if is_gemini3(model) => p["thoughtSignature"] = json!(SKIP_SIGNATURE),
+                    None => {}
+                }
+                Some(p)
+            }
+            ContentBlock::Text(_) | ContentBlock::Thinking(_) | ContentBlock::Image(_) => None,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream decoding
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    candidates: Vec<Candidate<'a>>,
+    #[serde(default)]
+    usage_metadata: Option<UsageMetadata>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate<'a> {
+    #[serde(default, borrow)]
+    content: Option<CandidateContent<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct CandidateContent<'a> {
+    #[serde(default, borrow)]
+    parts: Vec<Part<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Part<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    thought: Option<bool>,
+    #[serde(default, borrow)]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(default)]
+    function_call: Option<FunctionCall>,
+}
+
+#[derive(Deserialize)]
+struct FunctionCall {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    args: Option<Value>,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct UsageMetadata {
+    #[serde(default)]
+    prompt_token_count: u64,
+    #[serde(default)]
+    candidates_token_count: u64,
+    #[serde(default)]
+    thoughts_token_count: u64,
+    #[serde(default)]
+    cached_content_token_count: u64,
+    #[serde(default)]
+    total_token_count: u64,
+}
+
+/// The text or thinking block receiving parts, with its last non-empty signature.
+#[derive(Debug)]
+struct Current {
+    index: usize,
+    thinking: bool,
+    signature: Option<String>,
+}
+
+/// Decodes Gemini `data:` chunks.
+#[derive(Debug)]
+pub struct GoogleDecoder {
+    current: Option<Current>,
+    next_index: usize,
+    call_ids: Vec<String>,
+    counter: u64,
+    started_ms: i64,
+}
+
+impl GoogleDecoder {
+    pub fn new(_model: &Model) -> Self {
+        GoogleDecoder {
+            current: None,
+            next_index: 0,
+            call_ids: Vec::new(),
+            counter: 0,
+            started_ms: crate::client::now_ms(),
+        }
+    }
+
+    fn close(&mut self, out: &mut DecodeOut) {
+        if let Some(c) = self.current.take() {
+            out.events.push(if c.thinking {
+                AssistantEvent::ThinkingEnd {
+                    index: c.index,
+                    signature: c.signature,
+                    redacted: false,
+                }
+            } else {
+                AssistantEvent::TextEnd {
+                    index: c.index,
+                    signature: c.signature,
+                }
+            });
+        }
+    }
+
+    fn text_part(&mut self, text: Cow<'_, str>, thinking: bool, sig: Option<Cow<'_, str>>, out: &mut DecodeOut) {
+        if self.current.as_ref().is_none_or(|c| c.thinking != thinking) {
+            self.close(out);
+            let index = self.next_index;
+            self.next_index += 1;
+            out.events.push(if thinking {
+                AssistantEvent::ThinkingStart { index }
+            } else {
+                AssistantEvent::TextStart { index }
+            });
+            self.current = Some(Current {
+                index,
+                thinking,
+                signature: None,
+            });
+        }
+        if let Some(c) = self.current.as_mut() {
+            if let Some(sig) = sig.filter(|s| !s.is_empty()) {
+                c.signature = Some(sig.into_owned());
+            }
+            if !text.is_empty() {
+                let index = c.index;
+                out.events.push(if thinking {
+                    AssistantEvent::ThinkingDelta {
+                        index,
+                        delta: text.into_owned(),
+                    }
+                } else {
+                    AssistantEvent::TextDelta {
+                        index,
+                        delta: text.into_owned(),
+                    }
+                });
+            }
+        }
+    }
+
+    fn call_part(&mut self, call: FunctionCall, sig: Option<Cow<'_, str>>, out: &mut DecodeOut) {
+        self.close(out);
+        let index = self.next_index;
+        self.next_index += 1;
+        let id = match call.id.filter(|id| !id.is_empty() && !self.call_ids.contains(id)) {
+            Some(id) => id,
+            None => {
+                self.counter += 1;
+                format!("{}_{}_{}", call.name, self.started_ms, self.counter)
+            }
+        };
+        self.call_ids.push(id.clone());
+        let args = call.args.unwrap_or_else(|| json!({}));
+        out.events.push(AssistantEvent::ToolCallStart {
+            index,
+            id: id.clone(),
+            name: call.name.clone(),
+        });
+        out.events.push(AssistantEvent::ToolCallDelta {
+            index,
+            delta: args.to_string(),
+        });
+        out.events.push(AssistantEvent::ToolCallEnd {
+            index,
+            tool_call: ToolCall {
+                id,
+                name: call.name,
+                arguments: args,
+                thought_signature: sig.filter(|s| !s.is_empty()).map(Cow::into_owned),
+            },
+        });
+    }
+}
+
+/// Map Gemini's `finishReason`.
+fn map_finish_reason(reason: &str) -> StopReason {
+    match reason {
+        "STOP" => StopReason::Stop,
+        "MAX_TOKENS" => StopReason::Length,
+        _ => StopReason::Error,
+    }
+}
+
+fn error_text(error: &Value) -> String {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map_or_else(|| error.to_string(), str::to_string);
+    match error.get("code").and_then(Value::as_u64) {
+        Some(code) => format!("{code} {message}"),
+        None => message,
+    }
+}
+
+impl Decoder for GoogleDecoder {
+    fn frame(&mut self, frame: &SseFrame, out: &mut DecodeOut) -> Result<(), AiError> {
+        let data = frame.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        let chunk: Chunk<'_> = parse_frame(data)?;
+        if let Some(error) = &chunk.error {
+            return Err(AiError::Provider(error_text(error)));
+        }
+        if let Some(candidate) = chunk.candidates.into_iter().next() {
+            for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
+                if let Some(call) = part.function_call {
+                    self.call_part(call, part.thought_signature, out);
+                } else if let Some(text) = part.text {
+                    let thinking = part.thought == Some(true);
+                    self.text_part(text, thinking, part.thought_signature, out);
+                }
+            }
+            if let Some(reason) = candidate.finish_reason.as_deref() {
+                let stop = map_finish_reason(reason);
+                out.stop = Some(if self.call_ids.is_empty() {
+                    stop
+                } else {
+                    StopReason::ToolUse
+                });
+            }
+        }
+        if let Some(u) = &chunk.usage_metadata {
+            out.usage.input = u.prompt_token_count;
+            out.usage.output = u.candidates_token_count + u.thoughts_token_count;
+            out.usage.cache_read = u.cached_content_token_count;
+            out.usage.cache_write = 0;
+            out.usage.total_tokens = u.total_token_count;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut DecodeOut) -> Result<(), AiError> {
+        self.close(out);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "google_tests.rs"]
+mod tests;

@@ -1,0 +1,291 @@
+//! `filo dag …`: the life / recall / trace tools and the show, stats and fsck maintenance commands.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use chrono::{Local, Offset, TimeZone};
+use clap::{ArgAction, Args, Subcommand};
+use filo_dag::render::{
+    FilterMode, LifeOptions, LocalOffset, RecallOptions, TraceMode, TraceOptions, life, recall,
+    trace,
+};
+use filo_dag::{Create, Store};
+use serde_json::{Value, json};
+
+/// Common flags of every `filo dag` command.
+#[derive(Debug, Args)]
+pub struct DagArgs {
+    /// The database (default `~/.playfilo/playfilo.db`).
+    #[arg(long, env = "PLAYFILO_DB", global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// The ref that is HEAD.
+    #[arg(
+        long = "ref",
+        default_value = "PI_HEAD",
+        global = true,
+        value_name = "NAME"
+    )]
+    ref_name: String,
+    /// Render ages against this clock (ms since the epoch) instead of the system clock.
+    #[arg(long, global = true, value_name = "MS")]
+    now: Option<i64>,
+    #[command(subcommand)]
+    command: DagCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum DagCommand {
+    /// The DAG around a node (the `life` tool).
+    Life {
+        /// Hash prefix, pi:<id>, external id or HEAD.
+        #[arg(long)]
+        focus_hash: Option<String>,
+        /// Ancestors shown above the focus.
+        #[arg(long, default_value_t = 3)]
+        ancestors: usize,
+        /// Whether child branches are drawn.
+        #[arg(long, default_value_t = true, action = ArgAction::Set, value_name = "true|false")]
+        children: bool,
+        /// default, no-tools, user-only or all.
+        #[arg(long, default_value = "default")]
+        filter_mode: String,
+        /// Max depth of the child trees.
+        #[arg(long, default_value_t = 10)]
+        max_depth: usize,
+        /// Reference behaviour: drop a hidden child together with its whole subtree.
+        #[arg(long)]
+        hide_hidden_subtrees: bool,
+    },
+    /// One node with its budgeted context (the `recall` tool).
+    Recall {
+        /// Hash prefix, pi:<id>, external id or HEAD.
+        hash: String,
+        /// Total character budget.
+        #[arg(long, default_value_t = 5000)]
+        budget: usize,
+        /// Per-node budget of the context.
+        #[arg(long, default_value_t = 200)]
+        context_budget: usize,
+        /// default, no-tools, user-only or all.
+        #[arg(long, default_value = "default")]
+        filter_mode: String,
+    },
+    /// The navigation log of the current lineage (the `trace` tool), in local time.
+    Trace {
+        /// Number of events.
+        #[arg(long, default_value_t = 15)]
+        limit: usize,
+        /// default, switches or all.
+        #[arg(long, default_value = "default")]
+        filter_mode: String,
+    },
+    /// One node with its parts, as JSON.
+    Show {
+        /// Hash prefix, pi:<id> or external id.
+        hash: String,
+    },
+    /// Counts per role and blob type, size, refs.
+    Stats,
+    /// Recompute every hash and check every link; exit 1 on any problem.
+    Fsck,
+}
+
+/// What the commands take from the process: home directory and clock.
+#[derive(Debug, Clone)]
+pub struct Env {
+    /// `$HOME`.
+    pub home: Option<OsString>,
+    /// The wall clock in ms.
+    pub now_ms: i64,
+}
+
+impl Env {
+    /// Reads `HOME` and the system clock.
+    pub fn from_process() -> Self {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Self {
+            home: std::env::var_os("HOME"),
+            now_ms,
+        }
+    }
+}
+
+/// The reference's location: `<HOME>/.playfilo/playfilo.db`.
+pub fn default_db_path(home: Option<&OsString>) -> Option<PathBuf> {
+    home.filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".playfilo").join("playfilo.db"))
+}
+
+/// The process time zone (chrono reads `TZ`, then `/etc/localtime`).
+struct SystemZone;
+
+impl LocalOffset for SystemZone {
+    fn offset_seconds(&self, utc_ms: i64) -> i64 {
+        Local
+            .timestamp_millis_opt(utc_ms)
+            .single()
+            .map_or(0, |dt| i64::from(dt.offset().fix().local_minus_utc()))
+    }
+}
+
+/// Runs a `filo dag` command, writing its output to `out`.
+pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
+    let path = match args.db.clone() {
+        Some(p) => p,
+        None => default_db_path(env.home.as_ref())
+            .context("cannot locate ~/.playfilo/playfilo.db: HOME is not set (use --db)")?,
+    };
+    let store = Store::open_with(&path, Create::Never)?;
+    let now = args.now.unwrap_or(env.now_ms);
+    let text = match args.command {
+        DagCommand::Life {
+            focus_hash,
+            ancestors,
+            children,
+            filter_mode,
+            max_depth,
+            hide_hidden_subtrees,
+        } => {
+            let opts = LifeOptions {
+                ref_name: args.ref_name,
+                focus: focus_hash,
+                ancestors,
+                children,
+                filter: FilterMode::parse(&filter_mode),
+                max_depth,
+                descend_hidden: !hide_hidden_subtrees,
+            };
+            life(&store, &opts, now)?
+        }
+        DagCommand::Recall {
+            hash,
+            budget,
+            context_budget,
+            filter_mode,
+        } => {
+            let opts = RecallOptions {
+                ref_name: args.ref_name,
+                hash,
+                budget,
+                context_budget,
+                filter: FilterMode::parse(&filter_mode),
+            };
+            recall(&store, &opts)?
+        }
+        DagCommand::Trace { limit, filter_mode } => {
+            let opts = TraceOptions {
+                ref_name: args.ref_name,
+                limit,
+                mode: TraceMode::parse(&filter_mode),
+            };
+            trace(&store, &opts, &SystemZone)?
+        }
+        DagCommand::Show { hash } => show(&store, &hash)?,
+        DagCommand::Stats => stats(&store)?,
+        DagCommand::Fsck => return fsck(&store, out),
+    };
+    writeln!(out, "{text}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(store: &Store, reference: &str) -> Result<String> {
+    let id = store.resolve(reference)?;
+    let node = store
+        .node(&id)?
+        .with_context(|| format!("node {id} not found"))?;
+    let blobs = store.blobs(&node.parts)?;
+    let parts: Vec<Value> = node
+        .parts
+        .iter()
+        .map(|h| match blobs.get(h) {
+            Some(b) => json!({
+                "hash": h,
+                "type": b.blob_type,
+                "content": b.value().unwrap_or_else(|| Value::String(b.content.clone())),
+                "thought_signature": b.thought_signature,
+            }),
+            None => json!({ "hash": h, "missing": true }),
+        })
+        .collect();
+    let children: Vec<String> = store.children(&id)?.into_iter().map(|n| n.id).collect();
+    let config = node
+        .config_json
+        .as_deref()
+        .map(|c| serde_json::from_str::<Value>(c).unwrap_or_else(|_| Value::String(c.to_owned())));
+    let value = json!({
+        "id": node.id,
+        "parent_id": node.parent_id,
+        "role": node.role,
+        "timestamp": node.timestamp,
+        "external_id": node.external_id,
+        "system_prompt_hash": node.system_prompt_hash,
+        "config": config,
+        "thought_signatures": node.thought_signatures,
+        "parts": parts,
+        "children": children,
+    });
+    Ok(serde_json::to_string_pretty(&value)?)
+}
+
+fn stats(store: &Store) -> Result<String> {
+    let s = store.stats()?;
+    let mut lines = Vec::new();
+    lines.push(format!("nodes: {}", s.roles.values().sum::<u64>()));
+    lines.extend(s.roles.iter().map(|(k, v)| format!("  {k}: {v}")));
+    lines.push(format!("blobs: {}", s.blob_types.values().sum::<u64>()));
+    lines.extend(s.blob_types.iter().map(|(k, v)| format!("  {k}: {v}")));
+    lines.push(format!("actions: {}", s.actions));
+    lines.push(format!("leaves: {}", s.leaves));
+    lines.push(format!("refs: {}", s.refs.len()));
+    lines.extend(s.refs.iter().map(|(k, v)| format!("  {k} -> {v}")));
+    lines.push(format!("size: {} bytes", s.db_bytes));
+    Ok(lines.join("\n"))
+}
+
+fn fsck(store: &Store, out: &mut dyn Write) -> Result<ExitCode> {
+    let report = store.fsck()?;
+    for p in &report.problems {
+        writeln!(out, "{} {}: {}", p.kind, p.key, p.message)?;
+    }
+    let shapes: Vec<String> = report
+        .shapes
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    writeln!(
+        out,
+        "checked {} blobs ({} playtiss skipped), {} nodes (shapes: {}): {} problem(s)",
+        report.blobs_checked,
+        report.blobs_skipped,
+        report.nodes_checked,
+        shapes.join(", "),
+        report.problems.len()
+    )?;
+    Ok(if report.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_db_lives_under_home() {
+        let home = OsString::from("/home/u");
+        assert_eq!(
+            default_db_path(Some(&home)),
+            Some(PathBuf::from("/home/u/.playfilo/playfilo.db"))
+        );
+        assert_eq!(default_db_path(Some(&OsString::new())), None);
+        assert_eq!(default_db_path(None), None);
+    }
+}

@@ -1,0 +1,294 @@
+//! `filo dag …` against the golden database of the Playfilo spec (Appendix B).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use filo_dag::golden::{self, NOW, NOW_FIRST_LIFE};
+use filo_dag::render::{
+    FilterMode, FixedOffset, LifeOptions, RecallOptions, TraceMode, TraceOptions,
+};
+use filo_dag::{Store, render};
+use pretty_assertions::assert_eq;
+
+fn golden_db(dir: &Path, rows: usize) -> PathBuf {
+    let path = dir.join("playfilo.db");
+    let store = Store::open(&path).unwrap();
+    golden::build_until(&store, rows).unwrap();
+    path
+}
+
+fn filo(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_filo"));
+    cmd.args(args).env_remove("PLAYFILO_DB").env("TZ", "UTC");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn stdout_ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr_fail(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    err
+}
+
+#[test]
+fn life_recall_trace_print_the_spec_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = golden_db(dir.path(), golden::ROWS);
+    let db_s = db.to_str().unwrap();
+    let store = Store::open(&db).unwrap();
+    let now = NOW.to_string();
+
+    let out = stdout_ok(&filo(
+        &[
+            "dag",
+            "life",
+            "--db",
+            db_s,
+            "--now",
+            &now,
+            "--focus-hash",
+            "127c76bc",
+            "--ancestors",
+            "0",
+            "--filter-mode",
+            "all",
+        ],
+        &[],
+    ));
+    let opts = LifeOptions {
+        focus: Some("127c76bc".into()),
+        ancestors: 0,
+        filter: FilterMode::All,
+        ..LifeOptions::default()
+    };
+    assert_eq!(out, render::life(&store, &opts, NOW).unwrap() + "\n");
+    insta::assert_snapshot!("cli_life_root_all", out);
+
+    let out = stdout_ok(&filo(
+        &[
+            "dag",
+            "life",
+            "--now",
+            &now,
+            "--focus-hash",
+            "pi:7c9e6679-7425-40de-944b-e07fc1f90ae7",
+            "--ancestors",
+            "2",
+            "--filter-mode",
+            "all",
+        ],
+        &[("PLAYFILO_DB", db_s)],
+    ));
+    assert!(out.contains("(5 descendants)"));
+    insta::assert_snapshot!("cli_life_siblings", out);
+
+    let out = stdout_ok(&filo(
+        &[
+            "dag",
+            "recall",
+            "HEAD",
+            "--db",
+            db_s,
+            "--budget",
+            "600",
+            "--context-budget",
+            "40",
+        ],
+        &[],
+    ));
+    let opts = RecallOptions {
+        budget: 600,
+        context_budget: 40,
+        ..RecallOptions::new("HEAD")
+    };
+    assert_eq!(out, render::recall(&store, &opts).unwrap() + "\n");
+    insta::assert_snapshot!("cli_recall_head", out);
+
+    let out = stdout_ok(&filo(
+        &["dag", "trace", "--db", db_s, "--filter-mode", "switches"],
+        &[],
+    ));
+    let opts = TraceOptions {
+        mode: TraceMode::Switches,
+        ..TraceOptions::default()
+    };
+    assert_eq!(
+        out,
+        render::trace(&store, &opts, &FixedOffset(0)).unwrap() + "\n"
+    );
+    insta::assert_snapshot!("cli_trace_switches", out);
+
+    // trace prints local time: TZ applies.
+    let tokyo = stdout_ok(&filo(
+        &["dag", "trace", "--db", db_s],
+        &[("TZ", "Asia/Tokyo")],
+    ));
+    assert!(
+        tokyo.contains("[2026-01-01 20:01] BOOT: null → dcb81d41c76d"),
+        "{tokyo}"
+    );
+}
+
+#[test]
+fn life_at_head_before_the_tobe_and_the_terminal_ref() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = golden_db(dir.path(), 7);
+    let out = stdout_ok(&filo(
+        &[
+            "dag",
+            "life",
+            "--db",
+            db.to_str().unwrap(),
+            "--now",
+            &NOW_FIRST_LIFE.to_string(),
+        ],
+        &[],
+    ));
+    insta::assert_snapshot!("cli_life_at_head", out);
+    assert!(out.ends_with(
+        "(now) assistant: [life: {\"ancestors\":3}]  <-- FOCUS, HEAD\n--- end of archive ---\n"
+    ));
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = golden_db(dir.path(), golden::ROWS);
+    let db_s = db.to_str().unwrap();
+    let out = stdout_ok(&filo(
+        &[
+            "dag",
+            "life",
+            "--db",
+            db_s,
+            "--ref",
+            "terminal_head",
+            "--now",
+            &NOW.to_string(),
+        ],
+        &[],
+    ));
+    assert!(out.contains("(10 descendants)\n└── [c00007ea2fc0] (2h ago) model: \"Terminal here: checked API quota.\"  <-- FOCUS, HEAD"));
+    let flat = stdout_ok(&filo(
+        &[
+            "dag",
+            "life",
+            "--db",
+            db_s,
+            "--children",
+            "false",
+            "--now",
+            &NOW.to_string(),
+        ],
+        &[],
+    ));
+    assert_eq!(flat.lines().count(), 6, "{flat}");
+}
+
+#[test]
+fn show_stats_and_fsck() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = golden_db(dir.path(), golden::ROWS);
+    let db_s = db.to_str().unwrap();
+    let shown: serde_json::Value = serde_json::from_str(&stdout_ok(&filo(
+        &["dag", "show", "pi:e5f6a7b8", "--db", db_s],
+        &[],
+    )))
+    .unwrap();
+    assert_eq!(shown["role"], "assistant");
+    assert_eq!(shown["parts"].as_array().unwrap().len(), 3);
+    assert_eq!(shown["parts"][2]["content"]["arguments"]["command"], "ls");
+    assert_eq!(shown["config"]["model"]["id"], "claude-sonnet-4-5");
+    assert_eq!(shown["children"].as_array().unwrap().len(), 1);
+
+    let stats = stdout_ok(&filo(&["dag", "stats", "--db", db_s], &[]));
+    assert!(stats.starts_with("nodes: 13\n"), "{stats}");
+    assert!(
+        stats.contains(
+            "  PI_HEAD -> dcb81d41c76d06f173e2c9c094c74f487fb5ef6a02454e7b5d8572453aa4aa7d"
+        )
+    );
+    assert!(stats.contains("leaves: 3"));
+
+    let fsck = stdout_ok(&filo(&["dag", "fsck", "--db", db_s], &[]));
+    assert_eq!(
+        fsck,
+        "checked 17 blobs (0 playtiss skipped), 13 nodes (shapes: pi 11, plain 2): 0 problem(s)\n"
+    );
+
+    let conn = rusqlite_free_tamper(&db);
+    assert!(conn);
+    let out = filo(&["dag", "fsck", "--db", db_s], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("ref dangling: points at missing node abc\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("1 problem(s)\n"));
+}
+
+/// Adds a dangling ref through the store itself (no raw SQL needed).
+fn rusqlite_free_tamper(db: &Path) -> bool {
+    Store::open(db).unwrap().set_ref("dangling", "abc").is_ok()
+}
+
+#[test]
+fn errors_are_one_line_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.db");
+    let err = stderr_fail(&filo(
+        &["dag", "life", "--db", missing.to_str().unwrap()],
+        &[],
+    ));
+    assert!(err.starts_with("error: no Playfilo database at "), "{err}");
+    assert!(!missing.exists(), "a missing DB is not created");
+
+    let db = golden_db(dir.path(), golden::ROWS);
+    let db_s = db.to_str().unwrap();
+    let err = stderr_fail(&filo(&["dag", "recall", "ffff", "--db", db_s], &[]));
+    assert_eq!(err, "error: Node not found for \"ffff\".\n");
+    let err = stderr_fail(&filo(&["dag", "show", "c", "--db", db_s], &[]));
+    assert_eq!(err, "error: Ambiguous hash prefix \"c\" matches 2 nodes.\n");
+    let err = stderr_fail(&filo(
+        &["dag", "life", "--db", db_s, "--ref", "nobody"],
+        &[],
+    ));
+    assert_eq!(err, "error: No HEAD set and no focus_hash provided.\n");
+
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "hello").unwrap();
+    let err = stderr_fail(&filo(
+        &["dag", "stats", "--db", text.to_str().unwrap()],
+        &[],
+    ));
+    assert!(err.contains("is not a Playfilo database"), "{err}");
+    assert_eq!(std::fs::read_to_string(&text).unwrap(), "hello");
+}
+
+#[test]
+fn the_default_database_is_under_home() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".playfilo")).unwrap();
+    golden_db(&home.path().join(".playfilo"), golden::ROWS);
+    let out = stdout_ok(&filo(
+        &["dag", "trace"],
+        &[("HOME", home.path().to_str().unwrap())],
+    ));
+    assert!(out.contains("INCARNATE: 5fc17736fa65 → b5c08ffdc5d3"));
+}

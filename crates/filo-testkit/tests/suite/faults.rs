@@ -1,0 +1,236 @@
+//! Every fault, in every protocol.
+
+use std::time::{Duration, Instant};
+
+use filo_testkit::{Fault, MockProvider, Protocol, SseFrame, encode, frames};
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+use super::sse::{Event, parse};
+use super::{MODEL, ask, body_for, client, ctx_for, rich_reply};
+
+/// The frames the mock sends for [`rich_reply`] as the first request of `p`.
+fn rich_frames(p: Protocol) -> Vec<SseFrame> {
+    frames(p, &rich_reply(), &ctx_for(p, 1))
+}
+
+fn as_events(frames: &[SseFrame]) -> Vec<Event> {
+    frames
+        .iter()
+        .map(|f| Event {
+            event: f.event.clone(),
+            data: f.data.clone(),
+        })
+        .collect()
+}
+
+async fn one(p: Protocol, fault: Fault) -> client::RawResponse {
+    let mock = MockProvider::start(vec![fault.into()]).await;
+    ask(&mock, p).await
+}
+
+#[tokio::test]
+async fn http_429_has_retry_after_and_the_protocol_error_body() {
+    for p in Protocol::ALL {
+        let resp = one(p, Fault::rate_limited(7)).await;
+        assert_eq!(resp.status, 429, "{p:?}");
+        assert_eq!(resp.header("retry-after"), Some("7"));
+        assert_eq!(resp.header("content-type"), Some("application/json"));
+        let body = resp.json();
+        match p {
+            Protocol::AnthropicMessages => {
+                assert_eq!(body["type"], "error");
+                assert_eq!(body["error"]["type"], "rate_limit_error");
+            }
+            Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
+                assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+                assert!(body["error"]["message"].is_string());
+            }
+            Protocol::GoogleGenerativeAi => {
+                assert_eq!(body["error"]["code"], 429);
+                assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED");
+                assert_eq!(body["error"]["details"][0]["retryDelay"], "7s");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn http_500_and_529_bodies_name_the_failure() {
+    for p in Protocol::ALL {
+        let resp = one(p, Fault::http(500)).await;
+        assert_eq!(resp.status, 500);
+        assert_eq!(resp.header("retry-after"), None);
+        let body = resp.json();
+        let kind = match p {
+            Protocol::AnthropicMessages => &body["error"]["type"],
+            Protocol::OpenAiCompletions | Protocol::OpenAiResponses => &body["error"]["type"],
+            Protocol::GoogleGenerativeAi => &body["error"]["status"],
+        };
+        let want = ["api_error", "server_error", "server_error", "INTERNAL"];
+        assert!(want.contains(&kind.as_str().unwrap()), "{p:?}: {body}");
+    }
+    let resp = one(Protocol::AnthropicMessages, Fault::overloaded()).await;
+    assert_eq!(resp.status, 529);
+    assert_eq!(resp.json()["error"]["type"], "overloaded_error");
+}
+
+#[tokio::test]
+async fn a_scripted_body_is_sent_verbatim_and_a_bad_status_is_reported() {
+    let body = r#"{"error":{"message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#;
+    let fault = Fault::Http {
+        status: 400,
+        retry_after: None,
+        body: Some(body.to_owned()),
+    };
+    let resp = one(Protocol::AnthropicMessages, fault).await;
+    assert_eq!((resp.status, resp.body.as_str()), (400, body));
+    let resp = one(Protocol::OpenAiCompletions, Fault::http(1000)).await;
+    assert_eq!(resp.status, 500);
+    assert!(resp.body.contains("1000"), "{}", resp.body);
+}
+
+#[tokio::test]
+async fn error_event_follows_the_first_frames_and_ends_the_stream() {
+    for p in Protocol::ALL {
+        let fault = Fault::ErrorEvent {
+            after_events: 3,
+            reply: rich_reply(),
+            message: "Overloaded".to_owned(),
+        };
+        let resp = one(p, fault).await;
+        assert_eq!(resp.status, 200);
+        assert!(resp.complete, "{p:?}: the HTTP body ends properly");
+        let events = parse(&resp.body);
+        assert_eq!(events.len(), 4, "{p:?}");
+        assert_eq!(events[..3], as_events(&rich_frames(p)[..3]));
+        let error = &events[3];
+        let j = error.json();
+        match p {
+            Protocol::AnthropicMessages => {
+                assert_eq!(error.event.as_deref(), Some("error"));
+                assert_eq!(j["error"]["type"], "overloaded_error");
+                assert_eq!(j["error"]["message"], "Overloaded");
+            }
+            Protocol::OpenAiCompletions => {
+                assert_eq!(error.event, None);
+                assert_eq!(j["error"]["message"], "Overloaded");
+            }
+            Protocol::OpenAiResponses => {
+                assert_eq!(error.event.as_deref(), Some("response.failed"));
+                assert_eq!(j["response"]["status"], "failed");
+                assert_eq!(j["response"]["error"]["message"], "Overloaded");
+                assert_eq!(j["sequence_number"], 3);
+            }
+            Protocol::GoogleGenerativeAi => {
+                assert_eq!(j["error"]["status"], "UNAVAILABLE");
+                assert_eq!(j["error"]["message"], "Overloaded");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn cut_closes_the_connection_without_ending_the_body() {
+    for p in Protocol::ALL {
+        let resp = one(
+            p,
+            Fault::Cut {
+                after_events: 4,
+                reply: rich_reply(),
+            },
+        )
+        .await;
+        assert_eq!(resp.status, 200);
+        assert!(!resp.complete, "{p:?}: no chunked terminator after a cut");
+        assert_eq!(resp.body, encode(p, &rich_frames(p)[..4]), "{p:?}");
+    }
+}
+
+#[tokio::test]
+async fn after_events_beyond_the_reply_sends_the_whole_reply_first() {
+    let p = Protocol::OpenAiCompletions;
+    let resp = one(
+        p,
+        Fault::Cut {
+            after_events: 10_000,
+            reply: rich_reply(),
+        },
+    )
+    .await;
+    assert!(!resp.complete);
+    assert_eq!(resp.body, encode(p, &rich_frames(p)));
+}
+
+#[tokio::test]
+async fn malformed_frame_is_inserted_and_the_stream_goes_on() {
+    for p in Protocol::ALL {
+        let resp = one(
+            p,
+            Fault::Malformed {
+                after_events: 2,
+                reply: rich_reply(),
+            },
+        )
+        .await;
+        assert!(resp.complete);
+        let mut events = parse(&resp.body);
+        let broken = events.remove(2);
+        assert!(
+            serde_json::from_str::<Value>(&broken.data).is_err(),
+            "{p:?}: {}",
+            broken.data
+        );
+        assert!(broken.data.starts_with('{'));
+        assert_eq!(
+            events,
+            as_events(&rich_frames(p)),
+            "{p:?}: the reply is otherwise intact"
+        );
+    }
+}
+
+#[tokio::test]
+async fn stall_goes_silent_then_sends_the_rest() {
+    let stall = Duration::from_millis(250);
+    for p in Protocol::ALL {
+        let all = rich_frames(p);
+        let mock = MockProvider::start(vec![
+            Fault::Stall {
+                after_events: 2,
+                reply: rich_reply(),
+                stall,
+            }
+            .into(),
+        ])
+        .await;
+        let started = Instant::now();
+        let mut conn = client::send(
+            mock.addr(),
+            "POST",
+            &p.request_path(MODEL),
+            &[],
+            &body_for(p).to_string(),
+        )
+        .await;
+        let second = all[1].encode(p.line_end());
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&raw).contains(&second) {
+            let n = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf))
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(n > 0, "{p:?}: closed before the stall");
+            raw.extend_from_slice(&buf[..n]);
+        }
+        let silent = tokio::time::timeout(Duration::from_millis(100), conn.read(&mut buf)).await;
+        assert!(silent.is_err(), "{p:?}: nothing arrives during the stall");
+        raw.extend(client::read_raw(&mut conn).await);
+        assert!(started.elapsed() >= stall);
+        let full = client::parse(&raw);
+        assert!(full.complete);
+        assert_eq!(full.body, encode(p, &all), "{p:?}");
+    }
+}
