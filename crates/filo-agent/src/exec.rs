@@ -7,8 +7,11 @@
 //! Parallel mode prepares in order and then runs the prepared calls in *waves*: consecutive
 //! [`Concurrency::Shared`] calls run together; an [`Concurrency::Exclusive`] call waits for every
 //! call before it and runs alone, and calls after it wait for it (a FIFO reader-writer lock, made
-//! deterministic). Progress updates of concurrent calls interleave as they happen; results are
-//! finalised strictly in assistant order. All tool futures are polled inside the loop's task, so
+//! deterministic). Progress updates of concurrent calls interleave as they happen; executed calls
+//! are finalised (after-hook, `tool_execution_end`) strictly in assistant order. A call that
+//! finished without running (unknown tool, invalid arguments, blocked) gets its end event at once,
+//! but every tool-result message is published in assistant order, so the context always lists
+//! results in the order the model asked for them (as current pi does). All tool futures are polled inside the loop's task, so
 //! dropping the run drops them: no task outlives it.
 //!
 //! Cancellation is a token tree: run → turn → tool call. On abort a running tool gets
@@ -105,6 +108,8 @@ pub(crate) async fn execute_tool_calls(
         assistant,
         turn: turn.clone(),
         batch: ToolBatch::default(),
+        outbox: calls.iter().map(|_| None).collect(),
+        cursor: 0,
     };
     match exec.run.config.tool_execution {
         ToolExecution::Parallel => exec.parallel(&calls).await,
@@ -119,6 +124,9 @@ struct Executor<'r, 'a> {
     context: Arc<Vec<AgentMessage>>,
     turn: CancellationToken,
     batch: ToolBatch,
+    /// Tool-result messages by assistant position, published in that order.
+    outbox: Vec<Option<ToolResultMessage>>,
+    cursor: usize,
 }
 
 impl Executor<'_, '_> {
@@ -139,17 +147,22 @@ impl Executor<'_, '_> {
         for (i, call) in calls.iter().enumerate() {
             self.emit_start(call);
             match self.prepare(call).await {
-                Preparation::Immediate(text) => self.finalize(call, error_output(text), true),
-                Preparation::Ready(prepared) => self.execute(vec![*prepared]).await,
+                Preparation::Immediate(text) => self.finalize(i, call, error_output(text), true),
+                Preparation::Ready(prepared) => self.execute(vec![(i, *prepared)]).await,
             }
             if let Some(steering) = self.poll_steering() {
-                for rest in &calls[i + 1..] {
-                    self.emit_start(rest);
-                    self.finalize(rest, error_output(SKIPPED_TEXT), true);
-                }
+                self.skip_rest(calls, i + 1);
                 self.batch.steering = Some(steering);
                 return;
             }
+        }
+    }
+
+    /// Calls from `from` on get a start event and the skip result.
+    fn skip_rest(&mut self, calls: &[ToolCall], from: usize) {
+        for (i, call) in calls.iter().enumerate().skip(from) {
+            self.emit_start(call);
+            self.finalize(i, call, error_output(SKIPPED_TEXT), true);
         }
     }
 
@@ -158,17 +171,15 @@ impl Executor<'_, '_> {
         for (i, call) in calls.iter().enumerate() {
             self.emit_start(call);
             match self.prepare(call).await {
-                Preparation::Immediate(text) => self.finalize(call, error_output(text), true),
-                Preparation::Ready(prepared) => ready.push(*prepared),
+                Preparation::Immediate(text) => self.finalize(i, call, error_output(text), true),
+                Preparation::Ready(prepared) => ready.push((i, *prepared)),
             }
             if let Some(steering) = self.poll_steering() {
-                for prepared in &ready {
-                    self.finalize(&prepared.call, error_output(SKIPPED_TEXT), true);
+                // Prepared calls already had their start event: no second one.
+                for (j, prepared) in &ready {
+                    self.finalize(*j, &prepared.call, error_output(SKIPPED_TEXT), true);
                 }
-                for rest in &calls[i + 1..] {
-                    self.emit_start(rest);
-                    self.finalize(rest, error_output(SKIPPED_TEXT), true);
-                }
+                self.skip_rest(calls, i + 1);
                 self.batch.steering = Some(steering);
                 return;
             }
@@ -221,16 +232,16 @@ impl Executor<'_, '_> {
     }
 
     /// Run prepared calls wave by wave, stream their updates, finalise in order.
-    async fn execute(&mut self, prepared: Vec<Prepared>) {
+    async fn execute(&mut self, prepared: Vec<(usize, Prepared)>) {
         let waves = plan_waves(&prepared);
-        let mut slots: Vec<Option<Prepared>> = prepared.into_iter().map(Some).collect();
+        let mut slots: Vec<Option<(usize, Prepared)>> = prepared.into_iter().map(Some).collect();
         let mut done: Vec<Option<Executed>> = slots.iter().map(|_| None).collect();
         let mut next = 0;
         let (tx, mut rx) = mpsc::unbounded_channel::<(usize, ToolOutput)>();
         for wave in waves {
             let mut running: FuturesUnordered<_> = wave
                 .map(|i| {
-                    let p = slots[i].as_ref();
+                    let p = slots[i].as_ref().map(|(_, p)| p);
                     self.launch(i, p, tx.clone())
                 })
                 .collect();
@@ -250,8 +261,8 @@ impl Executor<'_, '_> {
                         }
                         done[i] = Some(executed);
                         while let Some(executed) = done.get_mut(next).and_then(Option::take) {
-                            if let Some(p) = slots[next].take() {
-                                self.finalize_executed(p, executed).await;
+                            if let Some((position, p)) = slots[next].take() {
+                                self.finalize_executed(position, p, executed).await;
                             }
                             next += 1;
                         }
@@ -299,9 +310,9 @@ impl Executor<'_, '_> {
         })
     }
 
-    fn update(&mut self, slots: &[Option<Prepared>], index: usize, partial: ToolOutput) {
+    fn update(&mut self, slots: &[Option<(usize, Prepared)>], index: usize, partial: ToolOutput) {
         // Updates after a call's end (from a task the tool left behind) are ignored, as in pi.
-        if let Some(Some(p)) = slots.get(index) {
+        if let Some(Some((_, p))) = slots.get(index) {
             self.run.emit(AgentEvent::ToolExecutionUpdate {
                 tool_call_id: p.call.id.clone(),
                 tool_name: p.call.name.clone(),
@@ -311,7 +322,7 @@ impl Executor<'_, '_> {
         }
     }
 
-    async fn finalize_executed(&mut self, prepared: Prepared, executed: Executed) {
+    async fn finalize_executed(&mut self, position: usize, prepared: Prepared, executed: Executed) {
         let Executed {
             mut output,
             mut is_error,
@@ -341,11 +352,11 @@ impl Executor<'_, '_> {
                 }
             }
         }
-        self.finalize(&prepared.call, output, is_error);
+        self.finalize(position, &prepared.call, output, is_error);
     }
 
-    /// Emit the end event and the tool-result message.
-    fn finalize(&mut self, call: &ToolCall, output: ToolOutput, is_error: bool) {
+    /// Emit the end event now; the tool-result message follows once every earlier call's has.
+    fn finalize(&mut self, position: usize, call: &ToolCall, output: ToolOutput, is_error: bool) {
         self.run.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -360,26 +371,32 @@ impl Executor<'_, '_> {
             is_error,
             timestamp: now_ms(),
         };
-        self.run.emit(AgentEvent::MessageStart {
-            message: AgentMessage::from(message.clone()),
-        });
-        self.run.emit(AgentEvent::MessageEnd {
-            message: AgentMessage::from(message.clone()),
-        });
-        self.batch.results.push(message);
+        if let Some(slot) = self.outbox.get_mut(position) {
+            *slot = Some(message);
+        }
+        while let Some(message) = self.outbox.get_mut(self.cursor).and_then(Option::take) {
+            self.run.emit(AgentEvent::MessageStart {
+                message: AgentMessage::from(message.clone()),
+            });
+            self.run.emit(AgentEvent::MessageEnd {
+                message: AgentMessage::from(message.clone()),
+            });
+            self.batch.results.push(message);
+            self.cursor += 1;
+        }
     }
 }
 
 /// Index ranges that may run together: runs of shared calls, and each exclusive call alone.
-fn plan_waves(prepared: &[Prepared]) -> Vec<std::ops::Range<usize>> {
+fn plan_waves(prepared: &[(usize, Prepared)]) -> Vec<std::ops::Range<usize>> {
     let mut waves: Vec<std::ops::Range<usize>> = Vec::new();
-    for (i, p) in prepared.iter().enumerate() {
+    for (i, (_, p)) in prepared.iter().enumerate() {
         let shared = p.tool.concurrency() == Concurrency::Shared;
         match waves.last_mut() {
             Some(last)
                 if shared
                     && last.end == i
-                    && prepared[last.start].tool.concurrency() == Concurrency::Shared =>
+                    && prepared[last.start].1.tool.concurrency() == Concurrency::Shared =>
             {
                 last.end = i + 1;
             }

@@ -33,7 +33,7 @@ pub struct CustomMessage {
 impl CustomMessage {
     /// A custom message with the given role and fields (a `role` key in `fields` is ignored).
     pub fn new(role: impl Into<String>, mut fields: Map<String, Value>) -> Self {
-        fields.remove("role");
+        fields.shift_remove("role");
         CustomMessage {
             role: role.into(),
             fields,

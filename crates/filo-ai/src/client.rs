@@ -5,11 +5,19 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use tokio_util::sync::CancellationToken;
 
+use crate::codec::{RequestInput, WireApi, build_request, new_decoder};
+use crate::driver::{Call, RetryPolicy, failed, run};
+use crate::env::{Env, resolve_config_value};
+use crate::error::AiError;
 use crate::event::AssistantStream;
-use crate::message::Context;
+use crate::message::{AssistantMessage, Context, StopReason, Usage};
 use crate::model::{Model, ThinkingLevel};
+use crate::registry::ProviderRegistry;
+use crate::transport::{HttpRequest, ReqwestTransport, Transport};
 
 /// Per-call options (pi spec §1.6). Build with `..Default::default()`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -63,4 +71,175 @@ pub trait ModelClient: Send + Sync {
         options: &StreamOptions,
         cancel: CancellationToken,
     ) -> AssistantStream;
+}
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The real model client: resolves keys and headers from the [`ProviderRegistry`] and an explicit
+/// [`Env`], builds the request with the codec of `model.api`, and runs it through the shared
+/// driver (retry, idle timeout, SSE, accumulator) over a [`Transport`].
+#[derive(Clone)]
+pub struct Client {
+    registry: Arc<ProviderRegistry>,
+    env: Arc<Env>,
+    transport: Arc<dyn Transport>,
+    retry: RetryPolicy,
+    idle_timeout: Duration,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("providers", &self.registry.providers().len())
+            .field("retry", &self.retry)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default idle timeout for silent streams.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl Client {
+    /// A client over HTTPS (reqwest + rustls).
+    pub fn new(registry: ProviderRegistry, env: Env) -> Result<Self, AiError> {
+        Ok(Client::with_transport(
+            registry,
+            env,
+            Arc::new(ReqwestTransport::new()?),
+        ))
+    }
+
+    /// A client over any transport (fixtures, recording proxies).
+    pub fn with_transport(
+        registry: ProviderRegistry,
+        env: Env,
+        transport: Arc<dyn Transport>,
+    ) -> Self {
+        Client {
+            registry: Arc::new(registry),
+            env: Arc::new(env),
+            transport,
+            retry: RetryPolicy::default(),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        }
+    }
+
+    /// Replace the retry policy.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Replace the default idle timeout (a call's `StreamOptions::idle_timeout` still wins).
+    pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = idle;
+        self
+    }
+
+    pub fn registry(&self) -> &ProviderRegistry {
+        &self.registry
+    }
+
+    /// The key a call would use: options, then models.json / env, then `OPENAI_API_KEY` for the
+    /// OpenAI protocols (pi's fallback).
+    fn resolve_key(&self, model: &Model, options: &StreamOptions, api: WireApi) -> Option<String> {
+        if let Some(k) = options.api_key.as_ref().filter(|k| !k.is_empty()) {
+            return Some(k.clone());
+        }
+        if let Some(k) = self.registry.api_key(&model.provider, &self.env) {
+            return Some(k);
+        }
+        match api {
+            WireApi::OpenAiCompletions | WireApi::OpenAiResponses => {
+                self.env.get("OPENAI_API_KEY").map(str::to_string)
+            }
+            WireApi::AnthropicMessages | WireApi::GoogleGenerativeAi => None,
+        }
+    }
+
+    /// Build the HTTP request a call would send, without sending it.
+    pub fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, AiError> {
+        let api = WireApi::parse(&model.api)?;
+        let key = self.resolve_key(model, options, api);
+        if key.is_none() && !self.registry.is_keyless(&model.provider) {
+            return Err(AiError::NoApiKey {
+                provider: model.provider.clone(),
+            });
+        }
+        let mut headers = self
+            .registry
+            .provider_headers(&model.provider, key.as_deref(), &self.env);
+        let mut model = model.clone();
+        for (k, v) in model.headers.take().into_iter().flatten() {
+            if let Some(v) = resolve_config_value(&v, &self.env) {
+                headers.insert(k, v);
+            }
+        }
+        let input = RequestInput {
+            model: &model,
+            context,
+            options,
+            api_key: key.as_deref(),
+            provider_headers: &headers,
+            now_ms: now_ms(),
+        };
+        Ok(build_request(api, &input))
+    }
+}
+
+impl ModelClient for Client {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        cancel: CancellationToken,
+    ) -> AssistantStream {
+        let initial = AssistantMessage {
+            content: Vec::new(),
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            timestamp: now_ms(),
+            error_message: None,
+        };
+        let request = match self.build_request(model, context, options) {
+            Ok(r) => r,
+            Err(e) => return failed(initial, &e),
+        };
+        let api = match WireApi::parse(&model.api) {
+            Ok(api) => api,
+            Err(e) => return failed(initial, &e),
+        };
+        let decoder_model = model.clone();
+        let decoder_context = Context {
+            system_prompt: None,
+            messages: Vec::new(),
+            tools: context.tools.clone(),
+        };
+        run(Call {
+            transport: self.transport.clone(),
+            request,
+            new_decoder: Box::new(move || new_decoder(api, &decoder_model, &decoder_context)),
+            initial,
+            prices: model.cost,
+            retry: self.retry,
+            idle_timeout: options.idle_timeout.unwrap_or(self.idle_timeout),
+            max_retry_delay: options.max_retry_delay_ms.map(Duration::from_millis),
+            cancel,
+        })
+    }
 }

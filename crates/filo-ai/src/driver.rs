@@ -66,7 +66,7 @@ impl Default for RetryPolicy {
 pub(crate) struct Call {
     pub transport: Arc<dyn Transport>,
     pub request: HttpRequest,
-    pub new_decoder: Box<dyn Fn() -> Box<dyn Decoder> + Send>,
+    pub new_decoder: Box<dyn Fn() -> Box<dyn Decoder> + Send + Sync>,
     pub initial: AssistantMessage,
     pub prices: ModelCost,
     pub retry: RetryPolicy,

@@ -1,8 +1,19 @@
-//! The unified LLM layer: messages, model catalog, HTTP transport, SSE, retry, one module per wire protocol.
+//! The unified LLM layer: messages, model catalog, HTTP transport, SSE, retry, one module per wire
+//! protocol.
 //!
-//! Owns: message and content-block types (pi's JSON shapes), the model catalog and providers as data, the four wire codecs, the stream contract and its single accumulator, error classification and retry.
+//! Owns: message and content-block types (pi's JSON shapes), the model catalog and providers as
+//! data (`data/catalog.json`, pi's `models.json`), API keys from an explicit environment map, the
+//! four wire codecs (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google
+//! Generative AI), the stream contract and its single accumulator, error classification, retry
+//! with backoff and the idle timeout.
 //!
-//! Does not own: sessions, tools, the agent loop, anything on disk besides models.json parsing.
+//! Does not own: sessions, tools, the agent loop, auth storage and OAuth, running `!command`
+//! values from models.json, anything on disk.
+//!
+//! Invariants: every stream yields `Start`, block events, then exactly one terminal `Done` or
+//! `Error` and never panics; events are deltas (no event copies the partial message); retries
+//! happen only before anything was yielded; signatures are carried byte for byte; no global
+//! state (environment and catalogs are values passed in).
 
 pub mod message;
 
@@ -15,7 +26,34 @@ pub mod model;
 pub mod partial_json;
 
 pub use event::{Accumulator, AssistantEvent, AssistantStream};
-pub use model::{Model, ModelCost, ThinkingLevel};
+pub use model::{Model, ModelCost, ThinkingLevel, adjust_max_tokens_for_thinking, calculate_cost};
 pub mod client;
 
-pub use client::{ModelClient, StreamOptions};
+pub use client::{CacheRetention, Client, DEFAULT_IDLE_TIMEOUT, ModelClient, StreamOptions};
+
+pub mod anthropic;
+pub mod codec;
+pub mod driver;
+pub mod env;
+pub mod error;
+pub mod google;
+mod models_json;
+pub mod openai_completions;
+pub mod openai_responses;
+pub mod overflow;
+pub mod registry;
+pub mod sse;
+pub mod transform;
+pub mod transport;
+
+#[cfg(test)]
+mod testutil;
+
+pub use codec::WireApi;
+pub use driver::RetryPolicy;
+pub use env::{Env, env_api_key};
+pub use error::AiError;
+pub use overflow::is_context_overflow;
+pub use registry::{ProviderConfig, ProviderRegistry, RegistryError};
+pub use transform::transform_messages;
+pub use transport::{FixtureResponse, FixtureTransport, HttpRequest, ReqwestTransport, Transport};

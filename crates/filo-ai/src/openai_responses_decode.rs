@@ -213,15 +213,13 @@ impl Decoder for ResponsesDecoder {
                     self.item_added(item, out);
                 }
             }
-            "response.reasoning_summary_part.added" => {
-                if event.summary_index.unwrap_or(0) > 0 {
-                    if let Some(o) = self.find(event.item_id.as_deref(), true) {
-                        let index = o.index;
-                        out.events.push(AssistantEvent::ThinkingDelta {
-                            index,
-                            delta: "\n\n".into(),
-                        });
-                    }
+            "response.reasoning_summary_part.added" if event.summary_index.unwrap_or(0) > 0 => {
+                if let Some(o) = self.find(event.item_id.as_deref(), true) {
+                    let index = o.index;
+                    out.events.push(AssistantEvent::ThinkingDelta {
+                        index,
+                        delta: "\n\n".into(),
+                    });
                 }
             }
             "response.reasoning_summary_text.delta" => {

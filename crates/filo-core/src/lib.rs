@@ -13,14 +13,22 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod agent_session;
 pub mod auth;
 pub mod compaction;
+pub mod convert;
+pub mod extension;
 mod json_file;
 pub mod resources;
 pub mod settings;
 pub mod system_prompt;
 
+pub use agent_session::{
+    AgentSession, AgentSessionOptions, ApiKeyResolver, PromptOptions, Resources, SessionEvent,
+    SessionListener, SessionStats, StreamingBehavior,
+};
 pub use auth::AuthStorage;
+pub use extension::Extension;
 pub use settings::Settings;
 
 /// Errors of the SDK layer.

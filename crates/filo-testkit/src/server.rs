@@ -130,6 +130,11 @@ impl MockProvider {
         lock(&self.script).requests.clone()
     }
 
+    /// The most recent request, if any.
+    pub fn last_request(&self) -> Option<RecordedRequest> {
+        lock(&self.script).requests.last().cloned()
+    }
+
     /// Turns not yet consumed.
     pub fn remaining(&self) -> usize {
         lock(&self.script).turns.len()

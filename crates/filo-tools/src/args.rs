@@ -50,8 +50,16 @@ mod tests {
     fn mismatch_becomes_validation_text() {
         let err = parse_args::<Args>("read", &json!({"path": 3})).unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with("Validation failed for tool \"read\":\n  - root: invalid type: integer `3`"), "{text}");
-        assert!(text.ends_with("Received arguments:\n{\n  \"path\": 3\n}"), "{text}");
+        assert!(
+            text.starts_with(
+                "Validation failed for tool \"read\":\n  - root: invalid type: integer `3`"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Received arguments:\n{\n  \"path\": 3\n}"),
+            "{text}"
+        );
     }
 
     #[test]

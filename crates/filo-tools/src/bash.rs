@@ -12,6 +12,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Child;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +20,7 @@ use crate::args::{js_number, parse_args};
 use crate::error::Error;
 use crate::output::{OutputAccumulator, Snapshot};
 use crate::paths::display;
-use crate::process::{ShellCommand, prepend_path, resolve_shell, spawn_shell};
+use crate::process::{ProcessGroup, ShellCommand, prepend_path, resolve_shell, spawn_shell};
 use crate::settings::ToolSettings;
 use crate::support::text_output;
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
@@ -79,7 +80,11 @@ fn render(snapshot: &Snapshot, last_line_bytes: usize, empty: &str) -> String {
         t.content.clone()
     };
     if t.truncated {
-        let full = snapshot.full_output_path.as_deref().map(display).unwrap_or_default();
+        let full = snapshot
+            .full_output_path
+            .as_deref()
+            .map(display)
+            .unwrap_or_default();
         let end = t.total_lines;
         let start = end + 1 - t.output_lines.min(end);
         if t.last_line_partial {
@@ -89,7 +94,9 @@ fn render(snapshot: &Snapshot, last_line_bytes: usize, empty: &str) -> String {
                 format_size(last_line_bytes)
             ));
         } else if t.truncated_by == Some(TruncatedBy::Lines) {
-            text.push_str(&format!("\n\n[Showing lines {start}-{end} of {end}. Full output: {full}]"));
+            text.push_str(&format!(
+                "\n\n[Showing lines {start}-{end} of {end}. Full output: {full}]"
+            ));
         } else {
             text.push_str(&format!(
                 "\n\n[Showing lines {start}-{end} of {end} ({} limit). Full output: {full}]",
@@ -119,7 +126,12 @@ impl BashTool {
         BashTool { settings }
     }
 
-    async fn run(&self, args: BashArgs, cancel: &CancellationToken, updates: &UpdateSink) -> Result<ToolOutput, Error> {
+    async fn run(
+        &self,
+        args: BashArgs,
+        cancel: &CancellationToken,
+        updates: &UpdateSink,
+    ) -> Result<ToolOutput, Error> {
         let s = &self.settings;
         let command = match &s.command_prefix {
             Some(prefix) => format!("{prefix}\n{}", args.command),
@@ -140,82 +152,124 @@ impl BashTool {
             shell: &shell,
             command: &command,
             cwd: &s.cwd,
-            path_env: s.bin_dir.as_deref().map(|dir| prepend_path(dir, path_var.as_deref())),
+            path_env: s
+                .bin_dir
+                .as_deref()
+                .map(|dir| prepend_path(dir, path_var.as_deref())),
         })?;
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let mut readers = Vec::new();
-        if let Some(out) = child.stdout.take() {
-            readers.push(forward(out, tx.clone()));
-        }
-        if let Some(err) = child.stderr.take() {
-            readers.push(forward(err, tx.clone()));
-        }
-        drop(tx);
         let mut output = OutputAccumulator::new(&s.temp_dir);
         let timeout = args.timeout.filter(|t| t.is_finite() && *t > 0.0);
-        let deadline = timeout.map(|t| tokio::time::Instant::now() + Duration::from_secs_f64(t));
-        let timer = async {
-            match deadline {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::pin!(timer);
-        let mut open = true;
-        let ending = loop {
-            tokio::select! {
-                biased;
-                () = cancel.cancelled() => break Ending::Aborted,
-                () = &mut timer => break Ending::TimedOut,
-                chunk = rx.recv(), if open => match chunk {
-                    Some(chunk) => {
-                        output.push(&chunk)?;
-                        send_update(updates, &output.snapshot());
-                    }
-                    None => open = false,
-                },
-                status = child.wait() => {
-                    let status = status.map_err(|e| Error::Internal(format!("waiting for bash failed: {e}")))?;
-                    break Ending::Exited(status.code());
-                }
-            }
-        };
-        if matches!(ending, Ending::Exited(_)) {
-            group.disarm();
-        } else {
-            group.kill();
-            // Reap the shell; SIGKILL makes this immediate.
-            let _ = child.wait().await;
-        }
-        while let Ok(Some(chunk)) = tokio::time::timeout(DRAIN_GRACE, rx.recv()).await {
-            output.push(&chunk)?;
-            send_update(updates, &output.snapshot());
-        }
-        for reader in readers {
-            reader.abort();
-        }
+        let ending = supervise(
+            &mut child,
+            &mut group,
+            timeout,
+            cancel,
+            updates,
+            &mut output,
+        )
+        .await?;
         output.finish()?;
-        let snapshot = output.snapshot();
-        let last_line = output.last_line_bytes();
-        match ending {
-            Ending::Aborted => Err(Error::message(with_status(render(&snapshot, last_line, ""), "Command aborted"))),
-            Ending::TimedOut => {
-                let secs = js_number(timeout.unwrap_or_default());
-                let status = format!("Command timed out after {secs} seconds");
-                Err(Error::message(with_status(render(&snapshot, last_line, ""), &status)))
+        conclude(ending, &output, timeout)
+    }
+}
+
+/// Pump output into `output` (with updates) until the shell exits, the timeout fires or the
+/// call is cancelled; on timeout or cancel the whole group is killed.
+async fn supervise(
+    child: &mut Child,
+    group: &mut ProcessGroup,
+    timeout: Option<f64>,
+    cancel: &CancellationToken,
+    updates: &UpdateSink,
+    output: &mut OutputAccumulator,
+) -> Result<Ending, Error> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut readers = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        readers.push(forward(out, tx.clone()));
+    }
+    if let Some(err) = child.stderr.take() {
+        readers.push(forward(err, tx.clone()));
+    }
+    drop(tx);
+    let deadline = timeout.map(|t| tokio::time::Instant::now() + Duration::from_secs_f64(t));
+    let timer = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timer);
+    let mut open = true;
+    let ending = loop {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => break Ending::Aborted,
+            () = &mut timer => break Ending::TimedOut,
+            chunk = rx.recv(), if open => match chunk {
+                Some(chunk) => {
+                    output.push(&chunk)?;
+                    send_update(updates, &output.snapshot());
+                }
+                None => open = false,
+            },
+            status = child.wait() => {
+                let status = status.map_err(|e| Error::Internal(format!("waiting for bash failed: {e}")))?;
+                break Ending::Exited(status.code());
             }
-            Ending::Exited(Some(code)) if code != 0 => {
-                let status = format!("Command exited with code {code}");
-                Err(Error::message(with_status(render(&snapshot, last_line, "(no output)"), &status)))
-            }
-            Ending::Exited(_) => {
-                let details = if snapshot.truncation.truncated {
-                    snapshot.details()
-                } else {
-                    serde_json::Map::new()
-                };
-                Ok(text_output(render(&snapshot, last_line, "(no output)"), details))
-            }
+        }
+    };
+    if matches!(ending, Ending::Exited(_)) {
+        group.disarm();
+    } else {
+        group.kill();
+        // Reap the shell; SIGKILL makes this immediate.
+        let _ = child.wait().await;
+    }
+    // Whatever is still buffered in the pipes; stop early if a background job holds them open.
+    while let Ok(Some(chunk)) = tokio::time::timeout(DRAIN_GRACE, rx.recv()).await {
+        output.push(&chunk)?;
+        send_update(updates, &output.snapshot());
+    }
+    for reader in readers {
+        reader.abort();
+    }
+    Ok(ending)
+}
+
+/// pi's result for each ending: success text, or a rejection with the output and a status.
+fn conclude(
+    ending: Ending,
+    output: &OutputAccumulator,
+    timeout: Option<f64>,
+) -> Result<ToolOutput, Error> {
+    let snapshot = output.snapshot();
+    let last_line = output.last_line_bytes();
+    let fail = |empty: &str, status: String| {
+        Err(Error::message(with_status(
+            render(&snapshot, last_line, empty),
+            &status,
+        )))
+    };
+    match ending {
+        Ending::Aborted => fail("", "Command aborted".to_string()),
+        Ending::TimedOut => {
+            let secs = js_number(timeout.unwrap_or_default());
+            fail("", format!("Command timed out after {secs} seconds"))
+        }
+        Ending::Exited(Some(code)) if code != 0 => {
+            fail("(no output)", format!("Command exited with code {code}"))
+        }
+        Ending::Exited(_) => {
+            let details = if snapshot.truncation.truncated {
+                snapshot.details()
+            } else {
+                serde_json::Map::new()
+            };
+            Ok(text_output(
+                render(&snapshot, last_line, "(no output)"),
+                details,
+            ))
         }
     }
 }

@@ -33,7 +33,12 @@ fn parts<'a>(old: &'a str, new: &'a str) -> Vec<(Kind, Vec<&'a str>)> {
 /// The diff text and the first changed line in the new file (1-based).
 pub fn generate_diff_string(old: &str, new: &str, context: usize) -> (String, Option<usize>) {
     let parts = parts(old, new);
-    let width = old.split('\n').count().max(new.split('\n').count()).to_string().len();
+    let width = old
+        .split('\n')
+        .count()
+        .max(new.split('\n').count())
+        .to_string()
+        .len();
     let blank = " ".repeat(width);
     let mut out: Vec<String> = Vec::new();
     let (mut old_no, mut new_no) = (1usize, 1usize);
@@ -124,6 +129,9 @@ mod tests {
 
     #[test]
     fn identical_text_has_no_diff() {
-        assert_eq!(generate_diff_string("a\nb", "a\nb", 4), (String::new(), None));
+        assert_eq!(
+            generate_diff_string("a\nb", "a\nb", 4),
+            (String::new(), None)
+        );
     }
 }

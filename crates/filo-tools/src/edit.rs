@@ -98,7 +98,11 @@ impl EditTool {
     }
 
     async fn run(&self, args: EditArgs) -> Result<ToolOutput, Error> {
-        let path = resolve_to_cwd(&args.path, &self.settings.cwd, self.settings.home.as_deref());
+        let path = resolve_to_cwd(
+            &args.path,
+            &self.settings.cwd,
+            self.settings.home.as_deref(),
+        );
         let not_found = || Error::message(format!("File not found: {}", args.path));
         let meta = tokio::fs::metadata(&path).await.map_err(|_| not_found())?;
         if meta.permissions().readonly() {
@@ -109,9 +113,10 @@ impl EditTool {
             .map_err(|e| Error::io("open", &path, e))?;
         let raw = String::from_utf8_lossy(&bytes).into_owned();
         let (old_text, new_text, shown) = (args.old_text, args.new_text, args.path.clone());
-        let plan = tokio::task::spawn_blocking(move || plan_edit(&raw, &shown, &old_text, &new_text))
-            .await
-            .map_err(|e| Error::Internal(format!("edit worker failed: {e}")))??;
+        let plan =
+            tokio::task::spawn_blocking(move || plan_edit(&raw, &shown, &old_text, &new_text))
+                .await
+                .map_err(|e| Error::Internal(format!("edit worker failed: {e}")))??;
         tokio::fs::write(&path, plan.new_file.as_bytes())
             .await
             .map_err(|e| Error::io("open", &path, e))?;

@@ -27,7 +27,9 @@ pub enum Error {
         source: io::Error,
     },
     /// The arguments did not fit the tool's parameter types.
-    #[error("Validation failed for tool \"{tool}\":\n  - root: {message}\n\nReceived arguments:\n{received}")]
+    #[error(
+        "Validation failed for tool \"{tool}\":\n  - root: {message}\n\nReceived arguments:\n{received}"
+    )]
     Arguments {
         tool: String,
         message: String,
@@ -107,7 +109,10 @@ pub(crate) fn node_message(source: &io::Error, syscall: &str, path: &Path) -> St
 
 /// The errno code name of an I/O error (`ENOENT`), if known; used for `spawn <file> ENOENT`.
 pub(crate) fn errno_code(source: &io::Error) -> Option<&'static str> {
-    source.raw_os_error().and_then(errno_text).map(|(code, _)| code)
+    source
+        .raw_os_error()
+        .and_then(errno_text)
+        .map(|(code, _)| code)
 }
 
 #[cfg(test)]

@@ -45,7 +45,12 @@ fn compile(pattern: &str) -> Result<GlobMatcher, Error> {
 }
 
 /// Relative paths (directories with a trailing `/`) of matching entries, at most `limit`.
-pub fn find_paths(root: &std::path::Path, pattern: &str, limit: usize, cancel: &CancellationToken) -> Result<Vec<String>, Error> {
+pub fn find_paths(
+    root: &std::path::Path,
+    pattern: &str,
+    limit: usize,
+    cancel: &CancellationToken,
+) -> Result<Vec<String>, Error> {
     let matcher = compile(pattern)?;
     let full_path = pattern.contains('/');
     let mut results = Vec::new();
@@ -76,10 +81,19 @@ pub fn find_paths(root: &std::path::Path, pattern: &str, limit: usize, cancel: &
     Ok(results)
 }
 
-fn find(root: &std::path::Path, pattern: &str, limit: usize, cancel: &CancellationToken) -> Result<(String, Map<String, Value>), Error> {
-    let meta = std::fs::metadata(root).map_err(|_| Error::message(format!("Path not found: {}", display(root))))?;
+fn find(
+    root: &std::path::Path,
+    pattern: &str,
+    limit: usize,
+    cancel: &CancellationToken,
+) -> Result<(String, Map<String, Value>), Error> {
+    let meta = std::fs::metadata(root)
+        .map_err(|_| Error::message(format!("Path not found: {}", display(root))))?;
     if !meta.is_dir() {
-        return Err(Error::message(format!("Not a directory: {}", display(root))));
+        return Err(Error::message(format!(
+            "Not a directory: {}",
+            display(root)
+        )));
     }
     let results = find_paths(root, pattern, limit, cancel)?;
     if results.is_empty() {
@@ -89,7 +103,10 @@ fn find(root: &std::path::Path, pattern: &str, limit: usize, cancel: &Cancellati
     let mut details = Map::new();
     let mut notices = Vec::new();
     if results.len() >= limit {
-        notices.push(format!("{limit} results limit reached. Use limit={} for more, or refine pattern", limit * 2));
+        notices.push(format!(
+            "{limit} results limit reached. Use limit={} for more, or refine pattern",
+            limit * 2
+        ));
         details.insert("resultLimitReached".into(), json!(limit));
     }
     if truncation.truncated {
@@ -153,11 +170,17 @@ impl AgentTool for FindTool {
     fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         async move {
             let args: FindArgs = parse_args("find", &ctx.args)?;
-            let raw = args.path.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
+            let raw = args
+                .path
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| ".".into());
             let root = resolve_to_cwd(&raw, &self.settings.cwd, self.settings.home.as_deref());
             let limit = to_count(args.limit.unwrap_or(DEFAULT_LIMIT));
             let pattern = args.pattern;
-            let (text, details) = blocking(&ctx.cancel, move |cancel| find(&root, &pattern, limit, &cancel)).await?;
+            let (text, details) = blocking(&ctx.cancel, move |cancel| {
+                find(&root, &pattern, limit, &cancel)
+            })
+            .await?;
             Ok(text_output(text, details))
         }
         .boxed()

@@ -52,13 +52,24 @@ fn fuzzy_char(c: char) -> char {
 
 /// The normalised form both sides are compared in.
 pub fn normalize_for_fuzzy_match(text: &str) -> String {
-    let nfkc: String = text.nfkc().collect();
+    // ASCII is invariant under NFKC and under the character mapping; skip both for it.
+    let ascii = text.is_ascii();
+    let nfkc: std::borrow::Cow<'_, str> = if ascii {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(text.nfkc().collect())
+    };
     let mut out = String::with_capacity(nfkc.len());
     for (i, line) in nfkc.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        out.extend(line.trim_end().chars().map(fuzzy_char));
+        let line = line.trim_end();
+        if ascii {
+            out.push_str(line);
+        } else {
+            out.extend(line.chars().map(fuzzy_char));
+        }
     }
     out
 }
@@ -125,8 +136,14 @@ mod tests {
     #[test]
     fn normalization_covers_pi_classes() {
         assert_eq!(normalize_for_fuzzy_match("a  \nb\t"), "a\nb");
-        assert_eq!(normalize_for_fuzzy_match("\u{201C}x\u{201D} \u{2018}y\u{2019}"), "\"x\" 'y'");
-        assert_eq!(normalize_for_fuzzy_match("a\u{2013}b\u{2014}c\u{2212}d"), "a-b-c-d");
+        assert_eq!(
+            normalize_for_fuzzy_match("\u{201C}x\u{201D} \u{2018}y\u{2019}"),
+            "\"x\" 'y'"
+        );
+        assert_eq!(
+            normalize_for_fuzzy_match("a\u{2013}b\u{2014}c\u{2212}d"),
+            "a-b-c-d"
+        );
         assert_eq!(normalize_for_fuzzy_match("a\u{00A0}b\u{3000}c"), "a b c");
         assert_eq!(normalize_for_fuzzy_match("\u{FF41}\u{FF42}"), "ab");
     }

@@ -20,7 +20,9 @@ use crate::error::Error;
 use crate::paths::{display, resolve_to_cwd};
 use crate::settings::ToolSettings;
 use crate::support::{blocking, text_output};
-use crate::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line};
+use crate::truncate::{
+    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
+};
 use crate::walk::{relative_slash, walker};
 
 const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.";
@@ -69,7 +71,12 @@ fn new_searcher() -> Searcher {
 }
 
 /// Matching line numbers of one file, at most `limit`.
-fn search_file(searcher: &mut Searcher, matcher: &RegexMatcher, path: &Path, limit: usize) -> Vec<u64> {
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    limit: usize,
+) -> Vec<u64> {
     let mut lines = Vec::new();
     let sink = Bytes(|line_number, _| {
         lines.push(line_number);
@@ -81,10 +88,18 @@ fn search_file(searcher: &mut Searcher, matcher: &RegexMatcher, path: &Path, lim
 }
 
 /// Search a batch of files on up to `threads` threads; results in input order.
-fn search_batch(files: &[PathBuf], matcher: &RegexMatcher, limit: usize, threads: usize) -> Vec<Vec<u64>> {
+fn search_batch(
+    files: &[PathBuf],
+    matcher: &RegexMatcher,
+    limit: usize,
+    threads: usize,
+) -> Vec<Vec<u64>> {
     if threads <= 1 || files.len() < 2 {
         let mut searcher = new_searcher();
-        return files.iter().map(|f| search_file(&mut searcher, matcher, f, limit)).collect();
+        return files
+            .iter()
+            .map(|f| search_file(&mut searcher, matcher, f, limit))
+            .collect();
     }
     let mut results = vec![Vec::new(); files.len()];
     std::thread::scope(|scope| {
@@ -112,7 +127,10 @@ fn search_batch(files: &[PathBuf], matcher: &RegexMatcher, limit: usize, threads
 }
 
 /// All matches (file, 1-based line) in walk order, up to the limit; and whether it was hit.
-pub fn find_matches(q: &GrepQuery, cancel: &CancellationToken) -> Result<(Vec<(PathBuf, u64)>, bool), Error> {
+pub fn find_matches(
+    q: &GrepQuery,
+    cancel: &CancellationToken,
+) -> Result<(Vec<(PathBuf, u64)>, bool), Error> {
     let matcher = build_matcher(q)?;
     let limit = q.limit.max(1);
     let mut matches = Vec::new();
@@ -122,7 +140,9 @@ pub fn find_matches(q: &GrepQuery, cancel: &CancellationToken) -> Result<(Vec<(P
         let reached = matches.len() >= limit;
         return Ok((matches, reached));
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
     let mut walk = walker(&q.root, q.glob.as_deref())?;
     loop {
         if cancel.is_cancelled() {
@@ -138,7 +158,10 @@ pub fn find_matches(q: &GrepQuery, cancel: &CancellationToken) -> Result<(Vec<(P
         if batch.is_empty() {
             return Ok((matches, false));
         }
-        for (file, lines) in batch.iter().zip(search_batch(&batch, &matcher, limit, threads)) {
+        for (file, lines) in batch
+            .iter()
+            .zip(search_batch(&batch, &matcher, limit, threads))
+        {
             for line in lines {
                 matches.push((file.clone(), line));
                 if matches.len() >= limit {
@@ -150,7 +173,11 @@ pub fn find_matches(q: &GrepQuery, cancel: &CancellationToken) -> Result<(Vec<(P
 }
 
 /// Render matches (with context) the way pi does, re-reading each file once.
-fn render(q: &GrepQuery, matches: &[(PathBuf, u64)], limit_reached: bool) -> (String, Map<String, Value>) {
+fn render(
+    q: &GrepQuery,
+    matches: &[(PathBuf, u64)],
+    limit_reached: bool,
+) -> (String, Map<String, Value>) {
     let root_is_dir = q.root.is_dir();
     let mut cache: HashMap<&Path, Vec<String>> = HashMap::new();
     let mut out: Vec<String> = Vec::new();
@@ -159,12 +186,16 @@ fn render(q: &GrepQuery, matches: &[(PathBuf, u64)], limit_reached: bool) -> (St
         let rel = if root_is_dir {
             relative_slash(file, &q.root)
         } else {
-            file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            file.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
         };
         let lines = cache.entry(file.as_path()).or_insert_with(|| {
             std::fs::read(file)
                 .map(|b| {
-                    let text = String::from_utf8_lossy(&b).replace("\r\n", "\n").replace('\r', "\n");
+                    let text = String::from_utf8_lossy(&b)
+                        .replace("\r\n", "\n")
+                        .replace('\r', "\n");
                     text.split('\n').map(str::to_string).collect()
                 })
                 .unwrap_or_default()
@@ -175,12 +206,18 @@ fn render(q: &GrepQuery, matches: &[(PathBuf, u64)], limit_reached: bool) -> (St
             continue;
         }
         let (start, end) = if q.context > 0 {
-            (n.saturating_sub(q.context).max(1), n.saturating_add(q.context).min(lines.len()))
+            (
+                n.saturating_sub(q.context).max(1),
+                n.saturating_add(q.context).min(lines.len()),
+            )
         } else {
             (n, n)
         };
         for current in start..=end {
-            let raw = lines.get(current - 1).map_or("", String::as_str).replace('\r', "");
+            let raw = lines
+                .get(current - 1)
+                .map_or("", String::as_str)
+                .replace('\r', "");
             let (text, cut) = truncate_line(&raw, GREP_MAX_LINE_LENGTH);
             lines_truncated |= cut;
             let sep = if current == n { ':' } else { '-' };
@@ -192,7 +229,10 @@ fn render(q: &GrepQuery, matches: &[(PathBuf, u64)], limit_reached: bool) -> (St
     let mut notices = Vec::new();
     let limit = q.limit.max(1);
     if limit_reached {
-        notices.push(format!("{limit} matches limit reached. Use limit={} for more, or refine pattern", limit * 2));
+        notices.push(format!(
+            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+            limit * 2
+        ));
         details.insert("matchLimitReached".into(), json!(limit));
     }
     if truncation.truncated {
@@ -200,7 +240,9 @@ fn render(q: &GrepQuery, matches: &[(PathBuf, u64)], limit_reached: bool) -> (St
         details.insert("truncation".into(), truncation.to_json());
     }
     if lines_truncated {
-        notices.push(format!("Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"));
+        notices.push(format!(
+            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        ));
         details.insert("linesTruncated".into(), Value::Bool(true));
     }
     let mut text = truncation.content;
@@ -211,9 +253,15 @@ fn render(q: &GrepQuery, matches: &[(PathBuf, u64)], limit_reached: bool) -> (St
 }
 
 /// Run a whole grep: the text and details pi would return.
-pub fn grep(q: &GrepQuery, cancel: &CancellationToken) -> Result<(String, Map<String, Value>), Error> {
+pub fn grep(
+    q: &GrepQuery,
+    cancel: &CancellationToken,
+) -> Result<(String, Map<String, Value>), Error> {
     if std::fs::metadata(&q.root).is_err() {
-        return Err(Error::message(format!("Path not found: {}", display(&q.root))));
+        return Err(Error::message(format!(
+            "Path not found: {}",
+            display(&q.root)
+        )));
     }
     let (matches, limit_reached) = find_matches(q, cancel)?;
     if matches.is_empty() {
@@ -276,7 +324,10 @@ impl AgentTool for GrepTool {
     fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         async move {
             let args: GrepArgs = parse_args("grep", &ctx.args)?;
-            let raw = args.path.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
+            let raw = args
+                .path
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| ".".into());
             let query = GrepQuery {
                 pattern: args.pattern,
                 root: resolve_to_cwd(&raw, &self.settings.cwd, self.settings.home.as_deref()),
@@ -286,7 +337,8 @@ impl AgentTool for GrepTool {
                 context: args.context.map_or(0, to_count),
                 limit: to_count(args.limit.unwrap_or(DEFAULT_LIMIT)),
             };
-            let (text, details) = blocking(&ctx.cancel, move |cancel| grep(&query, &cancel)).await?;
+            let (text, details) =
+                blocking(&ctx.cancel, move |cancel| grep(&query, &cancel)).await?;
             Ok(text_output(text, details))
         }
         .boxed()

@@ -84,7 +84,12 @@ fn encode_jpeg(image: &DynamicImage, quality: u8) -> Option<Vec<u8>> {
 }
 
 /// Resize to `width`×`height`, encode as PNG and JPEG, keep the smaller.
-fn smaller_encoding(image: &DynamicImage, width: u32, height: u32, quality: u8) -> Option<(Vec<u8>, &'static str)> {
+fn smaller_encoding(
+    image: &DynamicImage,
+    width: u32,
+    height: u32,
+    quality: u8,
+) -> Option<(Vec<u8>, &'static str)> {
     let resized = image.resize_exact(width.max(1), height.max(1), FilterType::Lanczos3);
     let png = encode_png(&resized);
     let jpeg = encode_jpeg(&resized, quality);
@@ -166,16 +171,24 @@ mod tests {
     use image::{Rgb, RgbImage};
 
     fn png_of(width: u32, height: u32) -> Vec<u8> {
-        let img = RgbImage::from_fn(width, height, |x, y| Rgb([(x % 256) as u8, (y % 256) as u8, 7]));
+        let img = RgbImage::from_fn(width, height, |x, y| {
+            Rgb([(x % 256) as u8, (y % 256) as u8, 7])
+        });
         encode_png(&DynamicImage::ImageRgb8(img)).unwrap()
     }
 
     #[test]
     fn sniffs_magic_bytes() {
         assert_eq!(sniff_image_mime(&png_of(2, 2)), Some("image/png"));
-        assert_eq!(sniff_image_mime(b"\xFF\xD8\xFF\xE0rest"), Some("image/jpeg"));
+        assert_eq!(
+            sniff_image_mime(b"\xFF\xD8\xFF\xE0rest"),
+            Some("image/jpeg")
+        );
         assert_eq!(sniff_image_mime(b"GIF89a..."), Some("image/gif"));
-        assert_eq!(sniff_image_mime(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(
+            sniff_image_mime(b"RIFF\0\0\0\0WEBPVP8 "),
+            Some("image/webp")
+        );
         assert_eq!(sniff_image_mime(b"plain text"), None);
     }
 
@@ -190,14 +203,14 @@ mod tests {
 
     #[test]
     fn wide_images_are_scaled_to_fit() {
-        let out = prepare_image(png_of(2400, 300), "image/png");
+        let out = prepare_image(png_of(2200, 110), "image/png");
         assert!(out.was_resized);
-        assert_eq!((out.width, out.height), (2000, 250));
+        assert_eq!((out.width, out.height), (2000, 100));
         assert_eq!(
             out.dimension_note().unwrap(),
-            "[Image: original 2400x300, displayed at 2000x250. Multiply coordinates by 1.20 to map to original image.]"
+            "[Image: original 2200x110, displayed at 2000x100. Multiply coordinates by 1.10 to map to original image.]"
         );
         let again = image::load_from_memory(&out.bytes).unwrap();
-        assert_eq!((again.width(), again.height()), (2000, 250));
+        assert_eq!((again.width(), again.height()), (2000, 100));
     }
 }

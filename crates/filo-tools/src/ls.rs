@@ -41,7 +41,10 @@ fn collation_class(c: char) -> u8 {
 /// Compare names the way pi sorts `ls` output.
 pub fn compare_names(a: &str, b: &str) -> Ordering {
     let key = |s: &str| -> Vec<(u8, char)> {
-        s.to_lowercase().chars().map(|c| (collation_class(c), c)).collect()
+        s.to_lowercase()
+            .chars()
+            .map(|c| (collation_class(c), c))
+            .collect()
     };
     key(a).cmp(&key(b)).then_with(|| a.cmp(b))
 }
@@ -49,12 +52,16 @@ pub fn compare_names(a: &str, b: &str) -> Ordering {
 /// The listing text and details for `dir`.
 fn list(dir: &Path, limit: usize) -> Result<(String, Map<String, Value>), Error> {
     let shown = display(dir);
-    let meta = std::fs::metadata(dir).map_err(|_| Error::message(format!("Path not found: {shown}")))?;
+    let meta =
+        std::fs::metadata(dir).map_err(|_| Error::message(format!("Path not found: {shown}")))?;
     if !meta.is_dir() {
         return Err(Error::message(format!("Not a directory: {shown}")));
     }
     let reader = std::fs::read_dir(dir).map_err(|e| {
-        Error::message(format!("Cannot read directory: {}", crate::error::node_message(&e, "scandir", dir)))
+        Error::message(format!(
+            "Cannot read directory: {}",
+            crate::error::node_message(&e, "scandir", dir)
+        ))
     })?;
     let mut names: Vec<String> = reader
         .filter_map(Result::ok)
@@ -72,7 +79,11 @@ fn list(dir: &Path, limit: usize) -> Result<(String, Map<String, Value>), Error>
         let Ok(meta) = std::fs::metadata(dir.join(&name)) else {
             continue;
         };
-        results.push(if meta.is_dir() { format!("{name}/") } else { name });
+        results.push(if meta.is_dir() {
+            format!("{name}/")
+        } else {
+            name
+        });
     }
     if results.is_empty() {
         return Ok(("(empty directory)".to_string(), Map::new()));
@@ -81,7 +92,10 @@ fn list(dir: &Path, limit: usize) -> Result<(String, Map<String, Value>), Error>
     let mut details = Map::new();
     let mut notices = Vec::new();
     if limit_reached {
-        notices.push(format!("{limit} entries limit reached. Use limit={} for more", limit * 2));
+        notices.push(format!(
+            "{limit} entries limit reached. Use limit={} for more",
+            limit * 2
+        ));
         details.insert("entryLimitReached".into(), json!(limit));
     }
     if truncation.truncated {
@@ -143,7 +157,10 @@ impl AgentTool for LsTool {
     fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         async move {
             let args: LsArgs = parse_args("ls", &ctx.args)?;
-            let raw = args.path.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
+            let raw = args
+                .path
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| ".".into());
             let dir = resolve_to_cwd(&raw, &self.settings.cwd, self.settings.home.as_deref());
             let limit = to_count(args.limit.unwrap_or(DEFAULT_LIMIT));
             let (text, details) = blocking(&ctx.cancel, move |_| list(&dir, limit)).await?;

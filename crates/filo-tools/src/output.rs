@@ -89,7 +89,8 @@ impl OutputAccumulator {
         }
         self.tail.extend_from_slice(chunk);
         if let Some((path, file)) = &mut self.spill {
-            file.write_all(chunk).map_err(|e| Error::io("write", path, e))?;
+            file.write_all(chunk)
+                .map_err(|e| Error::io("write", path, e))?;
         } else if self.total_bytes > DEFAULT_MAX_BYTES {
             self.start_spill()?;
         }
@@ -178,7 +179,12 @@ mod tests {
         acc.finish().unwrap();
         let snap = acc.snapshot();
         let path = snap.full_output_path.clone().unwrap();
-        assert!(path.file_name().unwrap().to_string_lossy().starts_with("pi-bash-"));
+        assert!(
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pi-bash-")
+        );
         assert_eq!(std::fs::read(&path).unwrap(), all);
         assert_eq!(snap.truncation.total_lines, 20_001);
         assert_eq!(snap.truncation.total_bytes, all.len());

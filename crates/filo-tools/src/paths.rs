@@ -9,7 +9,10 @@ use unicode_normalization::UnicodeNormalization;
 const NARROW_NBSP: char = '\u{202F}';
 
 fn is_unicode_space(c: char) -> bool {
-    matches!(c, '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}')
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
 }
 
 /// Strip one leading `@`, normalise Unicode spaces, expand `~` and `~/…` (when a home is known).
@@ -102,8 +105,31 @@ mod tests {
     fn resolves_like_node() {
         let cwd = Path::new("/w/proj");
         assert_eq!(resolve_to_cwd(".", cwd, None), PathBuf::from("/w/proj"));
-        assert_eq!(resolve_to_cwd("a/../b/./c/", cwd, None), PathBuf::from("/w/proj/b/c"));
-        assert_eq!(resolve_to_cwd("/etc/../tmp", cwd, None), PathBuf::from("/tmp"));
+        assert_eq!(
+            resolve_to_cwd("a/../b/./c/", cwd, None),
+            PathBuf::from("/w/proj/b/c")
+        );
+        assert_eq!(
+            resolve_to_cwd("/etc/../tmp", cwd, None),
+            PathBuf::from("/tmp")
+        );
         assert_eq!(resolve_to_cwd("../..", cwd, None), PathBuf::from("/"));
+    }
+
+    #[test]
+    fn read_path_tries_macos_variants() {
+        let dir = tempfile::tempdir().unwrap();
+        let nfd_name = "cafe\u{301}.txt";
+        std::fs::write(dir.path().join(nfd_name), "x").unwrap();
+        std::fs::write(dir.path().join("Shot 1.02.03\u{202F}PM.png"), "x").unwrap();
+        std::fs::write(dir.path().join("Bob\u{2019}s cafe\u{301}.txt"), "x").unwrap();
+        let found = resolve_read_path("caf\u{e9}.txt", dir.path(), None);
+        assert_eq!(found, dir.path().join(nfd_name));
+        let found = resolve_read_path("Shot 1.02.03 PM.png", dir.path(), None);
+        assert_eq!(found, dir.path().join("Shot 1.02.03\u{202F}PM.png"));
+        let found = resolve_read_path("Bob's caf\u{e9}.txt", dir.path(), None);
+        assert_eq!(found, dir.path().join("Bob\u{2019}s cafe\u{301}.txt"));
+        let missing = resolve_read_path("none.txt", dir.path(), None);
+        assert_eq!(missing, dir.path().join("none.txt"));
     }
 }

@@ -113,7 +113,10 @@ mod tests {
 
     #[test]
     fn custom_shell_wins_and_fallback_is_sh() {
-        assert_eq!(resolve_shell(Some(Path::new("/x/zsh")), None), PathBuf::from("/x/zsh"));
+        assert_eq!(
+            resolve_shell(Some(Path::new("/x/zsh")), None),
+            PathBuf::from("/x/zsh")
+        );
         let found = resolve_shell(None, Some(OsStr::new("/nonexistent")));
         assert!(found == Path::new("/bin/bash") || found == Path::new("sh"));
     }

@@ -45,8 +45,16 @@ impl ReadTool {
         ReadTool { settings }
     }
 
-    async fn run(&self, args: ReadArgs, cancel: &tokio_util::sync::CancellationToken) -> Result<ToolOutput, Error> {
-        let path = resolve_read_path(&args.path, &self.settings.cwd, self.settings.home.as_deref());
+    async fn run(
+        &self,
+        args: ReadArgs,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<ToolOutput, Error> {
+        let path = resolve_read_path(
+            &args.path,
+            &self.settings.cwd,
+            self.settings.home.as_deref(),
+        );
         let bytes = cancellable(cancel, read_file(&path)).await?;
         match sniff_image_mime(&bytes[..bytes.len().min(4100)]) {
             Some(mime) => {
@@ -63,9 +71,13 @@ async fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
         .await
         .map_err(|e| Error::io("access", path, e))?;
     if meta.is_dir() {
-        return Err(Error::message("EISDIR: illegal operation on a directory, read"));
+        return Err(Error::message(
+            "EISDIR: illegal operation on a directory, read",
+        ));
     }
-    tokio::fs::read(path).await.map_err(|e| Error::io("open", path, e))
+    tokio::fs::read(path)
+        .await
+        .map_err(|e| Error::io("open", path, e))
 }
 
 fn image_output(bytes: Vec<u8>, mime: &'static str, resize: bool) -> ToolOutput {
@@ -83,7 +95,10 @@ fn image_output(bytes: Vec<u8>, mime: &'static str, resize: bool) -> ToolOutput 
         text.push_str(&note);
     }
     ToolOutput {
-        content: vec![ContentBlock::text(text), ContentBlock::image(data, mime_type)],
+        content: vec![
+            ContentBlock::text(text),
+            ContentBlock::image(data, mime_type),
+        ],
         details: None,
     }
 }
@@ -94,7 +109,9 @@ fn text_file_output(text: &str, args: &ReadArgs) -> Result<ToolOutput, Error> {
     let total = lines.len();
     let start = args.offset.map_or(0, |o| to_count(o - 1.0));
     if start >= total {
-        let shown = args.offset.map_or_else(|| "undefined".to_string(), js_number);
+        let shown = args
+            .offset
+            .map_or_else(|| "undefined".to_string(), js_number);
         return Err(Error::message(format!(
             "Offset {shown} is beyond end of file ({total} lines total)"
         )));

@@ -252,7 +252,10 @@ mod tests {
         assert_eq!(format_size(1023), "1023B");
         assert_eq!(format_size(51200), "50.0KB");
         assert_eq!(format_size(3 * 1024 * 1024 / 2), "1.5MB");
-        assert_eq!(truncate_line("abcdef", 3), ("abc... [truncated]".to_string(), true));
+        assert_eq!(
+            truncate_line("abcdef", 3),
+            ("abc... [truncated]".to_string(), true)
+        );
         assert_eq!(truncate_line("abc", 3), ("abc".to_string(), false));
     }
 

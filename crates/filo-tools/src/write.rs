@@ -41,7 +41,11 @@ impl WriteTool {
     }
 
     async fn run(&self, args: WriteArgs) -> Result<ToolOutput, Error> {
-        let path = resolve_to_cwd(&args.path, &self.settings.cwd, self.settings.home.as_deref());
+        let path = resolve_to_cwd(
+            &args.path,
+            &self.settings.cwd,
+            self.settings.home.as_deref(),
+        );
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent)
                 .await

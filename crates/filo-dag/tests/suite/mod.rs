@@ -1,3 +1,4 @@
+mod concurrency;
 mod fixes;
 mod golden;
 mod model;

@@ -193,44 +193,35 @@ async fn malformed_frame_is_inserted_and_the_stream_goes_on() {
 
 #[tokio::test]
 async fn stall_goes_silent_then_sends_the_rest() {
-    let stall = Duration::from_millis(250);
-    for p in Protocol::ALL {
-        let all = rich_frames(p);
-        let mock = MockProvider::start(vec![
-            Fault::Stall {
-                after_events: 2,
-                reply: rich_reply(),
-                stall,
-            }
-            .into(),
-        ])
-        .await;
-        let started = Instant::now();
-        let mut conn = client::send(
-            mock.addr(),
-            "POST",
-            &p.request_path(MODEL),
-            &[],
-            &body_for(p).to_string(),
-        )
-        .await;
-        let second = all[1].encode(p.line_end());
-        let mut raw = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !String::from_utf8_lossy(&raw).contains(&second) {
-            let n = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf))
-                .await
-                .unwrap()
-                .unwrap();
-            assert!(n > 0, "{p:?}: closed before the stall");
-            raw.extend_from_slice(&buf[..n]);
-        }
-        let silent = tokio::time::timeout(Duration::from_millis(100), conn.read(&mut buf)).await;
-        assert!(silent.is_err(), "{p:?}: nothing arrives during the stall");
-        raw.extend(client::read_raw(&mut conn).await);
-        assert!(started.elapsed() >= stall);
-        let full = client::parse(&raw);
-        assert!(full.complete);
-        assert_eq!(full.body, encode(p, &all), "{p:?}");
+    futures::future::join_all(Protocol::ALL.map(stall_in)).await;
+}
+
+async fn stall_in(p: Protocol) {
+    let stall = Duration::from_millis(400);
+    let all = rich_frames(p);
+    let fault = Fault::Stall {
+        after_events: 2,
+        reply: rich_reply(),
+        stall,
+    };
+    let mock = MockProvider::start(vec![fault.into()]).await;
+    let started = Instant::now();
+    let body = body_for(p).to_string();
+    let mut conn = client::send(mock.addr(), "POST", &p.request_path(MODEL), &[], &body).await;
+    let second = all[1].encode(p.line_end());
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&raw).contains(&second) {
+        let read = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf)).await;
+        let n = read.unwrap().unwrap();
+        assert!(n > 0, "{p:?}: closed before the stall");
+        raw.extend_from_slice(&buf[..n]);
     }
+    let silent = tokio::time::timeout(Duration::from_millis(100), conn.read(&mut buf)).await;
+    assert!(silent.is_err(), "{p:?}: nothing arrives during the stall");
+    raw.extend(client::read_raw(&mut conn).await);
+    assert!(started.elapsed() >= stall);
+    let full = client::parse(&raw);
+    assert!(full.complete);
+    assert_eq!(full.body, encode(p, &all), "{p:?}");
 }

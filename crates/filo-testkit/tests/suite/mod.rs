@@ -6,6 +6,7 @@ mod completions;
 mod faults;
 mod google;
 mod responses;
+mod roundtrip;
 mod server;
 mod sse;
 

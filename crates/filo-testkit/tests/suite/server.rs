@@ -214,3 +214,43 @@ async fn shutdown_waits_until_the_port_is_free() {
     let rebound = TcpListener::bind(addr).await;
     assert!(rebound.is_ok(), "the port can be bound again: {rebound:?}");
 }
+
+#[tokio::test]
+async fn a_kept_alive_connection_serves_the_next_turn() {
+    use tokio::io::AsyncWriteExt;
+    let mock = MockProvider::start(vec![
+        Fault::rate_limited(1).into(),
+        Turn::text("after retry"),
+    ])
+    .await;
+    let p = Protocol::OpenAiCompletions;
+    let (addr, path, body) = (mock.addr(), p.request_path(MODEL), body_for(p).to_string());
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    let keep = client::request_text(addr, "POST", &path, &[], &body)
+        .replace("Connection: close", "Connection: keep-alive");
+    conn.write_all(keep.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let first = loop {
+        let n = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "the connection stays open after the 429");
+        raw.extend_from_slice(&buf[..n]);
+        if let Some(head_end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            let parsed = client::parse(&raw);
+            if parsed.complete {
+                assert_eq!(raw.len(), head_end + 4 + parsed.body.len());
+                break parsed;
+            }
+        }
+    };
+    assert_eq!(first.status, 429);
+    let again = client::request_text(addr, "POST", &path, &[], &body);
+    conn.write_all(again.as_bytes()).await.unwrap();
+    let second = client::read_all(&mut conn).await;
+    assert_eq!(second.status, 200);
+    assert_eq!(text_of(p, &second.body), "after retry");
+    assert_eq!(mock.requests().len(), 2);
+}

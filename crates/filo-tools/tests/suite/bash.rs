@@ -38,7 +38,9 @@ async fn wait_for_file(path: &Path) -> String {
 #[tokio::test]
 async fn simple_output_has_no_details() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&bash(dir.path()), json!({"command": "echo 'test output'"})).await.unwrap();
+    let out = run(&bash(dir.path()), json!({"command": "echo 'test output'"}))
+        .await
+        .unwrap();
     assert_eq!(text(&out), "test output\n");
     assert_eq!(out.details, None);
 }
@@ -46,7 +48,9 @@ async fn simple_output_has_no_details() {
 #[tokio::test]
 async fn empty_output_reads_no_output() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&bash(dir.path()), json!({"command": "true"})).await.unwrap();
+    let out = run(&bash(dir.path()), json!({"command": "true"}))
+        .await
+        .unwrap();
     assert_eq!(text(&out), "(no output)");
 }
 
@@ -54,7 +58,9 @@ async fn empty_output_reads_no_output() {
 async fn stdout_and_stderr_are_merged_and_cwd_is_used() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("marker.txt"), "").unwrap();
-    let out = run(&bash(dir.path()), json!({"command": "ls; echo err >&2"})).await.unwrap();
+    let out = run(&bash(dir.path()), json!({"command": "ls; echo err >&2"}))
+        .await
+        .unwrap();
     assert_eq!(text(&out), "marker.txt\nerr\n");
 }
 
@@ -70,7 +76,9 @@ async fn non_zero_exit_is_an_error_with_output() {
 #[tokio::test]
 async fn killed_by_a_signal_without_abort_is_success() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&bash(dir.path()), json!({"command": "kill -9 $$"})).await.unwrap();
+    let out = run(&bash(dir.path()), json!({"command": "kill -9 $$"}))
+        .await
+        .unwrap();
     assert_eq!(text(&out), "(no output)");
 }
 
@@ -78,7 +86,13 @@ async fn killed_by_a_signal_without_abort_is_success() {
 async fn timeout_kills_and_rejects() {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let message = failure(run(&bash(dir.path()), json!({"command": "echo before; sleep 5", "timeout": 0.3})).await);
+    let message = failure(
+        run(
+            &bash(dir.path()),
+            json!({"command": "echo before; sleep 5", "timeout": 0.3}),
+        )
+        .await,
+    );
     assert_eq!(message, "before\n\n\nCommand timed out after 0.3 seconds");
     assert!(started.elapsed() < Duration::from_secs(4));
 }
@@ -89,7 +103,13 @@ async fn missing_cwd_is_reported() {
     let gone = dir.path().join("missing");
     let tool = BashTool::with_settings(settings(&gone));
     let message = failure(run(&tool, json!({"command": "echo hi"})).await);
-    assert_eq!(message, format!("Working directory does not exist: {}\nCannot execute bash commands.", gone.display()));
+    assert_eq!(
+        message,
+        format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            gone.display()
+        )
+    );
 }
 
 #[tokio::test]
@@ -108,11 +128,23 @@ async fn command_prefix_applied_combined_and_absent() {
         let s = ToolSettings::clone(&settings(dir.path())).with_command_prefix(prefix);
         BashTool::with_settings(Arc::new(s))
     };
-    let out = run(&with("export TEST_VAR=hello"), json!({"command": "echo $TEST_VAR"})).await.unwrap();
+    let out = run(
+        &with("export TEST_VAR=hello"),
+        json!({"command": "echo $TEST_VAR"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(text(&out), "hello\n");
-    let out = run(&with("echo prefix-output"), json!({"command": "echo command-output"})).await.unwrap();
+    let out = run(
+        &with("echo prefix-output"),
+        json!({"command": "echo command-output"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(text(&out), "prefix-output\ncommand-output\n");
-    let out = run(&bash(dir.path()), json!({"command": "echo no-prefix"})).await.unwrap();
+    let out = run(&bash(dir.path()), json!({"command": "echo no-prefix"}))
+        .await
+        .unwrap();
     assert_eq!(text(&out), "no-prefix\n");
 }
 
@@ -121,7 +153,9 @@ async fn bin_dir_is_prepended_to_path() {
     let dir = tempfile::tempdir().unwrap();
     let s = ToolSettings::clone(&settings(dir.path())).with_bin_dir("/opt/agent-bin");
     let tool = BashTool::with_settings(Arc::new(s));
-    let out = run(&tool, json!({"command": "echo \"$PATH\" | cut -d: -f1"})).await.unwrap();
+    let out = run(&tool, json!({"command": "echo \"$PATH\" | cut -d: -f1"}))
+        .await
+        .unwrap();
     assert_eq!(text(&out), "/opt/agent-bin\n");
 }
 
@@ -133,10 +167,21 @@ async fn abort_kills_the_whole_process_group() {
     let ctx = ToolCallContext::new("c", json!({"command": command}));
     let cancel = ctx.cancel.clone();
     let call = tokio::spawn(async move { tool.execute(ctx).await });
-    let shell_pid: i32 = wait_for_file(&dir.path().join("sh.pid")).await.trim().parse().unwrap();
-    let bg_pid: i32 = wait_for_file(&dir.path().join("bg.pid")).await.trim().parse().unwrap();
+    let shell_pid: i32 = wait_for_file(&dir.path().join("sh.pid"))
+        .await
+        .trim()
+        .parse()
+        .unwrap();
+    let bg_pid: i32 = wait_for_file(&dir.path().join("bg.pid"))
+        .await
+        .trim()
+        .parse()
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!process_gone(bg_pid), "the background sleep should be running before the abort");
+    assert!(
+        !process_gone(bg_pid),
+        "the background sleep should be running before the abort"
+    );
     let started = Instant::now();
     cancel.cancel();
     let message = failure(call.await.unwrap());
@@ -182,16 +227,27 @@ async fn updates_stream_the_accumulated_output() {
 #[tokio::test]
 async fn large_output_spills_to_a_file() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&bash(dir.path()), json!({"command": "seq 1 30000"})).await.unwrap();
+    let out = run(&bash(dir.path()), json!({"command": "seq 1 30000"}))
+        .await
+        .unwrap();
     let details = out.details.clone().unwrap();
     let full = details["fullOutputPath"].as_str().unwrap().to_string();
-    assert!(full.starts_with(&dir.path().join("pi-bash-").display().to_string()), "{full}");
+    assert!(
+        full.starts_with(&dir.path().join("pi-bash-").display().to_string()),
+        "{full}"
+    );
     assert!(full.ends_with(".log"));
     let expected: String = (1..=30000).map(|i| format!("{i}\n")).collect();
     assert_eq!(std::fs::read_to_string(&full).unwrap(), expected);
     let t = text(&out);
     assert!(t.starts_with("28002\n"), "{}", &t[..20]);
-    assert!(t.ends_with(&format!("30000\n\n\n[Showing lines 28002-30001 of 30001. Full output: {full}]")), "{}", &t[t.len() - 120..]);
+    assert!(
+        t.ends_with(&format!(
+            "30000\n\n\n[Showing lines 28002-30001 of 30001. Full output: {full}]"
+        )),
+        "{}",
+        &t[t.len() - 120..]
+    );
     assert_eq!(details["truncation"]["truncatedBy"], "lines");
     assert_eq!(details["truncation"]["totalLines"], 30001);
 }
@@ -199,10 +255,18 @@ async fn large_output_spills_to_a_file() {
 #[tokio::test]
 async fn one_huge_line_shows_its_tail() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&bash(dir.path()), json!({"command": "head -c 60000 /dev/zero | tr '\\0' a"})).await.unwrap();
+    let out = run(
+        &bash(dir.path()),
+        json!({"command": "head -c 60000 /dev/zero | tr '\\0' a"}),
+    )
+    .await
+    .unwrap();
     let details = out.details.clone().unwrap();
     let full = details["fullOutputPath"].as_str().unwrap();
     let t = text(&out);
     assert_eq!(&t[..51200], "a".repeat(51200));
-    assert_eq!(&t[51200..], format!("\n\n[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: {full}]"));
+    assert_eq!(
+        &t[51200..],
+        format!("\n\n[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: {full}]")
+    );
 }

@@ -9,7 +9,11 @@ async fn edit(content: &str, old: &str, new: &str) -> (Result<String, String>, V
     let path = dir.path().join("f.txt");
     std::fs::write(&path, content).unwrap();
     let tool = EditTool::with_settings(settings(dir.path()));
-    let result = run(&tool, json!({"path": "f.txt", "oldText": old, "newText": new})).await;
+    let result = run(
+        &tool,
+        json!({"path": "f.txt", "oldText": old, "newText": new}),
+    )
+    .await;
     let outcome = match result {
         Ok(out) => Ok(text(&out).to_string()),
         Err(err) => Err(failure(Err(err))),
@@ -26,55 +30,96 @@ async fn replaces_text_and_reports_a_diff() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("e.txt"), "Hello, world!\nsecond\n").unwrap();
     let tool = EditTool::with_settings(settings(dir.path()));
-    let out = run(&tool, json!({"path": "e.txt", "oldText": "world", "newText": "testing"})).await.unwrap();
+    let out = run(
+        &tool,
+        json!({"path": "e.txt", "oldText": "world", "newText": "testing"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(text(&out), "Successfully replaced text in e.txt.");
     let details = out.details.unwrap();
-    assert_eq!(details["diff"], "-1 Hello, world!\n+1 Hello, testing!\n 2 second");
+    assert_eq!(
+        details["diff"],
+        "-1 Hello, world!\n+1 Hello, testing!\n 2 second"
+    );
     assert_eq!(details["firstChangedLine"], 1);
-    assert_eq!(std::fs::read_to_string(dir.path().join("e.txt")).unwrap(), "Hello, testing!\nsecond\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("e.txt")).unwrap(),
+        "Hello, testing!\nsecond\n"
+    );
 }
 
 #[tokio::test]
 async fn not_found_and_missing_file_errors() {
     let (result, bytes) = edit("Hello, world!", "nonexistent", "x").await;
-    assert_eq!(result.unwrap_err(), "Could not find the exact text in f.txt. The old text must match exactly including all whitespace and newlines.");
+    assert_eq!(
+        result.unwrap_err(),
+        "Could not find the exact text in f.txt. The old text must match exactly including all whitespace and newlines."
+    );
     assert_eq!(written(bytes), "Hello, world!");
 
     let dir = tempfile::tempdir().unwrap();
     let tool = EditTool::with_settings(settings(dir.path()));
-    let message = failure(run(&tool, json!({"path": "gone.txt", "oldText": "a", "newText": "b"})).await);
+    let message = failure(
+        run(
+            &tool,
+            json!({"path": "gone.txt", "oldText": "a", "newText": "b"}),
+        )
+        .await,
+    );
     assert_eq!(message, "File not found: gone.txt");
 }
 
 #[tokio::test]
 async fn multiple_occurrences_are_rejected() {
     let (result, _) = edit("foo foo foo", "foo", "bar").await;
-    assert_eq!(result.unwrap_err(), "Found 3 occurrences of the text in f.txt. The text must be unique. Please provide more context to make it unique.");
+    assert_eq!(
+        result.unwrap_err(),
+        "Found 3 occurrences of the text in f.txt. The text must be unique. Please provide more context to make it unique."
+    );
 }
 
 #[tokio::test]
 async fn identical_replacement_is_rejected() {
     let (result, _) = edit("abc", "b", "b").await;
-    assert_eq!(result.unwrap_err(), "No changes made to f.txt. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.");
+    assert_eq!(
+        result.unwrap_err(),
+        "No changes made to f.txt. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
+    );
 }
 
 #[tokio::test]
 async fn fuzzy_trailing_whitespace() {
-    let (result, bytes) = edit("line one   \nline two  \nline three\n", "line one\nline two\n", "replaced\n").await;
+    let (result, bytes) = edit(
+        "line one   \nline two  \nline three\n",
+        "line one\nline two\n",
+        "replaced\n",
+    )
+    .await;
     assert!(result.is_ok());
     assert_eq!(written(bytes), "replaced\nline three\n");
 }
 
 #[tokio::test]
 async fn fuzzy_fullwidth_nfkc() {
-    let (result, bytes) = edit("const x = \u{FF41}\u{FF42}\u{FF43};\n", "const x = abc;", "const x = 1;").await;
+    let (result, bytes) = edit(
+        "const x = \u{FF41}\u{FF42}\u{FF43};\n",
+        "const x = abc;",
+        "const x = 1;",
+    )
+    .await;
     assert!(result.is_ok(), "{result:?}");
     assert_eq!(written(bytes), "const x = 1;\n");
 }
 
 #[tokio::test]
 async fn fuzzy_smart_quotes() {
-    let (result, bytes) = edit("console.log(\u{2018}hello\u{2019});\n", "console.log('hello');", "console.log('world');").await;
+    let (result, bytes) = edit(
+        "console.log(\u{2018}hello\u{2019});\n",
+        "console.log('hello');",
+        "console.log('world');",
+    )
+    .await;
     assert!(result.is_ok());
     assert_eq!(written(bytes), "console.log('world');\n");
     let (result, bytes) = edit("say(\u{201C}hi\u{201D})\n", "say(\"hi\")", "say(\"bye\")").await;
@@ -84,7 +129,12 @@ async fn fuzzy_smart_quotes() {
 
 #[tokio::test]
 async fn fuzzy_unicode_dashes_and_nbsp() {
-    let (result, bytes) = edit("range: 1\u{2013}5 and 6\u{2014}9\n", "range: 1-5 and 6-9", "range: all").await;
+    let (result, bytes) = edit(
+        "range: 1\u{2013}5 and 6\u{2014}9\n",
+        "range: 1-5 and 6-9",
+        "range: all",
+    )
+    .await;
     assert!(result.is_ok());
     assert_eq!(written(bytes), "range: all\n");
     let (result, bytes) = edit("a\u{00A0}b\n", "a b", "c").await;
@@ -95,7 +145,12 @@ async fn fuzzy_unicode_dashes_and_nbsp() {
 #[tokio::test]
 async fn exact_match_is_preferred_over_fuzzy() {
     // The exact text exists, so the file is not normalised (the curly quote on line 1 stays).
-    let (result, bytes) = edit("it\u{2019}s\nconst y = 'exact';\n", "const y = 'exact';", "const y = 'done';").await;
+    let (result, bytes) = edit(
+        "it\u{2019}s\nconst y = 'exact';\n",
+        "const y = 'exact';",
+        "const y = 'done';",
+    )
+    .await;
     assert!(result.is_ok());
     assert_eq!(written(bytes), "it\u{2019}s\nconst y = 'done';\n");
 }
@@ -103,18 +158,30 @@ async fn exact_match_is_preferred_over_fuzzy() {
 #[tokio::test]
 async fn fuzzy_still_fails_when_absent() {
     let (result, _) = edit("\u{201C}quoted\u{201D}\n", "\"other\"", "x").await;
-    assert!(result.unwrap_err().starts_with("Could not find the exact text in f.txt."));
+    assert!(
+        result
+            .unwrap_err()
+            .starts_with("Could not find the exact text in f.txt.")
+    );
 }
 
 #[tokio::test]
 async fn duplicates_detected_after_normalisation() {
     let (result, _) = edit("it\u{2019}s here\nit's here\n", "it's here", "x").await;
-    assert_eq!(result.unwrap_err(), "Found 2 occurrences of the text in f.txt. The text must be unique. Please provide more context to make it unique.");
+    assert_eq!(
+        result.unwrap_err(),
+        "Found 2 occurrences of the text in f.txt. The text must be unique. Please provide more context to make it unique."
+    );
 }
 
 #[tokio::test]
 async fn lf_old_text_matches_crlf_file_and_crlf_is_kept() {
-    let (result, bytes) = edit("line1\r\nline2\r\nline3\r\n", "line1\nline2", "first\nsecond").await;
+    let (result, bytes) = edit(
+        "line1\r\nline2\r\nline3\r\n",
+        "line1\nline2",
+        "first\nsecond",
+    )
+    .await;
     assert!(result.is_ok());
     assert_eq!(written(bytes), "first\r\nsecond\r\nline3\r\n");
 }
@@ -129,7 +196,11 @@ async fn lf_files_stay_lf() {
 #[tokio::test]
 async fn duplicates_across_crlf_and_lf() {
     let (result, _) = edit("x\r\ny\nx\ny\n", "x\ny", "z").await;
-    assert!(result.unwrap_err().starts_with("Found 2 occurrences of the text in f.txt."));
+    assert!(
+        result
+            .unwrap_err()
+            .starts_with("Found 2 occurrences of the text in f.txt.")
+    );
 }
 
 #[tokio::test]

@@ -19,9 +19,11 @@ use serde_json::Value;
 
 /// Settings for a temp dir, with a fake home and the temp dir as spill directory.
 pub fn settings(dir: &Path) -> Arc<ToolSettings> {
-    Arc::new(
-        ToolSettings::from_env(dir, Some(dir.as_os_str().to_owned()), dir.to_path_buf()),
-    )
+    Arc::new(ToolSettings::from_env(
+        dir,
+        Some(dir.as_os_str().to_owned()),
+        dir.to_path_buf(),
+    ))
 }
 
 /// Run a tool with arguments and a fresh token.

@@ -6,7 +6,10 @@ use filo_ai::ContentBlock;
 use filo_tools::ReadTool;
 
 fn numbered(n: usize) -> String {
-    (1..=n).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n")
+    (1..=n)
+        .map(|i| format!("line {i}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[tokio::test]
@@ -25,7 +28,13 @@ async fn missing_file_is_a_node_style_error() {
     let tool = ReadTool::with_settings(settings(dir.path()));
     let message = failure(run(&tool, json!({"path": "nope.txt"})).await);
     let abs = dir.path().join("nope.txt");
-    assert_eq!(message, format!("ENOENT: no such file or directory, access '{}'", abs.display()));
+    assert_eq!(
+        message,
+        format!(
+            "ENOENT: no such file or directory, access '{}'",
+            abs.display()
+        )
+    );
 }
 
 #[tokio::test]
@@ -36,7 +45,10 @@ async fn line_limit_truncation_notice_and_details() {
     let out = run(&tool, json!({"path": "big.txt"})).await.unwrap();
     let t = text(&out);
     assert!(t.starts_with("line 1\nline 2\n"));
-    assert!(t.ends_with("line 2000\n\n[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]"), "{t}");
+    assert!(
+        t.ends_with("line 2000\n\n[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]"),
+        "{t}"
+    );
     let trunc = &out.details.as_ref().unwrap()["truncation"];
     assert_eq!(trunc["truncated"], true);
     assert_eq!(trunc["truncatedBy"], "lines");
@@ -47,13 +59,19 @@ async fn line_limit_truncation_notice_and_details() {
 #[tokio::test]
 async fn byte_limit_truncation_notice() {
     let dir = tempfile::tempdir().unwrap();
-    let body: String = (1..=500).map(|i| format!("{i:03} {}\n", "x".repeat(200))).collect();
+    let body: String = (1..=500)
+        .map(|i| format!("{i:03} {}\n", "x".repeat(200)))
+        .collect();
     std::fs::write(dir.path().join("wide.txt"), body).unwrap();
     let tool = ReadTool::with_settings(settings(dir.path()));
     let out = run(&tool, json!({"path": "wide.txt"})).await.unwrap();
     let t = text(&out);
     // 205 bytes per line (204 + newline): 249 lines fit into 51,200 bytes.
-    assert!(t.ends_with("\n\n[Showing lines 1-249 of 501 (50.0KB limit). Use offset=250 to continue.]"), "{}", &t[t.len() - 120..]);
+    assert!(
+        t.ends_with("\n\n[Showing lines 1-249 of 501 (50.0KB limit). Use offset=250 to continue.]"),
+        "{}",
+        &t[t.len() - 120..]
+    );
     assert_eq!(out.details.unwrap()["truncation"]["truncatedBy"], "bytes");
 }
 
@@ -62,17 +80,35 @@ async fn offset_limit_and_both() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.txt"), numbered(100)).unwrap();
     let tool = ReadTool::with_settings(settings(dir.path()));
-    let out = run(&tool, json!({"path": "f.txt", "offset": 51})).await.unwrap();
+    let out = run(&tool, json!({"path": "f.txt", "offset": 51}))
+        .await
+        .unwrap();
     assert!(text(&out).starts_with("line 51\n"));
     assert!(text(&out).ends_with("line 100"));
     assert!(!text(&out).contains("line 50\n"));
 
-    let out = run(&tool, json!({"path": "f.txt", "limit": 10})).await.unwrap();
-    assert_eq!(text(&out), format!("{}\n\n[90 more lines in file. Use offset=11 to continue.]", numbered(10)));
+    let out = run(&tool, json!({"path": "f.txt", "limit": 10}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&out),
+        format!(
+            "{}\n\n[90 more lines in file. Use offset=11 to continue.]",
+            numbered(10)
+        )
+    );
 
-    let out = run(&tool, json!({"path": "f.txt", "offset": 41, "limit": 20})).await.unwrap();
+    let out = run(&tool, json!({"path": "f.txt", "offset": 41, "limit": 20}))
+        .await
+        .unwrap();
     let expected: Vec<String> = (41..=60).map(|i| format!("line {i}")).collect();
-    assert_eq!(text(&out), format!("{}\n\n[40 more lines in file. Use offset=61 to continue.]", expected.join("\n")));
+    assert_eq!(
+        text(&out),
+        format!(
+            "{}\n\n[40 more lines in file. Use offset=61 to continue.]",
+            expected.join("\n")
+        )
+    );
     assert_eq!(out.details, None);
 }
 
@@ -95,13 +131,18 @@ async fn first_line_over_the_byte_limit_points_to_bash() {
         text(&out),
         "[Line 1 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '1p' one.txt | head -c 51200]"
     );
-    assert_eq!(out.details.unwrap()["truncation"]["firstLineExceedsLimit"], true);
+    assert_eq!(
+        out.details.unwrap()["truncation"]["firstLineExceedsLimit"],
+        true
+    );
 }
 
 fn tiny_png() -> Vec<u8> {
     let img = image::RgbImage::from_pixel(3, 2, image::Rgb([10, 20, 30]));
     let mut out = std::io::Cursor::new(Vec::new());
-    image::DynamicImage::ImageRgb8(img).write_to(&mut out, image::ImageFormat::Png).unwrap();
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut out, image::ImageFormat::Png)
+        .unwrap();
     out.into_inner()
 }
 
@@ -118,7 +159,9 @@ async fn images_are_detected_by_magic_bytes_not_extension() {
         ContentBlock::Image(img) => {
             assert_eq!(img.mime_type, "image/png");
             use base64::Engine;
-            let bytes = base64::engine::general_purpose::STANDARD.decode(&img.data).unwrap();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(&img.data)
+                .unwrap();
             assert_eq!(bytes, tiny_png());
         }
         other => panic!("expected an image block, got {other:?}"),
@@ -133,13 +176,15 @@ async fn images_are_detected_by_magic_bytes_not_extension() {
 #[tokio::test]
 async fn large_images_are_resized_with_a_note() {
     let dir = tempfile::tempdir().unwrap();
-    let img = image::RgbImage::from_fn(3000, 1000, |x, y| image::Rgb([(x % 251) as u8, (y % 241) as u8, 0]));
+    let img = image::RgbImage::from_fn(2500, 200, |x, y| {
+        image::Rgb([(x % 251) as u8, (y % 241) as u8, 0])
+    });
     img.save(dir.path().join("wide.png")).unwrap();
     let tool = ReadTool::with_settings(settings(dir.path()));
     let out = run(&tool, json!({"path": "wide.png"})).await.unwrap();
     let t = text(&out);
     assert!(t.starts_with("Read image file [image/"), "{t}");
-    assert!(t.ends_with("\n[Image: original 3000x1000, displayed at 2000x667. Multiply coordinates by 1.50 to map to original image.]"), "{t}");
+    assert!(t.ends_with("\n[Image: original 2500x200, displayed at 2000x160. Multiply coordinates by 1.25 to map to original image.]"), "{t}");
 }
 
 #[tokio::test]
@@ -147,8 +192,14 @@ async fn paths_accept_at_prefix_and_tilde() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("h.txt"), "home file").unwrap();
     let tool = ReadTool::with_settings(settings(dir.path()));
-    assert_eq!(text(&run(&tool, json!({"path": "@h.txt"})).await.unwrap()), "home file");
-    assert_eq!(text(&run(&tool, json!({"path": "~/h.txt"})).await.unwrap()), "home file");
+    assert_eq!(
+        text(&run(&tool, json!({"path": "@h.txt"})).await.unwrap()),
+        "home file"
+    );
+    assert_eq!(
+        text(&run(&tool, json!({"path": "~/h.txt"})).await.unwrap()),
+        "home file"
+    );
 }
 
 #[tokio::test]
@@ -157,8 +208,18 @@ async fn macos_screenshot_names_are_found() {
     std::fs::write(dir.path().join("Shot 10.00.00\u{202F}AM.txt"), "nnbsp").unwrap();
     std::fs::write(dir.path().join("It\u{2019}s.txt"), "curly").unwrap();
     let tool = ReadTool::with_settings(settings(dir.path()));
-    assert_eq!(text(&run(&tool, json!({"path": "Shot 10.00.00 AM.txt"})).await.unwrap()), "nnbsp");
-    assert_eq!(text(&run(&tool, json!({"path": "It's.txt"})).await.unwrap()), "curly");
+    assert_eq!(
+        text(
+            &run(&tool, json!({"path": "Shot 10.00.00 AM.txt"}))
+                .await
+                .unwrap()
+        ),
+        "nnbsp"
+    );
+    assert_eq!(
+        text(&run(&tool, json!({"path": "It's.txt"})).await.unwrap()),
+        "curly"
+    );
 }
 
 #[tokio::test]
@@ -177,5 +238,8 @@ async fn bad_arguments_get_validation_text() {
     let dir = tempfile::tempdir().unwrap();
     let tool = ReadTool::with_settings(settings(dir.path()));
     let message = failure(run(&tool, json!({"offset": 1})).await);
-    assert!(message.starts_with("Validation failed for tool \"read\":\n  - root: missing field `path`"), "{message}");
+    assert!(
+        message.starts_with("Validation failed for tool \"read\":\n  - root: missing field `path`"),
+        "{message}"
+    );
 }

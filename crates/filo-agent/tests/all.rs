@@ -1,0 +1,4 @@
+//! The filo-agent integration tests: one binary, modules under `suite/`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;

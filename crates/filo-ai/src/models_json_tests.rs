@@ -1,0 +1,100 @@
+use super::*;
+
+fn builtin() -> ProviderRegistry {
+    ProviderRegistry::builtin().unwrap()
+}
+
+#[test]
+fn custom_provider_with_models() {
+    let mut r = builtin();
+    r.apply_models_json(
+        r#"{"providers":{"my-vllm":{"baseUrl":"http://127.0.0.1:8000/v1","apiKey":"VLLM_KEY",
+            "api":"openai-completions","authHeader":true,"headers":{"X-Team":"TEAM_VAR"},
+            "compat":{"supportsDeveloperRole":false},
+            "models":[{"id":"qwen","contextWindow":32768,"compat":{"maxTokensField":"max_tokens"}},
+                      {"id":"claude-proxy","api":"anthropic-messages","name":"Proxy",
+                       "cost":{"input":1,"output":2,"cacheRead":0.1,"cacheWrite":1.5}}]}}}"#,
+    )
+    .unwrap();
+    let m = r.model("my-vllm", "qwen").unwrap();
+    assert_eq!(m.name, "qwen");
+    assert_eq!(m.api, "openai-completions");
+    assert_eq!(m.context_window, 32768);
+    assert_eq!(m.max_tokens, 16384);
+    assert_eq!(
+        m.compat,
+        Some(serde_json::json!({"supportsDeveloperRole": false, "maxTokensField": "max_tokens"}))
+    );
+    let p = r.model("my-vllm", "claude-proxy").unwrap();
+    assert_eq!(p.api, "anthropic-messages");
+    assert!((p.cost.cache_write - 1.5).abs() < 1e-12);
+    let env = crate::env::Env::from_vars([("VLLM_KEY", "secret"), ("TEAM_VAR", "blue")]);
+    assert_eq!(r.api_key("my-vllm", &env).as_deref(), Some("secret"));
+    let h = r.provider_headers("my-vllm", Some("secret"), &env);
+    assert_eq!(h.get("X-Team").map(String::as_str), Some("blue"));
+    assert_eq!(h.get("Authorization").map(String::as_str), Some("Bearer secret"));
+}
+
+#[test]
+fn overrides_and_base_url_for_builtins() {
+    let mut r = builtin();
+    r.apply_models_json(
+        r#"{"providers":{"anthropic":{"baseUrl":"http://127.0.0.1:9/proxy",
+            "modelOverrides":{"claude-sonnet-4-5":{"name":"Sonnet (proxy)","cost":{"input":9},"maxTokens":1000},
+                              "no-such-model":{"name":"ignored"}}}}}"#,
+    )
+    .unwrap();
+    let m = r.model("anthropic", "claude-sonnet-4-5").unwrap();
+    assert_eq!(m.base_url, "http://127.0.0.1:9/proxy");
+    assert_eq!(m.name, "Sonnet (proxy)");
+    assert!((m.cost.input - 9.0).abs() < 1e-12);
+    assert!((m.cost.output - 15.0).abs() < 1e-12);
+    assert_eq!(m.max_tokens, 1000);
+    let other = r.model("anthropic", "claude-haiku-4-5").unwrap();
+    assert_eq!(other.base_url, "http://127.0.0.1:9/proxy");
+    assert!(r.model("anthropic", "no-such-model").is_none());
+}
+
+#[test]
+fn upsert_replaces_same_id() {
+    let mut r = builtin();
+    let before = r.models().len();
+    r.apply_models_json(
+        r#"{"providers":{"openai":{"baseUrl":"https://api.openai.com/v1","apiKey":"K","api":"openai-responses",
+            "models":[{"id":"gpt-4o","name":"Mine"},{"id":"brand-new"}]}}}"#,
+    )
+    .unwrap();
+    assert_eq!(r.models().len(), before + 1);
+    assert_eq!(r.model("openai", "gpt-4o").unwrap().name, "Mine");
+}
+
+#[test]
+fn validation_messages_and_rollback() {
+    let mut r = builtin();
+    let before = r.clone();
+    let cases = [
+        (r#"{"providers":{"x":{"models":[{"id":"a"}]}}}"#,
+         "Invalid models.json schema: Provider x: \"baseUrl\" is required when defining custom models."),
+        (r#"{"providers":{"x":{"baseUrl":"http://h","models":[{"id":"a"}]}}}"#,
+         "Invalid models.json schema: Provider x: \"apiKey\" is required when defining custom models."),
+        (r#"{"providers":{"x":{"apiKey":"k"}}}"#,
+         "Invalid models.json schema: Provider x: must specify \"baseUrl\", \"compat\", \"modelOverrides\", or \"models\"."),
+        (r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","models":[{"id":"a"}]}}}"#,
+         "Invalid models.json schema: Provider x, model a: no \"api\" specified."),
+        (r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","api":"openai-completions","models":[{"id":"a","maxTokens":0}]}}}"#,
+         "Invalid models.json schema: Provider x, model a: \"maxTokens\" must be greater than 0."),
+        (r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","api":"openai-completions","models":[{"id":"a","cost":{"input":1}}]}}}"#,
+         ""),
+    ];
+    for (text, expected) in cases {
+        let err = r.apply_models_json(text).unwrap_err();
+        if expected.is_empty() {
+            assert!(matches!(err, RegistryError::Schema(_)), "{err}");
+        } else {
+            assert_eq!(err.to_string(), expected);
+        }
+        assert_eq!(r, before);
+    }
+    let err = r.apply_models_json("{not json").unwrap_err();
+    assert!(err.to_string().starts_with("Failed to parse models.json: "), "{err}");
+}

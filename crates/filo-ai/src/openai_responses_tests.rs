@@ -1,0 +1,154 @@
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::*;
+use crate::client::StreamOptions;
+use crate::message::{Context, StopReason};
+use crate::testutil::{chunked, model, run, sse, user_ctx};
+use crate::transport::FixtureResponse;
+
+fn events(frames: &[serde_json::Value]) -> bytes::Bytes {
+    let texts: Vec<(String, String)> = frames
+        .iter()
+        .map(|f| (f["type"].as_str().unwrap().to_string(), f.to_string()))
+        .collect();
+    let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    sse(&pairs)
+}
+
+#[tokio::test]
+async fn reasoning_text_and_parallel_calls() {
+    let m = model("openai", "openai-responses", "gpt-5");
+    let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "A"}, {"type": "summary_text", "text": "B"}], "encrypted_content": "enc=="});
+    let body = events(&[
+        json!({"type": "response.created", "response": {"id": "resp_1"}}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+        json!({"type": "response.reasoning_summary_part.added", "item_id": "rs_1", "summary_index": 0}),
+        json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "delta": "A"}),
+        json!({"type": "response.reasoning_summary_part.added", "item_id": "rs_1", "summary_index": 1}),
+        json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "delta": "B"}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning}),
+        json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "delta": "Hi"}),
+        json!({"type": "response.output_item.done", "output_index": 1, "item": {"type": "message", "id": "msg_1", "phase": "final_answer"}}),
+        json!({"type": "response.output_item.added", "output_index": 2, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": ""}}),
+        json!({"type": "response.output_item.added", "output_index": 3, "item": {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "ls", "arguments": ""}}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_2", "delta": "{\"path\""}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": "{\"path\":\"a\"}"}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_2", "delta": ":\".\"}"}),
+        json!({"type": "response.output_item.done", "output_index": 2, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\"a\"}"}}),
+        json!({"type": "response.output_item.done", "output_index": 3, "item": {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "ls", "arguments": "{\"path\":\".\"}"}}),
+        json!({"type": "response.completed", "response": {"status": "completed", "usage": {"input_tokens": 50, "output_tokens": 7, "total_tokens": 57, "input_tokens_details": {"cached_tokens": 20}}}}),
+    ]);
+    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(chunked(&body, 31))]).await;
+    let msg = r.message;
+    assert_eq!(msg.stop_reason, StopReason::ToolUse);
+    let ContentBlock::Thinking(t) = &msg.content[0] else {
+        panic!("{msg:?}")
+    };
+    assert_eq!(t.thinking, "A\n\nB");
+    assert_eq!(t.thinking_signature.as_deref(), Some(reasoning.to_string().as_str()));
+    let ContentBlock::Text(text) = &msg.content[1] else {
+        panic!()
+    };
+    assert_eq!(text.text, "Hi");
+    assert_eq!(
+        text.text_signature.as_deref(),
+        Some(r#"{"v":1,"id":"msg_1","phase":"final_answer"}"#)
+    );
+    let calls: Vec<_> = msg.tool_calls().collect();
+    assert_eq!(calls[0].id, "call_1|fc_1");
+    assert_eq!(calls[0].arguments, json!({"path": "a"}));
+    assert_eq!(calls[1].id, "call_2|fc_2");
+    assert_eq!(calls[1].arguments, json!({"path": "."}));
+    assert_eq!((msg.usage.input, msg.usage.cache_read, msg.usage.total_tokens), (30, 20, 57));
+}
+
+#[tokio::test]
+async fn failures() {
+    let m = model("openai", "openai-responses", "gpt-5");
+    let cases = [
+        (json!({"type": "response.failed", "response": {"error": {"code": "server_error", "message": "boom"}}}), "server_error: boom"),
+        (json!({"type": "response.failed", "response": {"incomplete_details": {"reason": "max_output_tokens"}}}), "incomplete: max_output_tokens"),
+        (json!({"type": "response.failed", "response": {}}), "Unknown error (no error details in response)"),
+        (json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down"}), "Error Code rate_limit_exceeded: slow down"),
+    ];
+    for (frame, expected) in cases {
+        let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![events(&[frame.clone()])]); 3]).await;
+        assert_eq!(r.message.error_message.as_deref(), Some(expected));
+    }
+    let body = events(&[json!({"type": "response.completed", "response": {"status": "incomplete"}})]);
+    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
+    assert_eq!(r.message.stop_reason, StopReason::Length);
+}
+
+#[test]
+fn input_conversion_replays_items() {
+    let m = model("openai", "openai-responses", "gpt-5");
+    let item = json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc"});
+    let long_id = "x".repeat(70);
+    let ctx: Context = serde_json::from_value(json!({
+        "systemPrompt": "sys",
+        "messages": [
+            {"role": "user", "content": "hi", "timestamp": 1},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "t", "thinkingSignature": item.to_string()},
+                {"type": "text", "text": "a", "textSignature": r#"{"v":1,"id":"msg_7","phase":"commentary"}"#},
+                {"type": "text", "text": "b", "textSignature": long_id},
+                {"type": "toolCall", "id": "call_1|fc_1", "name": "ls", "arguments": {"p": 1}}
+            ], "api": "openai-responses", "provider": "openai", "model": "gpt-5", "usage": {}, "stopReason": "toolUse", "timestamp": 2},
+            {"role": "toolResult", "toolCallId": "call_1|fc_1", "toolName": "ls", "content": [{"type": "text", "text": "out"}], "isError": false, "timestamp": 3}
+        ]
+    }))
+    .unwrap();
+    let opts = StreamOptions {
+        session_id: Some("sess".into()),
+        reasoning: ThinkingLevel::Low,
+        ..StreamOptions::default()
+    };
+    let headers = BTreeMap::new();
+    let input = RequestInput {
+        model: &m,
+        context: &ctx,
+        options: &opts,
+        api_key: Some("k"),
+        provider_headers: &headers,
+        now_ms: 0,
+    };
+    let b = build_request(&input).body;
+    let items = b["input"].as_array().unwrap();
+    assert_eq!(items[0], json!({"role": "developer", "content": "sys"}));
+    assert_eq!(items[1]["content"][0], json!({"type": "input_text", "text": "hi"}));
+    assert_eq!(items[2], item);
+    assert_eq!(items[3]["id"], "msg_7");
+    assert_eq!(items[3]["phase"], "commentary");
+    assert_eq!(items[4]["id"], format!("msg_{}", short_hash(&"x".repeat(70))));
+    assert_eq!(items[5], json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "ls", "arguments": "{\"p\":1}"}));
+    assert_eq!(items[6], json!({"type": "function_call_output", "call_id": "call_1", "output": "out"}));
+    assert_eq!(b["reasoning"], json!({"effort": "low", "summary": "auto"}));
+    assert_eq!(b["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(b["prompt_cache_key"], "sess");
+    assert_eq!(b["store"], false);
+}
+
+#[test]
+fn short_hash_is_stable_and_base36() {
+    let a = short_hash("hello");
+    assert_eq!(a, short_hash("hello"));
+    assert_ne!(a, short_hash("hellp"));
+    assert!(a.chars().all(|c| c.is_ascii_digit() || c.is_ascii_lowercase()));
+    assert_eq!(base36(0), "0");
+    assert_eq!(base36(35), "z");
+    assert_eq!(base36(36), "10");
+}
+
+#[test]
+fn id_normaliser() {
+    let m = model("openai", "openai-responses", "gpt-5");
+    let src: AssistantMessage = serde_json::from_value(json!({"content": [], "api": "a", "provider": "p", "model": "x", "usage": {}, "stopReason": "stop", "timestamp": 0})).unwrap();
+    assert_eq!(normalize_id("call.1|item.2", &m, &src), "call_1|fc_item_2");
+    assert_eq!(normalize_id("toolu_abc", &m, &src), "toolu_abc");
+    let other = model("openrouter", "openai-responses", "x");
+    assert_eq!(normalize_id("a.b|c", &other, &src), "a.b|c");
+}

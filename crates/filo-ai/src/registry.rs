@@ -1,0 +1,307 @@
+//! Providers as data: the bundled catalog (`data/catalog.json`), custom providers from a pi-format
+//! `models.json`, and API-key resolution through an explicit [`Env`]. No vendor has code here;
+//! a provider is a record naming its wire protocol, base URL, key variables and headers.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::env::{Env, resolve_config_value};
+use crate::model::Model;
+
+/// The bundled catalog.
+const CATALOG: &str = include_str!("../data/catalog.json");
+
+/// Defaults for models of providers that accept any id (Ollama, llama.cpp, custom servers).
+const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+const DEFAULT_MAX_TOKENS: u64 = 16_384;
+
+/// One provider record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfig {
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    /// Wire protocol of the provider's models unless a model says otherwise.
+    pub api: String,
+    pub base_url: String,
+    /// Environment variables holding the key, first non-empty wins (pi spec §1.11).
+    #[serde(default)]
+    pub env_keys: Vec<String>,
+    /// Extra headers; values resolve like models.json values (env var name or literal).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Default `compat` for the provider's models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<Value>,
+    /// Local servers that need no key.
+    #[serde(default)]
+    pub keyless: bool,
+    /// Accepts any model id (models are made up on request with default limits).
+    #[serde(default)]
+    pub any_model: bool,
+    /// models.json `apiKey`: an env var name or a literal (a `!command` is left to the caller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// models.json `authHeader`: also send `Authorization: Bearer <key>`.
+    #[serde(default)]
+    pub auth_header: bool,
+}
+
+#[derive(Deserialize)]
+struct Catalog {
+    providers: Vec<ProviderConfig>,
+    models: Vec<Model>,
+}
+
+/// Errors of the registry and of models.json (pi's texts).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RegistryError {
+    #[error("Failed to parse models.json: {0}")]
+    Parse(String),
+    #[error("Invalid models.json schema: {0}")]
+    Schema(String),
+    #[error("Invalid bundled catalog: {0}")]
+    Catalog(String),
+    #[error("Unknown provider: {0}")]
+    UnknownProvider(String),
+}
+
+/// The providers and models a client can reach.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProviderRegistry {
+    providers: Vec<ProviderConfig>,
+    models: Vec<Model>,
+}
+
+impl ProviderRegistry {
+    /// An empty registry.
+    pub fn empty() -> Self {
+        ProviderRegistry::default()
+    }
+
+    /// The bundled catalog: Anthropic, OpenAI, Google, xAI, Groq, Cerebras, Mistral, DeepSeek,
+    /// OpenRouter, Ollama and llama.cpp.
+    pub fn builtin() -> Result<Self, RegistryError> {
+        let catalog: Catalog =
+            serde_json::from_str(CATALOG).map_err(|e| RegistryError::Catalog(e.to_string()))?;
+        Ok(ProviderRegistry {
+            providers: catalog.providers,
+            models: catalog.models,
+        })
+    }
+
+    pub fn providers(&self) -> &[ProviderConfig] {
+        &self.providers
+    }
+
+    pub fn provider(&self, id: &str) -> Option<&ProviderConfig> {
+        self.providers.iter().find(|p| p.id == id)
+    }
+
+    /// All listed models.
+    pub fn models(&self) -> &[Model] {
+        &self.models
+    }
+
+    /// Listed models of one provider.
+    pub fn models_of<'a>(&'a self, provider: &'a str) -> impl Iterator<Item = &'a Model> + 'a {
+        self.models.iter().filter(move |m| m.provider == provider)
+    }
+
+    /// A model by provider and id. Providers that accept any id make one up with default limits.
+    pub fn model(&self, provider: &str, id: &str) -> Option<Model> {
+        if let Some(m) = self
+            .models
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+        {
+            return Some(m.clone());
+        }
+        let p = self.provider(provider).filter(|p| p.any_model)?;
+        Some(Model {
+            id: id.into(),
+            name: id.into(),
+            api: p.api.clone(),
+            provider: p.id.clone(),
+            base_url: p.base_url.clone(),
+            reasoning: false,
+            input: vec!["text".into()],
+            cost: Default::default(),
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            headers: None,
+            compat: p.compat.clone(),
+        })
+    }
+
+    /// Add or replace a provider record.
+    pub fn upsert_provider(&mut self, provider: ProviderConfig) {
+        match self.providers.iter_mut().find(|p| p.id == provider.id) {
+            Some(slot) => *slot = provider,
+            None => self.providers.push(provider),
+        }
+    }
+
+    /// Add or replace a model (by provider and id).
+    pub fn upsert_model(&mut self, model: Model) {
+        match self
+            .models
+            .iter_mut()
+            .find(|m| m.provider == model.provider && m.id == model.id)
+        {
+            Some(slot) => *slot = model,
+            None => self.models.push(model),
+        }
+    }
+
+    /// Register any OpenAI-compatible server (vLLM, LM Studio, a gateway …) as a provider that
+    /// accepts any model id. `env_key` names the variable holding its key, if it needs one.
+    pub fn add_openai_compatible(&mut self, id: &str, base_url: &str, env_key: Option<&str>) {
+        self.upsert_provider(ProviderConfig {
+            id: id.into(),
+            name: id.into(),
+            api: "openai-completions".into(),
+            base_url: base_url.into(),
+            env_keys: env_key.map(str::to_string).into_iter().collect(),
+            headers: BTreeMap::new(),
+            compat: None,
+            keyless: env_key.is_none(),
+            any_model: true,
+            api_key: None,
+            auth_header: false,
+        });
+    }
+
+    /// The key for a provider: models.json `apiKey`, then the provider's env variables, then
+    /// pi's variables for well-known providers.
+    pub fn api_key(&self, provider: &str, env: &Env) -> Option<String> {
+        let config = self.provider(provider);
+        if let Some(raw) = config.and_then(|p| p.api_key.as_deref()) {
+            if let Some(key) = resolve_config_value(raw, env).filter(|k| !k.is_empty()) {
+                return Some(key);
+            }
+        }
+        if let Some(key) = config.and_then(|p| {
+            p.env_keys
+                .iter()
+                .find_map(|k| env.get(k).map(str::to_string))
+        }) {
+            return Some(key);
+        }
+        crate::env::env_api_key(provider, env)
+    }
+
+    /// Whether calls to this provider may go without a key.
+    pub fn is_keyless(&self, provider: &str) -> bool {
+        self.provider(provider).is_some_and(|p| p.keyless)
+    }
+
+    /// The provider's headers with values resolved, plus `Authorization` when `authHeader` is set.
+    pub fn provider_headers(
+        &self,
+        provider: &str,
+        key: Option<&str>,
+        env: &Env,
+    ) -> BTreeMap<String, String> {
+        let Some(p) = self.provider(provider) else {
+            return BTreeMap::new();
+        };
+        let mut headers: BTreeMap<String, String> = p
+            .headers
+            .iter()
+            .filter_map(|(k, v)| resolve_config_value(v, env).map(|v| (k.clone(), v)))
+            .collect();
+        if let (true, Some(key)) = (p.auth_header, key) {
+            headers.insert("Authorization".into(), format!("Bearer {key}"));
+        }
+        headers
+    }
+
+    /// Merge a pi-format `models.json` (pi spec §1.14). On error nothing changes.
+    pub fn apply_models_json(&mut self, text: &str) -> Result<(), RegistryError> {
+        let mut next = self.clone();
+        crate::models_json::apply(&mut next, text)?;
+        *self = next;
+        Ok(())
+    }
+
+    pub(crate) fn models_mut(&mut self) -> &mut Vec<Model> {
+        &mut self.models
+    }
+
+    pub(crate) fn provider_mut(&mut self, id: &str) -> Option<&mut ProviderConfig> {
+        self.providers.iter_mut().find(|p| p.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_covers_every_vendor() {
+        let r = ProviderRegistry::builtin().unwrap();
+        for p in [
+            "anthropic",
+            "openai",
+            "google",
+            "xai",
+            "groq",
+            "cerebras",
+            "mistral",
+            "deepseek",
+            "openrouter",
+            "ollama",
+            "llamacpp",
+        ] {
+            assert!(r.provider(p).is_some(), "{p}");
+        }
+        for p in r.providers() {
+            crate::codec::WireApi::parse(&p.api).unwrap();
+            if !p.keyless {
+                assert!(r.models_of(&p.id).count() >= 2, "{}", p.id);
+                let pi_vars: Vec<&str> = crate::env::api_key_env_vars(&p.id).to_vec();
+                assert_eq!(p.env_keys, pi_vars, "{}", p.id);
+            }
+        }
+        for m in r.models() {
+            let p = r.provider(&m.provider).unwrap();
+            assert_eq!(m.api, p.api, "{}", m.id);
+            assert!(m.context_window > 0 && m.max_tokens > 0, "{}", m.id);
+            assert!(m.cost.output >= m.cost.input, "{}", m.id);
+        }
+        let m = r.model("anthropic", "claude-sonnet-4-5").unwrap();
+        assert_eq!(m.base_url, "https://api.anthropic.com");
+        assert!(m.reasoning && m.supports_images());
+    }
+
+    #[test]
+    fn local_providers_take_any_model() {
+        let mut r = ProviderRegistry::builtin().unwrap();
+        let m = r.model("ollama", "qwen3:8b").unwrap();
+        assert_eq!(m.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(m.api, "openai-completions");
+        assert_eq!(m.context_window, 128_000);
+        assert!(r.model("llamacpp", "anything").is_some());
+        assert!(r.model("openai", "no-such-model").is_none());
+        assert!(r.is_keyless("ollama"));
+        r.add_openai_compatible("vllm", "http://127.0.0.1:8000/v1", Some("VLLM_KEY"));
+        let env = Env::from_vars([("VLLM_KEY", "k")]);
+        assert_eq!(r.api_key("vllm", &env).as_deref(), Some("k"));
+        assert_eq!(r.model("vllm", "m").unwrap().base_url, "http://127.0.0.1:8000/v1");
+    }
+
+    #[test]
+    fn keys_from_env() {
+        let r = ProviderRegistry::builtin().unwrap();
+        let env = Env::from_vars([("GEMINI_API_KEY", "g"), ("ANTHROPIC_API_KEY", "a")]);
+        assert_eq!(r.api_key("google", &env).as_deref(), Some("g"));
+        assert_eq!(r.api_key("anthropic", &env).as_deref(), Some("a"));
+        assert_eq!(r.api_key("openai", &env), None);
+        assert!(r.provider_headers("openai", None, &env).is_empty());
+    }
+}

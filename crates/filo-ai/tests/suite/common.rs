@@ -1,0 +1,97 @@
+//! Shared helpers: models pointed at the mock, a client with test timings, stream collection.
+
+use std::time::Duration;
+
+use filo_ai::{
+    Accumulator, AssistantEvent, AssistantMessage, Client, Context, Env, Model, ModelClient,
+    ProviderRegistry, RetryPolicy, StreamOptions,
+};
+use filo_testkit::{MockProvider, Protocol};
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+pub const PROTOCOLS: [Protocol; 4] = [
+    Protocol::AnthropicMessages,
+    Protocol::OpenAiCompletions,
+    Protocol::OpenAiResponses,
+    Protocol::GoogleGenerativeAi,
+];
+
+/// A catalog model of the protocol, pointed at the mock.
+pub fn model(protocol: Protocol, mock: &MockProvider) -> Model {
+    let (provider, id) = match protocol {
+        Protocol::AnthropicMessages => ("anthropic", "claude-sonnet-4-5"),
+        Protocol::OpenAiCompletions => ("groq", "openai/gpt-oss-120b"),
+        Protocol::OpenAiResponses => ("openai", "gpt-5"),
+        Protocol::GoogleGenerativeAi => ("google", "gemini-2.5-flash"),
+    };
+    let mut m = ProviderRegistry::builtin()
+        .unwrap()
+        .model(provider, id)
+        .unwrap();
+    m.base_url = mock.base_url(protocol);
+    m
+}
+
+pub fn env() -> Env {
+    Env::from_vars([
+        ("ANTHROPIC_API_KEY", "sk-ant-test"),
+        ("GROQ_API_KEY", "gsk-test"),
+        ("OPENAI_API_KEY", "sk-openai-test"),
+        ("GEMINI_API_KEY", "gemini-test"),
+    ])
+}
+
+/// A real HTTP client with fast retries and a 200 ms idle timeout.
+pub fn client() -> Client {
+    Client::new(ProviderRegistry::builtin().unwrap(), env())
+        .unwrap()
+        .with_retry(RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(50),
+        })
+        .with_idle_timeout(Duration::from_millis(200))
+}
+
+pub fn user(text: &str) -> Context {
+    serde_json::from_value(serde_json::json!({
+        "messages": [{"role": "user", "content": text, "timestamp": 1}]
+    }))
+    .unwrap()
+}
+
+/// Collect a stream, check the contract (Start first, exactly one terminal last, a consumer
+/// accumulator agrees with the terminal message) and return events and final message.
+pub async fn collect(
+    model: &Model,
+    ctx: &Context,
+    options: &StreamOptions,
+    cancel: CancellationToken,
+) -> (Vec<AssistantEvent>, AssistantMessage) {
+    let events: Vec<AssistantEvent> = client()
+        .stream(model, ctx, options, cancel)
+        .collect()
+        .await;
+    let msg = check(&events);
+    (events, msg)
+}
+
+pub fn check(events: &[AssistantEvent]) -> AssistantMessage {
+    let Some(AssistantEvent::Start { message }) = events.first() else {
+        panic!("no Start first: {events:?}");
+    };
+    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1, "{events:?}");
+    let last = events.last().unwrap();
+    let mut acc = Accumulator::new(message.clone());
+    for e in &events[..events.len() - 1] {
+        assert!(!e.is_terminal());
+        acc.apply(e);
+    }
+    let (AssistantEvent::Done { message: fin } | AssistantEvent::Error { message: fin }) = last
+    else {
+        panic!("last event not terminal: {last:?}");
+    };
+    assert_eq!(acc.partial().content, fin.content);
+    fin.clone()
+}

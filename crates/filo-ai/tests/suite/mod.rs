@@ -1,0 +1,5 @@
+mod common;
+mod conformance;
+mod faults;
+mod handoff;
+mod requests;

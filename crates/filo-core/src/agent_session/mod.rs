@@ -1,0 +1,514 @@
+//! `AgentSession`: the agent, its tools and its session file as one object (pi spec §3.11–3.12).
+//!
+//! Created by one builder function, [`AgentSession::create`]. Every message the agent finishes is
+//! appended to the session file as it happens (so a crash loses at most the message in flight);
+//! after each run the session retries retryable provider errors with backoff and compacts the
+//! context when it nears the model's window or overflowed it. Extensions see every step.
+
+mod events;
+mod manage;
+mod run;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use filo_agent::{Agent, AgentEvent, AgentOptions, AgentTool, QueueMode};
+use filo_ai::{Model, ModelClient, ThinkingLevel};
+use filo_session::{EntryKind, SessionManager};
+use tokio_util::sync::CancellationToken;
+
+pub use events::{CompactionReason, CompactionResult, SessionEvent};
+pub use manage::SessionStats;
+pub use run::{PromptOptions, StreamingBehavior};
+
+use crate::CoreError;
+use crate::convert::{convert_to_llm, to_agent};
+use crate::extension::{EntryContext, Extension, SessionChange, SessionInfo};
+use crate::resources::{ContextFile, PromptTemplate, Skill};
+use crate::settings::Settings;
+use crate::system_prompt::{PromptTool, SystemPromptInput, build_system_prompt};
+
+/// Resolves the API key of a provider (runtime override, auth.json, environment, models.json).
+/// Keyless providers (local servers) answer `Some("")`.
+pub type ApiKeyResolver = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// A listener for session events. Called in order on the agent's task; must not block.
+pub type SessionListener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
+
+/// Resources the system prompt and the prompt box use.
+#[derive(Debug, Clone, Default)]
+pub struct Resources {
+    pub context_files: Vec<ContextFile>,
+    pub skills: Vec<Skill>,
+    pub templates: Vec<PromptTemplate>,
+    /// `--system-prompt` / SYSTEM.md.
+    pub custom_system_prompt: Option<String>,
+    /// `--append-system-prompt` / APPEND_SYSTEM.md.
+    pub append_system_prompt: Option<String>,
+}
+
+/// Everything [`AgentSession::create`] needs (pi's `createAgentSession` options).
+pub struct AgentSessionOptions {
+    pub cwd: PathBuf,
+    pub client: Arc<dyn ModelClient>,
+    /// Every model the session may switch to.
+    pub models: Vec<Model>,
+    /// An explicit model; otherwise restored from the session or taken from the settings.
+    pub model: Option<Model>,
+    pub thinking_level: Option<ThinkingLevel>,
+    /// Built-in and custom tools, all active.
+    pub tools: Vec<Arc<dyn AgentTool>>,
+    pub session: SessionManager,
+    pub settings: Settings,
+    pub api_key: ApiKeyResolver,
+    pub resources: Resources,
+    pub extensions: Vec<Arc<dyn Extension>>,
+    /// Today as `YYYY-MM-DD` (UTC) for the system prompt.
+    pub date: String,
+}
+
+#[derive(Default)]
+struct RunState {
+    retry_attempt: u32,
+    retry_cancel: Option<CancellationToken>,
+    compaction_cancel: Option<CancellationToken>,
+    overflow_attempted: bool,
+    persist_errors: u64,
+    last_persist_error: Option<String>,
+}
+
+pub(crate) struct Inner {
+    agent: Agent,
+    client: Arc<dyn ModelClient>,
+    cwd: PathBuf,
+    models: Vec<Model>,
+    store: Mutex<SessionManager>,
+    settings: Mutex<Settings>,
+    api_key: ApiKeyResolver,
+    resources: Resources,
+    extensions: Vec<Arc<dyn Extension>>,
+    listeners: Mutex<Arc<Vec<(u64, SessionListener)>>>,
+    next_listener: AtomicU64,
+    state: Mutex<RunState>,
+    base_system_prompt: Mutex<String>,
+    date: String,
+    /// Set when the model could not be restored or none was available.
+    model_fallback_message: Option<String>,
+}
+
+/// The SDK's session object. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct AgentSession {
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn clamp_level(model: Option<&Model>, level: ThinkingLevel) -> ThinkingLevel {
+    match model {
+        Some(m) if m.reasoning => {
+            let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
+                .iter()
+                .any(|p| m.id.contains(p));
+            if level == ThinkingLevel::Xhigh && !xhigh {
+                ThinkingLevel::High
+            } else {
+                level
+            }
+        }
+        _ => ThinkingLevel::Off,
+    }
+}
+
+impl AgentSession {
+    /// Build a session (pi spec §3.11): restore or choose the model and thinking level, load the
+    /// session's context into the agent, and record the first `model_change` /
+    /// `thinking_level_change` entries of a new session.
+    pub fn create(options: AgentSessionOptions) -> Result<AgentSession, CoreError> {
+        let ctx = options.session.build_context();
+        let has_existing = !ctx.messages.is_empty();
+        let key_ok = |m: &Model| (options.api_key)(&m.provider).is_some();
+        let mut fallback = None;
+        let model = match options.model.clone() {
+            Some(m) => Some(m),
+            None => {
+                let restored = ctx.model.as_ref().and_then(|r| {
+                    let found = options
+                        .models
+                        .iter()
+                        .find(|m| m.provider == r.provider && m.id == r.model_id);
+                    if found.is_none_or(|m| !key_ok(m)) {
+                        fallback = Some(format!(
+                            "Could not restore model {}/{}",
+                            r.provider, r.model_id
+                        ));
+                    }
+                    found.filter(|m| key_ok(m)).cloned()
+                });
+                restored.or_else(|| initial_model(&options.models, &options.settings, &key_ok))
+            }
+        };
+        if model.is_none() && fallback.is_none() {
+            fallback = Some("No models available. Set an API key environment variable (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), or run a local model with scripts/local-model.sh and use --provider llamacpp. Then select a model.".to_string());
+        }
+        let branch_has_level = options
+            .session
+            .branch_path(None)
+            .iter()
+            .any(|e| matches!(e.kind, EntryKind::ThinkingLevelChange { .. }));
+        let settings_level = options
+            .settings
+            .get_str("defaultThinkingLevel")
+            .and_then(ThinkingLevel::parse)
+            .unwrap_or(ThinkingLevel::Medium);
+        let wanted = options.thinking_level.unwrap_or_else(|| {
+            if has_existing && branch_has_level {
+                ThinkingLevel::parse(&ctx.thinking_level).unwrap_or(settings_level)
+            } else {
+                settings_level
+            }
+        });
+        let thinking = clamp_level(model.as_ref(), wanted);
+        let block_images = options.settings.get_bool("images.blockImages", false);
+        let steering = queue_mode(options.settings.get_str("steeringMode"));
+        let follow_up = queue_mode(options.settings.get_str("followUpMode"));
+        let messages = ctx.messages.iter().map(to_agent).collect();
+        let resolver = options.api_key.clone();
+        let get_api_key: filo_agent::GetApiKey = Arc::new(move |provider: String| {
+            let key = resolver(&provider).filter(|k| !k.is_empty());
+            Box::pin(async move { Ok(key) })
+        });
+        let agent = Agent::with_options(
+            options.client.clone(),
+            AgentOptions {
+                model: model.clone(),
+                thinking_level: thinking,
+                messages,
+                convert_to_llm: Arc::new(move |ms| convert_to_llm(ms, block_images)),
+                steering_mode: steering,
+                follow_up_mode: follow_up,
+                session_id: Some(options.session.session_id().to_string()),
+                max_retry_delay_ms: Some(options.settings.get_u64("retry.maxDelayMs", 60_000)),
+                get_api_key: Some(get_api_key),
+                ..AgentOptions::default()
+            },
+        );
+        let info = SessionInfo {
+            session_id: options.session.session_id().to_string(),
+            session_file: options
+                .session
+                .session_file()
+                .map(std::path::Path::to_path_buf),
+            cwd: options.cwd.clone(),
+        };
+        let mut tools = options.tools;
+        for ext in &options.extensions {
+            tools.extend(ext.tools(&info));
+        }
+        agent.set_tools(tools);
+        let session = AgentSession {
+            inner: Arc::new(Inner {
+                agent,
+                client: options.client,
+                cwd: options.cwd,
+                models: options.models,
+                store: Mutex::new(options.session),
+                settings: Mutex::new(options.settings),
+                api_key: options.api_key,
+                resources: options.resources,
+                extensions: options.extensions,
+                listeners: Mutex::new(Arc::new(Vec::new())),
+                next_listener: AtomicU64::new(1),
+                state: Mutex::new(RunState::default()),
+                base_system_prompt: Mutex::new(String::new()),
+                date: options.date,
+                model_fallback_message: fallback,
+            }),
+        };
+        session.rebuild_system_prompt();
+        session.install_hooks();
+        if has_existing {
+            if !branch_has_level {
+                session.append_entry(EntryKind::ThinkingLevelChange {
+                    thinking_level: thinking.as_str().into(),
+                });
+            }
+        } else {
+            if let Some(m) = &model {
+                session.append_entry(EntryKind::ModelChange {
+                    provider: m.provider.clone(),
+                    model_id: m.id.clone(),
+                });
+            }
+            session.append_entry(EntryKind::ThinkingLevelChange {
+                thinking_level: thinking.as_str().into(),
+            });
+        }
+        for ext in &session.inner.extensions {
+            ext.session_changed(SessionChange::Start, &session.info());
+        }
+        Ok(session)
+    }
+
+    /// Subscribe to the agent and route its events: persistence first, then listeners.
+    fn install_hooks(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        self.inner.agent.subscribe(move |ev: &AgentEvent| {
+            if let Some(inner) = weak.upgrade() {
+                let s = AgentSession { inner };
+                s.on_agent_event(ev);
+            }
+        });
+        self.install_tool_hooks();
+    }
+
+    fn on_agent_event(&self, ev: &AgentEvent) {
+        if let AgentEvent::MessageEnd { message } = ev {
+            self.persist_message(message);
+        }
+        self.emit(&SessionEvent::Agent(ev.clone()));
+    }
+
+    fn persist_message(&self, message: &filo_agent::AgentMessage) {
+        let kind = match message {
+            filo_agent::AgentMessage::Llm(m) => {
+                EntryKind::Message(filo_session::SessionMessage::Llm(m.clone()))
+            }
+            filo_agent::AgentMessage::Custom(c) if c.role == "custom" => {
+                match crate::convert::to_session(message) {
+                    Some(filo_session::SessionMessage::Custom(cm)) => EntryKind::CustomMessage {
+                        custom_type: cm.custom_type,
+                        content: cm.content,
+                        display: cm.display,
+                        details: cm.details,
+                    },
+                    _ => return,
+                }
+            }
+            filo_agent::AgentMessage::Custom(_) => return,
+        };
+        self.append_entry(kind);
+    }
+
+    /// Append an entry, tell extensions, and count (not hide) a failed write.
+    pub(crate) fn append_entry(&self, kind: EntryKind) -> Option<String> {
+        let result = {
+            let mut store = lock(&self.inner.store);
+            store
+                .append(kind)
+                .map(|id| (id.clone(), store.entry(&id).cloned()))
+        };
+        match result {
+            Ok((id, entry)) => {
+                if let Some(entry) = entry {
+                    if !self.inner.extensions.is_empty() {
+                        let ctx = self.entry_context();
+                        for ext in &self.inner.extensions {
+                            ext.entry_appended(&entry, &ctx);
+                        }
+                    }
+                }
+                Some(id)
+            }
+            Err(e) => {
+                let message = format!("session write failed: {e}");
+                {
+                    let mut st = lock(&self.inner.state);
+                    st.persist_errors += 1;
+                    st.last_persist_error = Some(message.clone());
+                }
+                self.emit(&SessionEvent::Warning { message });
+                None
+            }
+        }
+    }
+
+    fn entry_context(&self) -> EntryContext {
+        let state = self.inner.agent.state();
+        EntryContext {
+            session: self.info(),
+            model: state.model,
+            thinking_level: state.thinking_level,
+            system_prompt: state.system_prompt,
+            tools: state
+                .tools
+                .iter()
+                .map(|t| (t.name().to_string(), t.description().to_string()))
+                .collect(),
+        }
+    }
+
+    /// Facts about the session for extensions.
+    pub fn info(&self) -> SessionInfo {
+        let store = lock(&self.inner.store);
+        SessionInfo {
+            session_id: store.session_id().to_string(),
+            session_file: store.session_file().map(std::path::Path::to_path_buf),
+            cwd: self.inner.cwd.clone(),
+        }
+    }
+
+    pub(crate) fn emit(&self, ev: &SessionEvent) {
+        let listeners = lock(&self.inner.listeners).clone();
+        for (_, l) in listeners.iter() {
+            l(ev);
+        }
+    }
+
+    /// Listen to session events; returns an id for [`AgentSession::unsubscribe`].
+    pub fn subscribe(&self, listener: SessionListener) -> u64 {
+        let id = self.inner.next_listener.fetch_add(1, Ordering::Relaxed);
+        let mut l = lock(&self.inner.listeners);
+        let mut v = (**l).clone();
+        v.push((id, listener));
+        *l = Arc::new(v);
+        id
+    }
+
+    /// Session events on an unbounded channel.
+    pub fn subscribe_channel(&self) -> (u64, tokio::sync::mpsc::UnboundedReceiver<SessionEvent>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let id = self.subscribe(Arc::new(move |ev| {
+            let _ = tx.send(ev.clone());
+        }));
+        (id, rx)
+    }
+
+    pub fn unsubscribe(&self, id: u64) -> bool {
+        let mut l = lock(&self.inner.listeners);
+        let before = l.len();
+        let v: Vec<_> = l.iter().filter(|(i, _)| *i != id).cloned().collect();
+        *l = Arc::new(v);
+        l.len() != before
+    }
+
+    /// Rebuild the system prompt from the active tools and resources.
+    pub fn rebuild_system_prompt(&self) {
+        let state = self.inner.agent.state();
+        let tools: Vec<PromptTool> = state
+            .tools
+            .iter()
+            .map(|t| PromptTool {
+                name: t.name().to_string(),
+                snippet: None,
+                guidelines: Vec::new(),
+            })
+            .collect();
+        let r = &self.inner.resources;
+        let cwd = self.inner.cwd.to_string_lossy();
+        let prompt = build_system_prompt(&SystemPromptInput {
+            custom: r.custom_system_prompt.as_deref(),
+            append: r.append_system_prompt.as_deref(),
+            tools: Some(&tools),
+            context_files: &r.context_files,
+            skills: &r.skills,
+            date: &self.inner.date,
+            cwd: &cwd,
+        });
+        *lock(&self.inner.base_system_prompt) = prompt.clone();
+        self.inner.agent.set_system_prompt(prompt);
+    }
+
+    /// The underlying agent.
+    pub fn agent(&self) -> &Agent {
+        &self.inner.agent
+    }
+
+    /// The session file manager (locked).
+    pub fn session_manager(&self) -> MutexGuard<'_, SessionManager> {
+        lock(&self.inner.store)
+    }
+
+    /// The settings (locked).
+    pub fn settings(&self) -> MutexGuard<'_, Settings> {
+        lock(&self.inner.settings)
+    }
+
+    pub fn model(&self) -> Option<Model> {
+        self.inner.agent.state().model
+    }
+
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        self.inner.agent.state().thinking_level
+    }
+
+    pub fn is_streaming(&self) -> bool {
+        self.inner.agent.is_streaming()
+    }
+
+    pub fn messages(&self) -> Vec<filo_agent::AgentMessage> {
+        self.inner.agent.messages()
+    }
+
+    pub fn system_prompt(&self) -> String {
+        self.inner.agent.state().system_prompt
+    }
+
+    pub fn session_id(&self) -> String {
+        lock(&self.inner.store).session_id().to_string()
+    }
+
+    pub fn session_file(&self) -> Option<PathBuf> {
+        lock(&self.inner.store)
+            .session_file()
+            .map(std::path::Path::to_path_buf)
+    }
+
+    pub fn session_name(&self) -> Option<String> {
+        lock(&self.inner.store).session_name().map(str::to_string)
+    }
+
+    /// Why the model could not be restored or chosen, if so.
+    pub fn model_fallback_message(&self) -> Option<&str> {
+        self.inner.model_fallback_message.as_deref()
+    }
+
+    /// All models the session knows.
+    pub fn models(&self) -> &[Model] {
+        &self.inner.models
+    }
+
+    /// Prompt templates loaded for this session.
+    pub fn prompt_templates(&self) -> &[PromptTemplate] {
+        &self.inner.resources.templates
+    }
+
+    /// The text of the last assistant message.
+    pub fn last_assistant_text(&self) -> Option<String> {
+        self.messages()
+            .iter()
+            .rev()
+            .find_map(|m| m.as_assistant().map(filo_ai::AssistantMessage::text))
+    }
+}
+
+fn queue_mode(s: Option<&str>) -> QueueMode {
+    match s {
+        Some("all") => QueueMode::All,
+        _ => QueueMode::OneAtATime,
+    }
+}
+
+/// pi's `findInitialModel` without scopes: the settings default when it has a key, else the first
+/// model with a key.
+fn initial_model(
+    models: &[Model],
+    settings: &Settings,
+    key_ok: &dyn Fn(&Model) -> bool,
+) -> Option<Model> {
+    let provider = settings.get_str("defaultProvider");
+    let id = settings.get_str("defaultModel");
+    if let (Some(p), Some(i)) = (provider, id) {
+        if let Some(m) = models
+            .iter()
+            .find(|m| m.provider == p && m.id == i)
+            .filter(|m| key_ok(m))
+        {
+            return Some(m.clone());
+        }
+    }
+    models.iter().find(|m| key_ok(m)).cloned()
+}

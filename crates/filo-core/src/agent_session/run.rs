@@ -1,0 +1,594 @@
+//! Running prompts: expansion, queueing while streaming, auto-retry and auto-compaction
+//! (pi spec §3.12, §5.2).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use filo_agent::{AgentMessage, ResultOverride, ToolCallDecision, ToolCallInfo, ToolCallResult};
+use filo_ai::{AssistantMessage, ContentBlock, StopReason};
+use futures::FutureExt;
+use tokio_util::sync::CancellationToken;
+
+use super::{AgentSession, CompactionReason, CompactionResult, SessionEvent, lock};
+use crate::CoreError;
+use crate::compaction::{CompactionSettings, estimate_context_tokens, should_compact};
+use crate::convert::to_session;
+use crate::extension::{InputAction, ToolCallEvent};
+use crate::resources::{expand_prompt_template, expand_skill_command};
+
+/// How a prompt sent while the agent works is delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamingBehavior {
+    Steer,
+    FollowUp,
+}
+
+/// Options of [`AgentSession::prompt`].
+#[derive(Debug, Clone)]
+pub struct PromptOptions {
+    /// Expand `/skill:name` and prompt templates (default true).
+    pub expand: bool,
+    pub images: Vec<ContentBlock>,
+    /// Required when the agent is streaming.
+    pub streaming_behavior: Option<StreamingBehavior>,
+}
+
+impl Default for PromptOptions {
+    fn default() -> Self {
+        PromptOptions {
+            expand: true,
+            images: Vec::new(),
+            streaming_behavior: None,
+        }
+    }
+}
+
+const RETRYABLE: &[&str] = &[
+    "overloaded",
+    "ratelimit",
+    "rate limit",
+    "rate-limit",
+    "rate_limit",
+    "too many requests",
+    "429",
+    "500",
+    "502",
+    "503",
+    "504",
+    "serviceunavailable",
+    "service unavailable",
+    "service_unavailable",
+    "service-unavailable",
+    "servererror",
+    "server error",
+    "server_error",
+    "server-error",
+    "internalerror",
+    "internal error",
+    "internal_error",
+    "internal-error",
+    "connectionerror",
+    "connection error",
+    "connection_error",
+    "connection-error",
+    "connectionrefused",
+    "connection refused",
+    "connection_refused",
+    "connection-refused",
+    "other side closed",
+    "fetch failed",
+    "upstreamconnect",
+    "upstream connect",
+    "upstream_connect",
+    "upstream-connect",
+    "reset before headers",
+    "terminated",
+    "retry delay",
+];
+
+/// pi's retryable-error test: an `error` stop with a message matching the transient patterns that
+/// is not a context overflow.
+pub fn is_retryable(m: &AssistantMessage, context_window: u64) -> bool {
+    if m.stop_reason != StopReason::Error {
+        return false;
+    }
+    let Some(text) = m.error_message.as_deref() else {
+        return false;
+    };
+    if filo_ai::is_context_overflow(m, Some(context_window)) {
+        return false;
+    }
+    let lower = text.to_lowercase();
+    RETRYABLE.iter().any(|p| lower.contains(p))
+}
+
+fn user_message(text: String, images: Vec<ContentBlock>) -> AgentMessage {
+    let mut blocks = vec![ContentBlock::text(text)];
+    blocks.extend(images);
+    AgentMessage::user_blocks(blocks)
+}
+
+impl AgentSession {
+    fn expand(&self, text: &str) -> String {
+        let r = &self.inner.resources;
+        let t = expand_skill_command(text, &r.skills);
+        expand_prompt_template(&t, &r.templates)
+    }
+
+    fn last_assistant(&self) -> Option<AssistantMessage> {
+        self.inner
+            .agent
+            .messages()
+            .iter()
+            .rev()
+            .find_map(|m| m.as_assistant().cloned())
+    }
+
+    /// Send a prompt and run the agent until it is idle, including retries and compaction.
+    pub async fn prompt(&self, text: &str, opts: PromptOptions) -> Result<(), CoreError> {
+        if opts.expand && text.starts_with('/') {
+            let name = text[1..].split_whitespace().next().unwrap_or("");
+            for ext in &self.inner.extensions {
+                if let Some(cmd) = ext.commands().into_iter().find(|c| c.name == name) {
+                    let args = text[1 + name.len()..].trim().to_string();
+                    return (cmd.run)(args).await.map_err(CoreError::Config);
+                }
+            }
+        }
+        let mut text = text.to_string();
+        for ext in &self.inner.extensions {
+            match ext.input(&text) {
+                InputAction::Continue => {}
+                InputAction::Transform(t) => text = t,
+                InputAction::Handled => return Ok(()),
+            }
+        }
+        if opts.expand {
+            text = self.expand(&text);
+        }
+        if self.inner.agent.is_streaming() {
+            return match opts.streaming_behavior {
+                Some(StreamingBehavior::Steer) => {
+                    self.inner.agent.steer(user_message(text, opts.images));
+                    Ok(())
+                }
+                Some(StreamingBehavior::FollowUp) => {
+                    self.inner.agent.follow_up(user_message(text, opts.images));
+                    Ok(())
+                }
+                None => Err(CoreError::Refused(
+                    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+                        .into(),
+                )),
+            };
+        }
+        let model = self.model().ok_or_else(|| {
+            CoreError::Refused(
+                "No model selected. Set an API key or start a local model, then choose a model."
+                    .into(),
+            )
+        })?;
+        if (self.inner.api_key)(&model.provider).is_none() {
+            return Err(CoreError::Refused(format!(
+                "No API key found for {}. Set an API key environment variable or add it to auth.json.",
+                model.provider
+            )));
+        }
+        self.check_compaction(false).await;
+        let base = lock(&self.inner.base_system_prompt).clone();
+        let mut system_prompt = base.clone();
+        let mut messages = vec![user_message(text.clone(), opts.images)];
+        for ext in &self.inner.extensions {
+            let r = ext.before_agent_start(&text, &system_prompt).await;
+            if let Some(sp) = r.system_prompt {
+                system_prompt = sp;
+            }
+            messages.extend(r.messages);
+        }
+        self.inner.agent.set_system_prompt(system_prompt);
+        lock(&self.inner.state).overflow_attempted = false;
+        let result = self.inner.agent.prompt(messages).await;
+        if let Err(e) = result {
+            self.inner.agent.set_system_prompt(base);
+            return Err(CoreError::Refused(e.to_string()));
+        }
+        self.after_run().await;
+        self.inner.agent.set_system_prompt(base);
+        Ok(())
+    }
+
+    /// Queue a steering message (delivered after the current tool calls).
+    pub fn steer(&self, text: &str, images: Vec<ContentBlock>) {
+        let t = self.expand(text);
+        self.inner.agent.steer(user_message(t, images));
+    }
+
+    /// Queue a follow-up message (delivered when the agent would stop).
+    pub fn follow_up(&self, text: &str, images: Vec<ContentBlock>) {
+        let t = self.expand(text);
+        self.inner.agent.follow_up(user_message(t, images));
+    }
+
+    /// Abort the run, a pending retry and a running compaction; wait until idle.
+    pub async fn abort(&self) {
+        {
+            let st = lock(&self.inner.state);
+            if let Some(c) = &st.retry_cancel {
+                c.cancel();
+            }
+            if let Some(c) = &st.compaction_cancel {
+                c.cancel();
+            }
+        }
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+    }
+
+    /// Drop the trailing error message from the agent's state (it stays in the session file).
+    fn drop_trailing_error(&self) {
+        let mut ms = self.inner.agent.messages();
+        if ms
+            .last()
+            .and_then(AgentMessage::as_assistant)
+            .is_some_and(|a| a.stop_reason == StopReason::Error)
+        {
+            ms.pop();
+            self.inner.agent.replace_messages(ms);
+        }
+    }
+
+    /// After a run: retry transient errors, recover from overflow, compact on threshold.
+    async fn after_run(&self) {
+        loop {
+            let Some(last) = self.last_assistant() else {
+                break;
+            };
+            let window = self.model().map_or(0, |m| m.context_window);
+            let retry_enabled = self
+                .inner
+                .settings
+                .lock()
+                .map_or(true, |s| s.get_bool("retry.enabled", true));
+            if retry_enabled && is_retryable(&last, window) {
+                if self.retry_once(&last).await {
+                    continue;
+                }
+                break;
+            }
+            self.finish_retry_chain(&last);
+            let same_model = self
+                .model()
+                .is_some_and(|m| m.provider == last.provider && m.id == last.model);
+            if same_model && filo_ai::is_context_overflow(&last, Some(window)) {
+                let attempted =
+                    std::mem::replace(&mut lock(&self.inner.state).overflow_attempted, true);
+                if attempted {
+                    self.emit(&SessionEvent::AutoCompactionEnd {
+                        result: None,
+                        aborted: false,
+                        will_retry: false,
+                        error_message: Some("Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.".into()),
+                    });
+                    break;
+                }
+                self.drop_trailing_error();
+                if self.auto_compact(CompactionReason::Overflow, true).await {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    if self.inner.agent.continue_run().await.is_ok() {
+                        continue;
+                    }
+                }
+                break;
+            }
+            if self.check_compaction(true).await && self.inner.agent.has_queued_messages() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                if self.inner.agent.continue_run().await.is_ok() {
+                    continue;
+                }
+            }
+            break;
+        }
+    }
+
+    /// One retry step. Returns true when the agent ran again.
+    async fn retry_once(&self, last: &AssistantMessage) -> bool {
+        let (max, base) = {
+            let s = lock(&self.inner.settings);
+            (
+                s.get_u64("retry.maxRetries", 3) as u32,
+                s.get_u64("retry.baseDelayMs", 2000),
+            )
+        };
+        let attempt = {
+            let mut st = lock(&self.inner.state);
+            st.retry_attempt += 1;
+            st.retry_attempt
+        };
+        let error_message = last.error_message.clone().unwrap_or_default();
+        if attempt > max {
+            lock(&self.inner.state).retry_attempt = 0;
+            self.emit(&SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt: attempt - 1,
+                final_error: Some(error_message),
+            });
+            return false;
+        }
+        let delay_ms = base.saturating_mul(1u64 << (attempt - 1).min(20));
+        self.emit(&SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts: max,
+            delay_ms,
+            error_message,
+        });
+        self.drop_trailing_error();
+        let cancel = CancellationToken::new();
+        lock(&self.inner.state).retry_cancel = Some(cancel.clone());
+        let cancelled = tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(delay_ms)) => false,
+            () = cancel.cancelled() => true,
+        };
+        lock(&self.inner.state).retry_cancel = None;
+        if cancelled {
+            lock(&self.inner.state).retry_attempt = 0;
+            self.emit(&SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error: Some("Retry cancelled".into()),
+            });
+            return false;
+        }
+        self.inner.agent.continue_run().await.is_ok()
+    }
+
+    fn finish_retry_chain(&self, last: &AssistantMessage) {
+        let attempt = std::mem::take(&mut lock(&self.inner.state).retry_attempt);
+        if attempt > 0 && last.stop_reason != StopReason::Error {
+            self.emit(&SessionEvent::AutoRetryEnd {
+                success: true,
+                attempt,
+                final_error: None,
+            });
+        }
+    }
+
+    fn compaction_settings(&self) -> CompactionSettings {
+        let s = lock(&self.inner.settings);
+        let d = CompactionSettings::default();
+        CompactionSettings {
+            enabled: s.get_bool("compaction.enabled", d.enabled),
+            reserve_tokens: s.get_u64("compaction.reserveTokens", d.reserve_tokens),
+            keep_recent_tokens: s.get_u64("compaction.keepRecentTokens", d.keep_recent_tokens),
+        }
+    }
+
+    /// Threshold check on the last assistant message; compacts when needed. Returns true when a
+    /// compaction ran.
+    async fn check_compaction(&self, after_run: bool) -> bool {
+        let settings = self.compaction_settings();
+        let Some(model) = self.model() else {
+            return false;
+        };
+        let Some(last) = self.last_assistant() else {
+            return false;
+        };
+        if !settings.enabled || (after_run && last.stop_reason == StopReason::Aborted) {
+            return false;
+        }
+        let last_compaction_ms = {
+            let store = lock(&self.inner.store);
+            store
+                .branch_path(None)
+                .iter()
+                .rev()
+                .find_map(|e| match e.kind {
+                    filo_session::EntryKind::Compaction { .. } => {
+                        filo_session::ids::ms_from_iso(&e.timestamp)
+                    }
+                    _ => None,
+                })
+        };
+        if last_compaction_ms.is_some_and(|c| last.timestamp <= c) {
+            return false;
+        }
+        let tokens = if last.stop_reason == StopReason::Error {
+            let session: Vec<_> = self.messages().iter().filter_map(to_session).collect();
+            estimate_context_tokens(&session)
+        } else {
+            crate::compaction::calculate_context_tokens(&last.usage)
+        };
+        if tokens == 0 || !should_compact(tokens, model.context_window, &settings) {
+            return false;
+        }
+        self.auto_compact(CompactionReason::Threshold, false).await
+    }
+
+    /// Run an automatic compaction with its start/end events. Returns true on success.
+    async fn auto_compact(&self, reason: CompactionReason, will_retry: bool) -> bool {
+        self.emit(&SessionEvent::AutoCompactionStart { reason });
+        match self.compact_inner(None).await {
+            Ok(result) => {
+                self.emit(&SessionEvent::AutoCompactionEnd {
+                    result: Some(result),
+                    aborted: false,
+                    will_retry,
+                    error_message: None,
+                });
+                true
+            }
+            Err(CompactError::Cancelled) => {
+                self.emit(&SessionEvent::AutoCompactionEnd {
+                    result: None,
+                    aborted: true,
+                    will_retry: false,
+                    error_message: None,
+                });
+                false
+            }
+            Err(CompactError::Failed(msg)) => {
+                let prefix = match reason {
+                    CompactionReason::Overflow => "Context overflow recovery failed",
+                    CompactionReason::Threshold => "Auto-compaction failed",
+                };
+                self.emit(&SessionEvent::AutoCompactionEnd {
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(format!("{prefix}: {msg}")),
+                });
+                false
+            }
+            Err(CompactError::NotPossible(_)) => {
+                self.emit(&SessionEvent::AutoCompactionEnd {
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: None,
+                });
+                false
+            }
+        }
+    }
+
+    /// Compact the session now (pi's `/compact`): aborts a running turn first.
+    pub async fn compact(
+        &self,
+        custom_instructions: Option<&str>,
+    ) -> Result<CompactionResult, CoreError> {
+        self.abort().await;
+        self.compact_inner(custom_instructions)
+            .await
+            .map_err(|e| match e {
+                CompactError::Cancelled => CoreError::Refused("Compaction cancelled".into()),
+                CompactError::Failed(m) | CompactError::NotPossible(m) => CoreError::Refused(m),
+            })
+    }
+
+    async fn compact_inner(&self, custom: Option<&str>) -> Result<CompactionResult, CompactError> {
+        let model = self
+            .model()
+            .ok_or(CompactError::NotPossible("No model selected".into()))?;
+        let key = (self.inner.api_key)(&model.provider).ok_or_else(|| {
+            CompactError::NotPossible(format!("No API key for {}", model.provider))
+        })?;
+        let settings = self.compaction_settings();
+        let prep = {
+            let store = lock(&self.inner.store);
+            let path = store.branch_path(None);
+            if matches!(
+                path.last().map(|e| &e.kind),
+                Some(filo_session::EntryKind::Compaction { .. })
+            ) {
+                return Err(CompactError::NotPossible("Already compacted".into()));
+            }
+            crate::compaction::prepare_compaction(&path, &settings)
+        };
+        let prep = prep.ok_or(CompactError::NotPossible(
+            "Nothing to compact (session too small)".into(),
+        ))?;
+        let cancel = CancellationToken::new();
+        lock(&self.inner.state).compaction_cancel = Some(cancel.clone());
+        let summary = crate::compaction::generate_summary(
+            self.inner.client.as_ref(),
+            &model,
+            Some(key).filter(|k| !k.is_empty()),
+            &prep,
+            settings.reserve_tokens,
+            custom,
+            cancel,
+        )
+        .await;
+        lock(&self.inner.state).compaction_cancel = None;
+        let summary = summary.map_err(|e| match e {
+            crate::compaction::SummaryError::Cancelled => CompactError::Cancelled,
+            crate::compaction::SummaryError::Failed(m) => CompactError::Failed(m),
+        })?;
+        let details = serde_json::json!({
+            "readFiles": prep.read_files.iter().collect::<Vec<_>>(),
+            "modifiedFiles": prep.modified_files.iter().collect::<Vec<_>>(),
+        });
+        self.append_entry(filo_session::EntryKind::Compaction {
+            summary: summary.clone(),
+            first_kept_entry_id: prep.first_kept_entry_id.clone(),
+            tokens_before: prep.tokens_before,
+            details: Some(details.clone()),
+            from_hook: Some(false),
+        });
+        self.reload_messages_from_session();
+        Ok(CompactionResult {
+            summary,
+            first_kept_entry_id: prep.first_kept_entry_id,
+            tokens_before: prep.tokens_before,
+            details,
+        })
+    }
+
+    /// Replace the agent's messages with the session's context at its leaf.
+    pub(crate) fn reload_messages_from_session(&self) {
+        let ctx = lock(&self.inner.store).build_context();
+        self.inner
+            .agent
+            .replace_messages(ctx.messages.iter().map(crate::convert::to_agent).collect());
+    }
+
+    /// Route the agent's tool hooks through the extensions.
+    pub(super) fn install_tool_hooks(&self) {
+        if self.inner.extensions.is_empty() {
+            return;
+        }
+        let exts = self.inner.extensions.clone();
+        self.inner
+            .agent
+            .set_before_tool_call(Some(Arc::new(move |info: ToolCallInfo, _c| {
+                let exts = exts.clone();
+                async move {
+                    let ev = ToolCallEvent {
+                        tool_call_id: info.tool_call.id.clone(),
+                        tool_name: info.tool_call.name.clone(),
+                        args: info.args.clone(),
+                    };
+                    for e in &exts {
+                        if let Some(reason) = e.tool_call(&ev).await {
+                            return Ok(ToolCallDecision::Block {
+                                reason: Some(reason),
+                            });
+                        }
+                    }
+                    Ok(ToolCallDecision::Allow)
+                }
+                .boxed()
+            })));
+        let exts = self.inner.extensions.clone();
+        self.inner.agent.set_after_tool_call(Some(Arc::new(
+            move |info: ToolCallInfo, result: ToolCallResult, _c| {
+                let exts = exts.clone();
+                async move {
+                    let ev = ToolCallEvent {
+                        tool_call_id: info.tool_call.id.clone(),
+                        tool_name: info.tool_call.name.clone(),
+                        args: info.args.clone(),
+                    };
+                    let mut out = ResultOverride::default();
+                    let (mut cur, mut is_err) = (result.result, result.is_error);
+                    for e in &exts {
+                        if let Some((r, err)) = e.tool_result(&ev, &cur, is_err) {
+                            out.content = Some(r.content.clone());
+                            out.details = r.details.clone();
+                            out.is_error = Some(err);
+                            cur = r;
+                            is_err = err;
+                        }
+                    }
+                    Ok(out)
+                }
+                .boxed()
+            },
+        )));
+    }
+}
+
+enum CompactError {
+    Cancelled,
+    Failed(String),
+    NotPossible(String),
+}

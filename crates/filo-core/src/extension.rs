@@ -1,0 +1,125 @@
+//! Extensions as a Rust API (pi spec §7): hooks on the session's life and the agent's work, plus
+//! tools and commands they register. filo's own features (the Playfilo memory, the embedded
+//! runner) are built on this, not beside it.
+
+use std::sync::Arc;
+
+use filo_agent::{AgentMessage, AgentTool, ToolOutput};
+use filo_session::SessionEntry;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+/// What `before_agent_start` may change for one prompt.
+#[derive(Debug, Clone, Default)]
+pub struct BeforeAgentStart {
+    /// Replace the system prompt for this run.
+    pub system_prompt: Option<String>,
+    /// Messages to add after the user's prompt (role `custom` in pi).
+    pub messages: Vec<AgentMessage>,
+}
+
+/// What the `input` hook decided.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum InputAction {
+    #[default]
+    Continue,
+    /// Use this text instead.
+    Transform(String),
+    /// The extension handled the input; nothing is sent to the model.
+    Handled,
+}
+
+/// Why the session changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionChange {
+    Start,
+    New,
+    Resume,
+    Fork,
+    Shutdown,
+}
+
+/// A tool call as extensions see it.
+#[derive(Debug, Clone)]
+pub struct ToolCallEvent {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub args: Value,
+}
+
+/// What the session tells an extension about itself.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub session_id: String,
+    pub session_file: Option<std::path::PathBuf>,
+    pub cwd: std::path::PathBuf,
+}
+
+/// The session's live state when an entry is appended (for mirrors such as the Playfilo DAG).
+#[derive(Debug, Clone)]
+pub struct EntryContext {
+    pub session: SessionInfo,
+    pub model: Option<filo_ai::Model>,
+    pub thinking_level: filo_ai::ThinkingLevel,
+    pub system_prompt: String,
+    /// Active tools: name and description.
+    pub tools: Vec<(String, String)>,
+}
+
+/// A slash command an extension registers (`/name args`).
+pub struct Command {
+    pub name: String,
+    pub description: String,
+    pub run: Arc<dyn Fn(String) -> BoxFuture<'static, Result<(), String>> + Send + Sync>,
+}
+
+/// An extension. Every hook has a do-nothing default.
+pub trait Extension: Send + Sync {
+    /// A short name for diagnostics.
+    fn name(&self) -> &str;
+
+    /// Tools this extension adds to every session.
+    fn tools(&self, _session: &SessionInfo) -> Vec<Arc<dyn AgentTool>> {
+        Vec::new()
+    }
+
+    /// Commands this extension adds.
+    fn commands(&self) -> Vec<Command> {
+        Vec::new()
+    }
+
+    /// The session started, was replaced, or is shutting down.
+    fn session_changed(&self, _change: SessionChange, _session: &SessionInfo) {}
+
+    /// The user's input before it is expanded and sent.
+    fn input(&self, _text: &str) -> InputAction {
+        InputAction::Continue
+    }
+
+    /// Before a prompt runs: may replace the system prompt and inject messages.
+    fn before_agent_start(
+        &self,
+        _prompt: &str,
+        _system_prompt: &str,
+    ) -> BoxFuture<'_, BeforeAgentStart> {
+        Box::pin(async { BeforeAgentStart::default() })
+    }
+
+    /// Before a tool runs: `Some(reason)` blocks it (the model gets the reason as an error).
+    fn tool_call(&self, _call: &ToolCallEvent) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
+
+    /// After a tool ran: may replace its result.
+    fn tool_result(
+        &self,
+        _call: &ToolCallEvent,
+        _result: &ToolOutput,
+        _is_error: bool,
+    ) -> Option<(ToolOutput, bool)> {
+        None
+    }
+
+    /// An entry was appended to the session (already written to the file when persisted).
+    fn entry_appended(&self, _entry: &SessionEntry, _ctx: &EntryContext) {}
+}

@@ -1,0 +1,253 @@
+use std::sync::{Arc, Mutex};
+
+use filo_core::{PromptOptions, SessionEvent};
+use filo_session::{EntryKind, SessionManager};
+use filo_testkit::{Fault, MockProvider, Reply, Turn, Usage};
+use serde_json::json;
+
+use super::session_with;
+
+fn record(session: &filo_core::AgentSession) -> Arc<Mutex<Vec<String>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    session.subscribe(Arc::new(move |ev: &SessionEvent| {
+        let v = serde_json::to_value(ev).unwrap();
+        s2.lock()
+            .unwrap()
+            .push(v["type"].as_str().unwrap_or("?").to_string());
+    }));
+    seen
+}
+
+#[tokio::test]
+async fn a_tool_turn_is_persisted_and_resumes() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(
+            Reply::tool_call("call_1", "echo", json!({"text": "hi"})).with_usage(Usage::new(10, 5)),
+        ),
+        Turn::Reply(Reply::text("done").with_usage(Usage::new(20, 3))),
+    ])
+    .await;
+    let f = session_with(&mock, 100_000, json!({}));
+    let events = record(&f.session);
+    f.session
+        .prompt("say hi", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(f.session.last_assistant_text().as_deref(), Some("done"));
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].header("authorization"), Some("Bearer test-key"));
+    let second = serde_json::to_string(&reqs[1].body).unwrap();
+    assert!(
+        second.contains("echo: hi"),
+        "tool result sent back: {second}"
+    );
+    let types = events.lock().unwrap().clone();
+    assert_eq!(types.first().map(String::as_str), Some("agent_start"));
+    assert!(types.contains(&"tool_execution_end".to_string()));
+    // The file has every entry; a fresh manager rebuilds the same context.
+    let path = f.session.session_file().unwrap();
+    let reopened = SessionManager::open(&path, "/").unwrap();
+    let kinds: Vec<_> = reopened
+        .entries()
+        .iter()
+        .map(|e| e.kind.type_name().to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "model_change",
+            "thinking_level_change",
+            "message",
+            "message",
+            "message",
+            "message"
+        ]
+    );
+    assert_eq!(reopened.build_context().messages.len(), 4);
+    let stats = f.session.stats();
+    assert_eq!(stats.assistant_messages, 2);
+    assert_eq!(stats.tool_calls, 1);
+    assert_eq!(stats.tokens.input, 30);
+}
+
+#[tokio::test]
+async fn a_429_is_retried_by_the_session() {
+    let mock = MockProvider::start(vec![
+        Turn::Fault(Fault::rate_limited(0)),
+        Turn::Reply(Reply::text("after retry")),
+    ])
+    .await;
+    let f = session_with(&mock, 100_000, json!({"retry": {"baseDelayMs": 1}}));
+    let events = record(&f.session);
+    f.session
+        .prompt("hello", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        f.session.last_assistant_text().as_deref(),
+        Some("after retry")
+    );
+    let types = events.lock().unwrap().clone();
+    let start = types
+        .iter()
+        .position(|t| t == "auto_retry_start")
+        .expect("retry started");
+    let end = types
+        .iter()
+        .position(|t| t == "auto_retry_end")
+        .expect("retry ended");
+    assert!(start < end);
+    // The error stays in the file, not in the agent's context.
+    assert!(
+        f.session
+            .messages()
+            .iter()
+            .all(|m| m.as_assistant().is_none_or(|a| a.error_message.is_none()))
+    );
+    let file = std::fs::read_to_string(f.session.session_file().unwrap()).unwrap();
+    assert!(file.contains("\"stopReason\":\"error\""));
+}
+
+#[tokio::test]
+async fn retries_give_up_after_max() {
+    let mock = MockProvider::start(vec![
+        Turn::Fault(Fault::http(503)),
+        Turn::Fault(Fault::http(503)),
+    ])
+    .await;
+    let f = session_with(
+        &mock,
+        100_000,
+        json!({"retry": {"baseDelayMs": 1, "maxRetries": 1}}),
+    );
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let g2 = got.clone();
+    f.session.subscribe(Arc::new(move |ev: &SessionEvent| {
+        if let SessionEvent::AutoRetryEnd {
+            success, attempt, ..
+        } = ev
+        {
+            g2.lock().unwrap().push((*success, *attempt));
+        }
+    }));
+    f.session
+        .prompt("hello", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(*got.lock().unwrap(), [(false, 1)]);
+}
+
+#[tokio::test]
+async fn threshold_compaction_summarizes_through_the_model() {
+    let big = "x".repeat(3000);
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text(big.clone()).with_usage(Usage::new(400, 100))),
+        Turn::Reply(Reply::text("second answer").with_usage(Usage::new(900, 50))),
+        Turn::Reply(Reply::text("## Goal\nsummarized")),
+    ])
+    .await;
+    let f = session_with(
+        &mock,
+        1000,
+        json!({"compaction": {"reserveTokens": 100, "keepRecentTokens": 5}}),
+    );
+    let events = record(&f.session);
+    f.session
+        .prompt("first", PromptOptions::default())
+        .await
+        .unwrap();
+    f.session
+        .prompt("second", PromptOptions::default())
+        .await
+        .unwrap();
+    let types = events.lock().unwrap().clone();
+    assert!(
+        types.contains(&"auto_compaction_start".to_string()),
+        "{types:?}"
+    );
+    assert!(types.contains(&"auto_compaction_end".to_string()));
+    let summary_req = &mock.requests()[2].body;
+    let text = summary_req.to_string();
+    assert!(text.contains("context summarization assistant"));
+    let store = f.session.session_manager();
+    let compaction = store
+        .entries()
+        .iter()
+        .find(|e| matches!(e.kind, EntryKind::Compaction { .. }))
+        .unwrap();
+    let EntryKind::Compaction { summary, .. } = &compaction.kind else {
+        unreachable!()
+    };
+    assert!(summary.starts_with("## Goal\nsummarized"), "{summary}");
+    drop(store);
+    let first = f.session.messages()[0].clone();
+    assert_eq!(first.role(), "compactionSummary");
+}
+
+#[tokio::test]
+async fn overflow_compacts_and_retries_once() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("ok").with_usage(Usage::new(50, 5))),
+        Turn::Fault(Fault::Http { status: 400, retry_after: None, body: Some(r#"{"error":{"message":"This model's maximum context length is 1000 tokens. However, your messages resulted in 5000 tokens."}}"#.into()) }),
+        Turn::Reply(Reply::text("## Goal\ncompacted")),
+        Turn::Reply(Reply::text("recovered")),
+    ])
+    .await;
+    let f = session_with(&mock, 1000, json!({"compaction": {"keepRecentTokens": 1}}));
+    f.session
+        .prompt("one", PromptOptions::default())
+        .await
+        .unwrap();
+    f.session
+        .prompt("two", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        f.session.last_assistant_text().as_deref(),
+        Some("recovered")
+    );
+    assert_eq!(mock.remaining(), 0);
+}
+
+#[tokio::test]
+async fn prompt_while_streaming_needs_a_behavior_and_steers() {
+    let mock = MockProvider::start(vec![
+        Turn::Fault(Fault::Stall {
+            after_events: 1,
+            reply: Reply::text("slow answer"),
+            stall: std::time::Duration::from_millis(400),
+        }),
+        Turn::Reply(Reply::text("answer to steer")),
+    ])
+    .await;
+    let f = session_with(&mock, 100_000, json!({}));
+    let s2 = f.session.clone();
+    let run = tokio::spawn(async move { s2.prompt("first", PromptOptions::default()).await });
+    while !f.session.is_streaming() {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let err = f
+        .session
+        .prompt("second", PromptOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("Specify streamingBehavior"),
+        "{err}"
+    );
+    let steer = PromptOptions {
+        streaming_behavior: Some(filo_core::StreamingBehavior::Steer),
+        ..Default::default()
+    };
+    f.session.prompt("steered", steer).await.unwrap();
+    run.await.unwrap().unwrap();
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2, "the steering message started a second turn");
+    assert!(reqs[1].body.to_string().contains("steered"));
+    assert_eq!(
+        f.session.last_assistant_text().as_deref(),
+        Some("answer to steer")
+    );
+}

@@ -1,0 +1,51 @@
+use filo_agent::Concurrency;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::settings;
+use filo_tools::{all_tools, all_tools_with, coding_tools, tool_by_name};
+
+#[test]
+fn sets_and_lookup() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = all_tools(dir.path())
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        ["read", "bash", "edit", "write", "grep", "find", "ls"]
+    );
+    let names: Vec<String> = coding_tools(dir.path())
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    assert_eq!(names, ["read", "bash", "edit", "write"]);
+    assert!(tool_by_name("rm", dir.path()).is_none());
+    assert_eq!(tool_by_name("grep", dir.path()).unwrap().label(), "grep");
+}
+
+#[test]
+fn read_only_tools_share_and_mutating_tools_are_exclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    for tool in all_tools(dir.path()) {
+        let expected = match tool.name() {
+            "read" | "grep" | "find" | "ls" => Concurrency::Shared,
+            _ => Concurrency::Exclusive,
+        };
+        assert_eq!(tool.concurrency(), expected, "{}", tool.name());
+    }
+}
+
+#[test]
+fn definitions_sent_to_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let defs: Vec<Value> = all_tools_with(&settings(dir.path()))
+        .iter()
+        .map(|t| {
+            let d = t.definition();
+            json!({"name": d.name, "description": d.description, "parameters": d.parameters})
+        })
+        .collect();
+    insta::assert_snapshot!(serde_json::to_string_pretty(&defs).unwrap());
+}
