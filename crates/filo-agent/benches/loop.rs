@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use filo_agent::{
-    Agent, AgentEvent, AgentMessage, AgentOptions, AgentTool, Concurrency, LoopConfig,
-    LoopContext, ToolCallContext, ToolError, ToolOutput, ToolSet, agent_loop,
+    Agent, AgentEvent, AgentMessage, AgentOptions, AgentTool, Concurrency, LoopConfig, LoopContext,
+    ToolCallContext, ToolError, ToolOutput, ToolSet, agent_loop,
 };
 use filo_ai::{
     Accumulator, AssistantEvent, AssistantMessage, AssistantStream, Context, Model, ModelClient,
@@ -102,10 +102,7 @@ impl ModelClient for ZeroLatency {
         _options: &StreamOptions,
         _cancel: CancellationToken,
     ) -> AssistantStream {
-        let asked_by_user = context
-            .messages
-            .last()
-            .is_some_and(|m| m.role() == "user");
+        let asked_by_user = context.messages.last().is_some_and(|m| m.role() == "user");
         let events = if asked_by_user {
             self.tool_turn.clone()
         } else {
@@ -163,7 +160,7 @@ impl Row {
     fn print(&self) {
         let us = self.elapsed.as_secs_f64() * 1e6;
         println!(
-            "| {:<44} | {:>7} | {:>8} | {:>10.2} | {:>11.3} |",
+            "| {:<48} | {:>7} | {:>8} | {:>10.2} | {:>11.3} |",
             self.name,
             self.turns,
             self.events,
@@ -209,8 +206,7 @@ async fn agent_runs(name: &'static str, runs: usize, json: bool) -> Row {
 
 /// The bare loop function, no Agent: a counting sink.
 async fn bare_runs(runs: usize) -> Row {
-    let mut config = LoopConfig::new(model(), client());
-    config.steering = None;
+    let config = LoopConfig::new(model(), client());
     let tools = Arc::new(ToolSet::new(vec![Arc::new(Noop)]));
     let mut events = 0usize;
     let start = Instant::now();
@@ -284,7 +280,7 @@ async fn long_conversation(turns: usize) -> Row {
     let start = Instant::now();
     agent.prompt("go").await.unwrap();
     Row {
-        name: "one run, history grows to ~3,000 messages",
+        name: "one run of 1,000 tool turns, history grows",
         turns: turns + 1,
         events: events.load(Ordering::Relaxed),
         elapsed: start.elapsed(),
@@ -303,21 +299,42 @@ fn main() {
         .build()
         .unwrap();
     // Warm-up: allocator, validator compilation, code paths.
-    current.block_on(agent_runs("warm-up", 200, false));
+    current.block_on(agent_runs("warm-up", 500, true));
+    current.block_on(bare_runs(500));
 
-    println!("filo-agent loop overhead (zero-latency model; 2 turns per run: text + tool call, then text)");
+    println!(
+        "filo-agent loop overhead (zero-latency model; 2 turns per run: text + tool call, then text)"
+    );
     println!();
-    println!("| scenario                                     |   turns |   events |    µs/turn |    µs/event |");
-    println!("|----------------------------------------------|--------:|---------:|-----------:|------------:|");
+    println!(
+        "| {:<48} |   turns |   events |    µs/turn |    µs/event |",
+        "scenario"
+    );
+    println!(
+        "|{}|--------:|---------:|-----------:|------------:|",
+        "-".repeat(50)
+    );
     current.block_on(bare_runs(runs)).print();
     current
-        .block_on(agent_runs("Agent, 1 listener (current-thread rt)", runs, false))
+        .block_on(agent_runs(
+            "Agent, 1 listener (current-thread rt)",
+            runs,
+            false,
+        ))
         .print();
     multi
-        .block_on(agent_runs("Agent, 1 listener (multi-thread rt, 2 workers)", runs, false))
+        .block_on(agent_runs(
+            "Agent, 1 listener (multi-thread rt, 2 workers)",
+            runs,
+            false,
+        ))
         .print();
     current
-        .block_on(agent_runs("Agent, listener serialises every event to JSON", runs, true))
+        .block_on(agent_runs(
+            "Agent, listener serialises every event to JSON",
+            runs,
+            true,
+        ))
         .print();
     current.block_on(long_conversation(1_000)).print();
 }

@@ -10,17 +10,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use filo_ai::{ContentBlock, Model, ModelClient, StreamOptions, ThinkingLevel};
+use filo_ai::{Model, ModelClient, StreamOptions, ThinkingLevel};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{
-    AfterToolCall, BeforeToolCall, ConvertToLlm, DEFAULT_ABORT_GRACE, GetApiKey, LoopConfig,
-    MessageSource, ToolExecution, TransformContext,
+    AfterToolCall, BeforeToolCall, ConvertToLlm, GetApiKey, LoopConfig, MessageSource,
+    ToolExecution, TransformContext,
 };
 use crate::error::AgentError;
 use crate::event::AgentEvent;
-use crate::message::{AgentMessage, default_convert_to_llm};
+use crate::message::AgentMessage;
+use crate::options::{AgentOptions, Prompt};
 use crate::run::{EventSink, LoopContext, Start, failure_message};
 use crate::state::{AgentState, MessageQueue, QueueMode, State, lock};
 use crate::tool::AgentTool;
@@ -33,101 +34,6 @@ pub type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SubscriptionId(u64);
 
-/// What to prompt with.
-#[derive(Debug, Clone)]
-pub enum Prompt {
-    Text(String),
-    /// Text followed by image blocks, as one user message.
-    TextWithImages(String, Vec<ContentBlock>),
-    Messages(Vec<AgentMessage>),
-}
-
-impl From<&str> for Prompt {
-    fn from(s: &str) -> Self {
-        Prompt::Text(s.to_string())
-    }
-}
-
-impl From<String> for Prompt {
-    fn from(s: String) -> Self {
-        Prompt::Text(s)
-    }
-}
-
-impl From<AgentMessage> for Prompt {
-    fn from(m: AgentMessage) -> Self {
-        Prompt::Messages(vec![m])
-    }
-}
-
-impl From<Vec<AgentMessage>> for Prompt {
-    fn from(ms: Vec<AgentMessage>) -> Self {
-        Prompt::Messages(ms)
-    }
-}
-
-impl Prompt {
-    fn into_messages(self) -> Vec<AgentMessage> {
-        match self {
-            Prompt::Text(text) => vec![AgentMessage::user_text(text)],
-            Prompt::TextWithImages(text, images) => {
-                let mut blocks = vec![ContentBlock::text(text)];
-                blocks.extend(images);
-                vec![AgentMessage::user_blocks(blocks)]
-            }
-            Prompt::Messages(ms) => ms,
-        }
-    }
-}
-
-/// How an [`Agent`] starts out (pi's constructor options).
-#[derive(Clone)]
-pub struct AgentOptions {
-    pub system_prompt: String,
-    /// pi defaults to a Gemini model from its catalog; filo has none built in, so `None` here
-    /// means prompts fail with `No model configured` until one is set.
-    pub model: Option<Model>,
-    pub thinking_level: ThinkingLevel,
-    pub tools: Vec<Arc<dyn AgentTool>>,
-    pub messages: Vec<AgentMessage>,
-    pub convert_to_llm: ConvertToLlm,
-    pub transform_context: Option<TransformContext>,
-    pub get_api_key: Option<GetApiKey>,
-    pub before_tool_call: Option<BeforeToolCall>,
-    pub after_tool_call: Option<AfterToolCall>,
-    pub steering_mode: QueueMode,
-    pub follow_up_mode: QueueMode,
-    pub tool_execution: ToolExecution,
-    pub session_id: Option<String>,
-    pub thinking_budgets: Option<BTreeMap<ThinkingLevel, u64>>,
-    pub max_retry_delay_ms: Option<u64>,
-    pub abort_grace: Duration,
-}
-
-impl Default for AgentOptions {
-    fn default() -> Self {
-        AgentOptions {
-            system_prompt: String::new(),
-            model: None,
-            thinking_level: ThinkingLevel::Off,
-            tools: Vec::new(),
-            messages: Vec::new(),
-            convert_to_llm: Arc::new(default_convert_to_llm),
-            transform_context: None,
-            get_api_key: None,
-            before_tool_call: None,
-            after_tool_call: None,
-            steering_mode: QueueMode::OneAtATime,
-            follow_up_mode: QueueMode::OneAtATime,
-            tool_execution: ToolExecution::Parallel,
-            session_id: None,
-            thinking_budgets: None,
-            max_retry_delay_ms: None,
-            abort_grace: DEFAULT_ABORT_GRACE,
-        }
-    }
-}
-
 /// Hooks and per-call options that are not part of pi's `AgentState`.
 struct Settings {
     convert_to_llm: ConvertToLlm,
@@ -135,9 +41,7 @@ struct Settings {
     get_api_key: Option<GetApiKey>,
     before_tool_call: Option<BeforeToolCall>,
     after_tool_call: Option<AfterToolCall>,
-    session_id: Option<String>,
-    thinking_budgets: Option<BTreeMap<ThinkingLevel, u64>>,
-    max_retry_delay_ms: Option<u64>,
+    stream_options: StreamOptions,
     abort_grace: Duration,
 }
 
@@ -202,9 +106,7 @@ impl Agent {
             get_api_key: options.get_api_key,
             before_tool_call: options.before_tool_call,
             after_tool_call: options.after_tool_call,
-            session_id: options.session_id,
-            thinking_budgets: options.thinking_budgets,
-            max_retry_delay_ms: options.max_retry_delay_ms,
+            stream_options: options.stream_options,
             abort_grace: options.abort_grace,
         };
         Agent {
@@ -231,10 +133,7 @@ impl Agent {
     /// prompt was refused; a failed run is recorded in the messages and [`AgentState::error`].
     pub async fn prompt(&self, prompt: impl Into<Prompt>) -> Result<(), AgentError> {
         let messages = prompt.into().into_messages();
-        let handle = self.begin(|core| {
-            if core.state.is_streaming {
-                return Err(AgentError::PromptWhileRunning);
-            }
+        let handle = self.begin(AgentError::PromptWhileRunning, |_| {
             Ok(Start::Prompts {
                 messages,
                 poll_steering: true,
@@ -246,10 +145,7 @@ impl Agent {
     /// Continue from the current messages (pi's `continue()`); see the spec for the rules.
     pub async fn continue_run(&self) -> Result<(), AgentError> {
         let inner = Arc::clone(&self.inner);
-        let handle = self.begin(move |core| {
-            if core.state.is_streaming {
-                return Err(AgentError::ContinueWhileRunning);
-            }
+        let handle = self.begin(AgentError::ContinueWhileRunning, move |core| {
             let Some(last) = core.state.messages.last() else {
                 return Err(AgentError::NoMessages);
             };
@@ -275,18 +171,20 @@ impl Agent {
         self.finish(handle).await
     }
 
-    /// Check and mark the start of a run under the lock, then spawn it.
+    /// Check and mark the start of a run under the lock, then spawn it. `decide` runs last, as
+    /// it may dequeue queued messages.
     fn begin(
         &self,
+        busy: AgentError,
         decide: impl FnOnce(&mut Core) -> Result<Start, AgentError>,
     ) -> Result<tokio::task::JoinHandle<()>, AgentError> {
         let inner = &self.inner;
         let mut core = lock(&inner.core);
-        // Checked before `decide`, which may dequeue queued messages.
-        let model = match core.state.model.clone() {
-            Some(model) => model,
-            None if core.state.is_streaming => None.ok_or(AgentError::PromptWhileRunning)?,
-            None => return Err(AgentError::NoModel),
+        if core.state.is_streaming {
+            return Err(busy);
+        }
+        let Some(model) = core.state.model.clone() else {
+            return Err(AgentError::NoModel);
         };
         let start = decide(&mut core)?;
         let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
@@ -348,10 +246,7 @@ impl Agent {
             client: Arc::clone(&self.inner.client),
             options: StreamOptions {
                 reasoning: core.state.thinking_level,
-                thinking_budgets: s.thinking_budgets.clone(),
-                session_id: s.session_id.clone(),
-                max_retry_delay_ms: s.max_retry_delay_ms,
-                ..StreamOptions::default()
+                ..s.stream_options.clone()
             },
             convert_to_llm: Arc::clone(&s.convert_to_llm),
             transform_context: s.transform_context.clone(),
@@ -549,20 +444,41 @@ impl Agent {
         lock(&self.inner.core).settings.after_tool_call = hook;
     }
 
+    /// The session id forwarded to providers (prompt-cache affinity).
     pub fn set_session_id(&self, id: Option<String>) {
-        lock(&self.inner.core).settings.session_id = id;
+        lock(&self.inner.core).settings.stream_options.session_id = id;
     }
 
     pub fn session_id(&self) -> Option<String> {
-        lock(&self.inner.core).settings.session_id.clone()
+        lock(&self.inner.core)
+            .settings
+            .stream_options
+            .session_id
+            .clone()
     }
 
     pub fn set_thinking_budgets(&self, budgets: Option<BTreeMap<ThinkingLevel, u64>>) {
-        lock(&self.inner.core).settings.thinking_budgets = budgets;
+        lock(&self.inner.core)
+            .settings
+            .stream_options
+            .thinking_budgets = budgets;
     }
 
     pub fn set_max_retry_delay_ms(&self, ms: Option<u64>) {
-        lock(&self.inner.core).settings.max_retry_delay_ms = ms;
+        lock(&self.inner.core)
+            .settings
+            .stream_options
+            .max_retry_delay_ms = ms;
+    }
+
+    /// Replace the options sent with every model call (`reasoning` still follows the thinking
+    /// level).
+    pub fn set_stream_options(&self, options: StreamOptions) {
+        lock(&self.inner.core).settings.stream_options = options;
+    }
+
+    pub fn stream_options(&self) -> StreamOptions {
+        lock(&self.inner.core).settings.stream_options.clone()
     }
 }
 

@@ -160,12 +160,12 @@ impl Serialize for AssistantEventJson<'_> {
             }
             AssistantEvent::Done { message } => {
                 map.serialize_entry("reason", &message.stop_reason)?;
-                map.serialize_entry("message", message)?;
+                map.serialize_entry("message", &AssistantJson(message))?;
                 return map.end();
             }
             AssistantEvent::Error { message } => {
                 map.serialize_entry("reason", &message.stop_reason)?;
-                map.serialize_entry("error", message)?;
+                map.serialize_entry("error", &AssistantJson(message))?;
                 return map.end();
             }
         }
@@ -313,6 +313,49 @@ mod tests {
                 r#"{{"type":"message_update","assistantMessageEvent":{{"type":"text_delta","contentIndex":0,"delta":"hi","partial":{msg}}},"message":{msg}}}"#
             )
         );
+    }
+
+    #[test]
+    fn block_end_events_carry_pis_fields() {
+        let mut p = PartialMessage::new(initial());
+        for e in [
+            AssistantEvent::ThinkingStart { index: 0 },
+            AssistantEvent::ThinkingDelta {
+                index: 0,
+                delta: "hmm".into(),
+            },
+        ] {
+            p.apply(&e);
+        }
+        let end = AssistantEvent::ThinkingEnd {
+            index: 0,
+            signature: Some("sig".into()),
+            redacted: false,
+        };
+        p.apply(&end);
+        let json = serde_json::to_value(AgentEvent::MessageUpdate {
+            partial: p.clone(),
+            event: end,
+        })
+        .unwrap();
+        let ev = &json["assistantMessageEvent"];
+        assert_eq!(ev["type"], "thinking_end");
+        assert_eq!(ev["contentIndex"], 0);
+        assert_eq!(ev["content"], "hmm");
+        assert_eq!(ev["partial"]["content"][0]["thinkingSignature"], "sig");
+        let mut done = initial();
+        done.stop_reason = StopReason::Aborted;
+        done.error_message = Some("Request was aborted".into());
+        let json = serde_json::to_value(AgentEvent::MessageUpdate {
+            partial: p,
+            event: AssistantEvent::Error { message: done },
+        })
+        .unwrap();
+        let ev = &json["assistantMessageEvent"];
+        assert_eq!(ev["reason"], "aborted");
+        assert_eq!(ev["error"]["errorMessage"], "Request was aborted");
+        assert_eq!(ev["error"]["role"], "assistant");
+        assert!(ev.get("partial").is_none());
     }
 
     #[test]

@@ -19,12 +19,13 @@ pub mod error;
 pub mod event;
 mod exec;
 pub mod message;
+pub mod options;
 pub mod run;
 pub mod state;
 pub mod tool;
 pub mod toolset;
 
-pub use agent::{Agent, AgentOptions, Listener, Prompt, SubscriptionId};
+pub use agent::{Agent, Listener, SubscriptionId};
 pub use config::{
     AfterToolCall, BeforeToolCall, ConvertToLlm, DEFAULT_ABORT_GRACE, GetApiKey, LoopConfig,
     MessageSource, ResultOverride, ToolCallDecision, ToolCallInfo, ToolCallResult, ToolExecution,
@@ -34,6 +35,7 @@ pub use error::{AgentError, HookError};
 pub use event::{AgentEvent, PartialMessage};
 pub use exec::{ABORTED_TEXT, SKIPPED_TEXT};
 pub use message::{AgentMessage, CustomMessage, default_convert_to_llm, now_ms};
+pub use options::{AgentOptions, Prompt};
 pub use run::{EventSink, LoopContext, agent_loop, agent_loop_continue};
 pub use state::{AgentState, QueueMode};
 pub use tool::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput, UpdateSink};

@@ -2,27 +2,70 @@ use serde_json::json;
 
 use super::*;
 use crate::client::StreamOptions;
+use crate::event::AssistantEvent;
 use crate::message::{Context, StopReason};
 use crate::testutil::{chunked, model, run, run_with, sse, user_ctx};
 use crate::transport::{FixtureEnd, FixtureResponse};
 
 fn stream_frames() -> bytes::Bytes {
     sse(&[
-        ("message_start", r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":4,"cache_creation_input_tokens":2}}}"#),
-        ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#),
-        ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me "}}"#),
-        ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"think."}}"#),
-        ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCkYIBx+/="}}"#),
-        ("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":4,"cache_creation_input_tokens":2}}}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me "}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"think."}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCkYIBx+/="}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
         ("ping", r#"{"type":"ping"}"#),
-        ("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#),
-        ("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"H\u00e9llo \"x\""}}"#),
-        ("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
-        ("content_block_start", r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"BASH","input":{}}}"#),
-        ("content_block_delta", r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"comm"}}"#),
-        ("content_block_delta", r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"and\": \"ls\"}"}}"#),
-        ("content_block_stop", r#"{"type":"content_block_stop","index":2}"#),
-        ("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":25}}"#),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"H\u00e9llo \"x\""}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"BASH","input":{}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"comm"}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"and\": \"ls\"}"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":2}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":25}}"#,
+        ),
         ("message_stop", r#"{"type":"message_stop"}"#),
     ])
 }
@@ -37,9 +80,19 @@ async fn decodes_thinking_text_and_tool_use() {
         parameters: json!({"type": "object"}),
     }]);
     for size in [7, 64, 100_000] {
-        let r = run(&m, &ctx, vec![FixtureResponse::sse(chunked(&stream_frames(), size))]).await;
+        let r = run(
+            &m,
+            &ctx,
+            vec![FixtureResponse::sse(chunked(&stream_frames(), size))],
+        )
+        .await;
         let msg = r.message;
-        assert_eq!(msg.stop_reason, StopReason::ToolUse, "{:?}", msg.error_message);
+        assert_eq!(
+            msg.stop_reason,
+            StopReason::ToolUse,
+            "{:?}",
+            msg.error_message
+        );
         let ContentBlock::Thinking(t) = &msg.content[0] else {
             panic!("{msg:?}")
         };
@@ -65,38 +118,76 @@ async fn decodes_thinking_text_and_tool_use() {
 async fn error_event_and_unknown_stop_reason() {
     let m = model("anthropic", "anthropic-messages", "claude-sonnet-4-5");
     let body = sse(&[
-        ("message_start", r#"{"type":"message_start","message":{"usage":{"input_tokens":1}}}"#),
-        ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
-        ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}"#),
-        ("error", r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":1}}}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}"#,
+        ),
+        (
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        ),
     ]);
     let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
     assert_eq!(r.message.stop_reason, StopReason::Error);
     assert_eq!(r.message.content, vec![ContentBlock::text("partial")]);
-    assert!(r.message.error_message.unwrap().contains("overloaded_error"));
+    assert!(
+        r.message
+            .error_message
+            .unwrap()
+            .contains("overloaded_error")
+    );
     assert_eq!(r.requests.len(), 1, "no retry once content was streamed");
 
     let body = sse(&[
-        ("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"weird"},"usage":{}}"#),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"weird"},"usage":{}}"#,
+        ),
         ("message_stop", r#"{"type":"message_stop"}"#),
     ]);
     let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
-    assert_eq!(r.message.error_message.as_deref(), Some("Unhandled stop reason: weird"));
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some("Unhandled stop reason: weird")
+    );
     let body = sse(&[
-        ("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"refusal"}}"#),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"refusal"}}"#,
+        ),
         ("message_stop", r#"{"type":"message_stop"}"#),
     ]);
     let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
-    assert_eq!(r.message.error_message.as_deref(), Some("An unknown error occurred"));
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some("An unknown error occurred")
+    );
 }
 
 #[tokio::test]
 async fn redacted_thinking_keeps_data() {
     let m = model("anthropic", "anthropic-messages", "claude-sonnet-4-5");
     let body = sse(&[
-        ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"opaque=="}}"#),
-        ("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
-        ("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"opaque=="}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#,
+        ),
         ("message_stop", r#"{"type":"message_stop"}"#),
     ]);
     let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
@@ -114,7 +205,10 @@ async fn http_errors_retry_then_fail_with_status_and_body() {
     let err = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 300000 tokens > 200000 maximum"}}"#;
     let r = run(&m, &user_ctx("x"), vec![FixtureResponse::status(400, err)]).await;
     assert_eq!(r.requests.len(), 1);
-    assert_eq!(r.message.error_message.as_deref(), Some(&*format!("400 {err}")));
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some(&*format!("400 {err}"))
+    );
     assert!(crate::overflow::is_context_overflow(&r.message, None));
 
     let r = run(
@@ -129,15 +223,24 @@ async fn http_errors_retry_then_fail_with_status_and_body() {
     .await;
     assert_eq!(r.requests.len(), 3, "2 retries then give up");
     assert_eq!(r.message.error_message.as_deref(), Some("500 boom"));
-    assert!(matches!(r.events[..], [AssistantEvent::Start { .. }, AssistantEvent::Error { .. }]));
+    assert!(matches!(
+        r.events[..],
+        [AssistantEvent::Start { .. }, AssistantEvent::Error { .. }]
+    ));
 }
 
 #[tokio::test]
 async fn idle_timeout_and_cut_connection() {
     let m = model("anthropic", "anthropic-messages", "claude-sonnet-4-5");
     let partial = sse(&[
-        ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
-        ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"so far"}}"#),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"so far"}}"#,
+        ),
     ]);
     let r = run(
         &m,
@@ -152,10 +255,16 @@ async fn idle_timeout_and_cut_connection() {
     let r = run(
         &m,
         &user_ctx("x"),
-        vec![FixtureResponse::sse(vec![partial]).ending(FixtureEnd::Reset("connection reset".into()))],
+        vec![
+            FixtureResponse::sse(vec![partial])
+                .ending(FixtureEnd::Reset("connection reset".into())),
+        ],
     )
     .await;
-    assert_eq!(r.message.error_message.as_deref(), Some("Connection error: connection reset"));
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some("Connection error: connection reset")
+    );
 }
 
 #[test]
@@ -185,9 +294,18 @@ fn request_shape_thinking_cache_and_oauth() {
     let req = build_request(&input);
     assert_eq!(req.url, "http://127.0.0.1:1/v1/v1/messages");
     assert_eq!(req.body["max_tokens"], 32000 + 8192);
-    assert_eq!(req.body["thinking"], json!({"type": "enabled", "budget_tokens": 8192}));
-    assert!(req.body.get("temperature").is_none(), "no temperature with thinking");
-    assert_eq!(req.body["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(
+        req.body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 8192})
+    );
+    assert!(
+        req.body.get("temperature").is_none(),
+        "no temperature with thinking"
+    );
+    assert_eq!(
+        req.body["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     assert_eq!(
         req.body["messages"][0]["content"],
         json!([{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}])
@@ -203,7 +321,11 @@ fn request_shape_thinking_cache_and_oauth() {
     };
     let req = build_request(&input);
     assert_eq!(req.header("authorization"), Some("Bearer sk-ant-oat01-x"));
-    assert!(req.header("anthropic-beta").unwrap().starts_with("claude-code-20250219,oauth-2025-04-20,"));
+    assert!(
+        req.header("anthropic-beta")
+            .unwrap()
+            .starts_with("claude-code-20250219,oauth-2025-04-20,")
+    );
     assert_eq!(req.body["system"][0]["text"], CLAUDE_CODE_IDENTITY);
     assert_eq!(req.body["tools"][0]["name"], "Read");
 }
@@ -215,11 +337,95 @@ async fn adaptive_models_use_effort() {
         reasoning: ThinkingLevel::Xhigh,
         ..StreamOptions::default()
     };
-    let body = sse(&[("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#), ("message_stop", "{}")]);
-    let r = run_with(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])], &opts).await;
+    let body = sse(&[
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#,
+        ),
+        ("message_stop", "{}"),
+    ]);
+    let r = run_with(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(vec![body])],
+        &opts,
+    )
+    .await;
     let req = &r.requests[0];
     assert_eq!(req.body["thinking"], json!({"type": "adaptive"}));
     assert_eq!(req.body["output_config"], json!({"effort": "max"}));
-    assert_eq!(req.header("anthropic-beta"), Some("fine-grained-tool-streaming-2025-05-14"));
+    assert_eq!(
+        req.header("anthropic-beta"),
+        Some("fine-grained-tool-streaming-2025-05-14")
+    );
     assert_eq!(r.message.stop_reason, StopReason::Stop);
+}
+
+#[tokio::test]
+async fn overloaded_event_before_any_content_is_retried() {
+    let m = model("anthropic", "anthropic-messages", "claude-sonnet-4-5");
+    let overloaded = sse(&[
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":1}}}"#,
+        ),
+        (
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        ),
+    ]);
+    let ok = sse(&[
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"fine"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ]);
+    let r = run(
+        &m,
+        &user_ctx("x"),
+        vec![
+            FixtureResponse::sse(vec![overloaded]),
+            FixtureResponse::sse(vec![ok]),
+        ],
+    )
+    .await;
+    assert_eq!(r.requests.len(), 2);
+    assert_eq!(r.message.text(), "fine");
+    assert_eq!(r.events.iter().filter(|e| e.kind() == "start").count(), 1);
+}
+
+#[tokio::test]
+async fn cancelled_before_sending() {
+    use crate::client::ModelClient;
+    use futures::StreamExt;
+    let m = model("anthropic", "anthropic-messages", "claude-sonnet-4-5");
+    let transport = std::sync::Arc::new(crate::transport::FixtureTransport::new(vec![]));
+    let client = crate::client::Client::with_transport(
+        crate::registry::ProviderRegistry::empty(),
+        crate::env::Env::from_vars([("ANTHROPIC_API_KEY", "k")]),
+        transport.clone(),
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let events: Vec<_> = client
+        .stream(&m, &user_ctx("x"), &StreamOptions::default(), cancel)
+        .collect()
+        .await;
+    let msg = crate::testutil::check_contract(&events);
+    assert_eq!(msg.stop_reason, StopReason::Aborted);
+    assert_eq!(msg.error_message.as_deref(), Some("Request was aborted"));
+    assert!(transport.requests().len() <= 1);
 }

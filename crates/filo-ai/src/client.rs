@@ -13,7 +13,7 @@ use crate::codec::{RequestInput, WireApi, build_request, new_decoder};
 use crate::driver::{Call, RetryPolicy, failed, run};
 use crate::env::{Env, resolve_config_value};
 use crate::error::AiError;
-use crate::event::AssistantStream;
+use crate::event::{AssistantEvent, AssistantStream};
 use crate::message::{AssistantMessage, Context, StopReason, Usage};
 use crate::model::{Model, ThinkingLevel};
 use crate::registry::ProviderRegistry;
@@ -44,6 +44,9 @@ pub struct StreamOptions {
     pub idle_timeout: Option<Duration>,
     /// Anthropic `metadata.user_id`.
     pub user_id: Option<String>,
+    /// OpenAI Responses `service_tier` (`flex`, `priority`, …); flex halves and priority doubles
+    /// the computed cost, as pi does.
+    pub service_tier: Option<String>,
 }
 
 /// How long providers should keep the prompt cache (pi's `cacheRetention`).
@@ -177,9 +180,9 @@ impl Client {
                 provider: model.provider.clone(),
             });
         }
-        let mut headers = self
-            .registry
-            .provider_headers(&model.provider, key.as_deref(), &self.env);
+        let mut headers =
+            self.registry
+                .provider_headers(&model.provider, key.as_deref(), &self.env);
         let mut model = model.clone();
         for (k, v) in model.headers.take().into_iter().flatten() {
             if let Some(v) = resolve_config_value(&v, &self.env) {
@@ -242,4 +245,33 @@ impl ModelClient for Client {
             cancel,
         })
     }
+}
+
+/// pi's `complete`: run a stream to its end and return the final message (errors included as
+/// `stopReason` `error`/`aborted`).
+pub async fn complete(
+    client: &dyn ModelClient,
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    cancel: CancellationToken,
+) -> AssistantMessage {
+    use futures::StreamExt;
+    let mut stream = client.stream(model, context, options, cancel);
+    let mut last = None;
+    while let Some(event) = stream.next().await {
+        if let AssistantEvent::Done { message } | AssistantEvent::Error { message } = event {
+            last = Some(message);
+        }
+    }
+    last.unwrap_or_else(|| AssistantMessage {
+        content: Vec::new(),
+        api: model.api.clone(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        usage: Usage::default(),
+        stop_reason: StopReason::Error,
+        timestamp: now_ms(),
+        error_message: Some(AiError::Unknown.to_string()),
+    })
 }

@@ -72,7 +72,12 @@ impl RequestInput<'_> {
 
     /// Finish a request: merge headers (codec defaults, then provider, model and option
     /// headers; later wins, names compared case-insensitively).
-    pub fn request(&self, url: String, defaults: Vec<(String, String)>, body: Value) -> HttpRequest {
+    pub fn request(
+        &self,
+        url: String,
+        defaults: Vec<(String, String)>,
+        body: Value,
+    ) -> HttpRequest {
         let mut headers: Vec<(String, String)> = Vec::new();
         let layers = defaults.into_iter().chain(
             self.provider_headers
@@ -184,5 +189,73 @@ mod tests {
         assert_eq!(parse_arguments("{\"a\":1"), serde_json::json!({"a":1}));
         assert_eq!(parse_arguments("nonsense"), serde_json::json!({}));
         assert!(parse_frame::<Value>("{oops").is_err());
+    }
+}
+
+/// A JSON array decoded without a heap allocation when it has at most one element (the common
+/// case for `choices`, `candidates`, `parts` and `tool_calls` in a stream chunk).
+#[derive(Debug)]
+pub struct FewVec<T> {
+    first: Option<T>,
+    rest: Vec<T>,
+}
+
+impl<T> Default for FewVec<T> {
+    fn default() -> Self {
+        FewVec {
+            first: None,
+            rest: Vec::new(),
+        }
+    }
+}
+
+impl<T> FewVec<T> {
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    /// The first element.
+    pub fn into_first(self) -> Option<T> {
+        self.first
+    }
+}
+
+impl<T> IntoIterator for FewVec<T> {
+    type Item = T;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<T>, std::vec::IntoIter<T>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.first.into_iter().chain(self.rest)
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for FewVec<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = FewVec<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<FewVec<T>, A::Error> {
+                let mut out = FewVec {
+                    first: seq.next_element()?,
+                    rest: Vec::new(),
+                };
+                if out.first.is_some() {
+                    while let Some(item) = seq.next_element()? {
+                        out.rest.push(item);
+                    }
+                }
+                Ok(out)
+            }
+            fn visit_unit<E>(self) -> Result<FewVec<T>, E> {
+                Ok(FewVec::default())
+            }
+        }
+        deserializer.deserialize_any(Visit(std::marker::PhantomData))
     }
 }

@@ -31,6 +31,8 @@ pub struct DecodeOut {
     pub stop: Option<StopReason>,
     /// No more frames are expected (e.g. `message_stop`, `[DONE]`); the driver stops reading.
     pub ended: bool,
+    /// A price factor the provider's answer implies (OpenAI service tiers: flex 0.5, priority 2).
+    pub cost_multiplier: Option<f64>,
 }
 
 /// Turns one protocol's SSE frames into events.
@@ -78,11 +80,12 @@ pub(crate) struct Call {
 
 /// Run a call as a stream of events.
 pub(crate) fn run(call: Call) -> AssistantStream {
-    let (tx, rx) = mpsc::channel(64);
+    let (tx, rx) = mpsc::channel(16);
     let driver: BoxFuture<'static, ()> = Box::pin(drive(call, Sender { tx, started: false }));
     Box::pin(DriverStream {
         driver: Some(driver),
         rx,
+        batch: Vec::new().into_iter(),
     })
 }
 
@@ -97,48 +100,62 @@ pub(crate) fn failed(initial: AssistantMessage, error: &AiError) -> AssistantStr
     ]))
 }
 
-/// Polls the driver future and the channel it fills; ends when both are done.
+/// Polls the driver future and the channel it fills; ends when both are done. Events travel in
+/// batches (one per body chunk), so the channel costs nothing per event.
 struct DriverStream {
     driver: Option<BoxFuture<'static, ()>>,
-    rx: mpsc::Receiver<AssistantEvent>,
+    rx: mpsc::Receiver<Vec<AssistantEvent>>,
+    batch: std::vec::IntoIter<AssistantEvent>,
 }
 
 impl Stream for DriverStream {
     type Item = AssistantEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
-        if let Some(driver) = self.driver.as_mut() {
-            if driver.as_mut().poll(cx).is_ready() {
-                self.driver = None;
+        loop {
+            if let Some(event) = self.batch.next() {
+                return Poll::Ready(Some(event));
+            }
+            if let Some(driver) = self.driver.as_mut() {
+                if driver.as_mut().poll(cx).is_ready() {
+                    self.driver = None;
+                }
+            }
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(batch)) => self.batch = batch.into_iter(),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
             }
         }
-        self.rx.poll_recv(cx)
     }
 }
 
 /// Forwards events to the consumer, sending `Start` before the first one.
 struct Sender {
-    tx: mpsc::Sender<AssistantEvent>,
+    tx: mpsc::Sender<Vec<AssistantEvent>>,
     started: bool,
 }
 
 impl Sender {
-    async fn start(&mut self, initial: &AssistantMessage) {
+    /// Send a batch (Start first if nothing was sent yet). A dropped receiver means nobody
+    /// listens any more; there is nothing left to do then.
+    async fn send_all(&mut self, initial: &AssistantMessage, mut events: Vec<AssistantEvent>) {
         if !self.started {
             self.started = true;
-            // A dropped receiver means nobody listens any more; nothing left to do then.
-            let _ = self
-                .tx
-                .send(AssistantEvent::Start {
+            events.insert(
+                0,
+                AssistantEvent::Start {
                     message: initial.clone(),
-                })
-                .await;
+                },
+            );
+        }
+        if !events.is_empty() {
+            let _ = self.tx.send(events).await;
         }
     }
 
     async fn send(&mut self, initial: &AssistantMessage, event: AssistantEvent) {
-        self.start(initial).await;
-        let _ = self.tx.send(event).await;
+        self.send_all(initial, vec![event]).await;
     }
 }
 
@@ -159,7 +176,9 @@ async fn drive(call: Call, mut sender: Sender) {
         let error = match outcome {
             Ok(response) if (200..300).contains(&response.status) => {
                 match read_stream(&call, response, &mut sender).await {
-                    Attempt::Done(acc, out) => return finish_ok(&call, acc, out, &mut sender).await,
+                    Attempt::Done(acc, out) => {
+                        return finish_ok(&call, acc, out, &mut sender).await;
+                    }
                     Attempt::Failed(acc, out, error) => {
                         if sender.started || !error.is_retryable() {
                             return finish_err(&call, acc, &out, &error, &mut sender).await;
@@ -260,9 +279,7 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
         let step = match next {
             Err(_) => Err(AiError::IdleTimeout(call.idle_timeout)),
             Ok(Some(Err(e))) => Err(e),
-            Ok(Some(Ok(chunk))) => {
-                parser.feed(&chunk, &mut |frame| decoder.frame(frame, &mut out))
-            }
+            Ok(Some(Ok(chunk))) => parser.feed(&chunk, &mut |frame| decoder.frame(frame, &mut out)),
             Ok(None) => parser
                 .finish(&mut |frame| decoder.frame(frame, &mut out))
                 .map(|()| out.ended = true),
@@ -274,9 +291,13 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
                 Ok(())
             }
         });
-        for event in out.events.drain(..) {
-            acc.apply(&event);
-            sender.send(&call.initial, event).await;
+        if !out.events.is_empty() {
+            let next = Vec::with_capacity(out.events.len());
+            let batch = std::mem::replace(&mut out.events, next);
+            for event in &batch {
+                acc.apply(event);
+            }
+            sender.send_all(&call.initial, batch).await;
         }
         match step {
             Err(error) => return Attempt::Failed(acc, out, error),
@@ -289,7 +310,15 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
 fn with_usage(call: &Call, acc: &mut Accumulator, out: &DecodeOut) {
     let message = acc.message_mut();
     message.usage = out.usage;
-    message.usage.cost = crate::model::calculate_cost(&call.prices, &out.usage);
+    let mut cost = crate::model::calculate_cost(&call.prices, &out.usage);
+    if let Some(f) = out.cost_multiplier {
+        cost.input *= f;
+        cost.output *= f;
+        cost.cache_read *= f;
+        cost.cache_write *= f;
+        cost.total *= f;
+    }
+    message.usage.cost = cost;
 }
 
 async fn finish_ok(call: &Call, mut acc: Accumulator, out: DecodeOut, sender: &mut Sender) {

@@ -70,8 +70,8 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
 /// answers `<authenticated>` when any AWS credential source is configured.
 pub fn env_api_key(provider: &str, env: &Env) -> Option<String> {
     if provider == "amazon-bedrock" {
-        let has_keys = env.get("AWS_ACCESS_KEY_ID").is_some()
-            && env.get("AWS_SECRET_ACCESS_KEY").is_some();
+        let has_keys =
+            env.get("AWS_ACCESS_KEY_ID").is_some() && env.get("AWS_SECRET_ACCESS_KEY").is_some();
         let other = env
             .first(&[
                 "AWS_PROFILE",
@@ -118,10 +118,7 @@ mod tests {
     fn bedrock_and_config_values() {
         let env = Env::from_vars([("AWS_ACCESS_KEY_ID", "a"), ("MY_KEY", "secret")]);
         assert_eq!(env_api_key("amazon-bedrock", &env), None);
-        let env2 = Env::from_vars([
-            ("AWS_ACCESS_KEY_ID", "a"),
-            ("AWS_SECRET_ACCESS_KEY", "b"),
-        ]);
+        let env2 = Env::from_vars([("AWS_ACCESS_KEY_ID", "a"), ("AWS_SECRET_ACCESS_KEY", "b")]);
         assert_eq!(
             env_api_key("amazon-bedrock", &env2).as_deref(),
             Some("<authenticated>")

@@ -105,8 +105,14 @@ pub type AssistantStream = Pin<Box<dyn Stream<Item = AssistantEvent> + Send>>;
 #[derive(Debug, Clone)]
 pub struct Accumulator {
     message: AssistantMessage,
-    partial_args: Vec<(usize, String)>,
+    /// Per open tool call: content index, argument text so far, its length at the last parse.
+    partial_args: Vec<(usize, String, usize)>,
 }
+
+/// Arguments up to this size are re-parsed on every delta; longer ones only after growing by an
+/// eighth, which keeps the total parsing work linear in the argument size (a large `write` call
+/// would otherwise cost O(n²)).
+const ALWAYS_REPARSE_BELOW: usize = 4096;
 
 impl Accumulator {
     /// Start from the initial message of a `Start` event.
@@ -201,14 +207,20 @@ impl Accumulator {
                         thought_signature: None,
                     }),
                 );
-                self.partial_args.push((*index, String::new()));
+                self.partial_args.push((*index, String::new(), 0));
             }
             AssistantEvent::ToolCallDelta { index, delta } => {
-                let Some(pos) = self.partial_args.iter().position(|(i, _)| i == index) else {
+                let Some(pos) = self.partial_args.iter().position(|(i, _, _)| i == index) else {
                     return;
                 };
-                self.partial_args[pos].1.push_str(delta);
-                let parsed = crate::partial_json::parse_partial(&self.partial_args[pos].1);
+                let (_, text, parsed_len) = &mut self.partial_args[pos];
+                text.push_str(delta);
+                let len = text.len();
+                if len > ALWAYS_REPARSE_BELOW && len - *parsed_len < len / 8 {
+                    return;
+                }
+                *parsed_len = len;
+                let parsed = crate::partial_json::parse_partial(text);
                 if let (Some(v), Some(ContentBlock::ToolCall(tc))) =
                     (parsed, self.block_mut(*index))
                 {
@@ -216,7 +228,7 @@ impl Accumulator {
                 }
             }
             AssistantEvent::ToolCallEnd { index, tool_call } => {
-                self.partial_args.retain(|(i, _)| i != index);
+                self.partial_args.retain(|(i, _, _)| i != index);
                 self.place(*index, ContentBlock::ToolCall(tool_call.clone()));
             }
             AssistantEvent::Done { message } | AssistantEvent::Error { message } => {
@@ -230,5 +242,112 @@ impl Accumulator {
         self.message.stop_reason = stop_reason;
         self.message.error_message = error;
         self.message
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Usage;
+    use serde_json::json;
+
+    fn initial() -> AssistantMessage {
+        AssistantMessage {
+            content: vec![],
+            api: "a".into(),
+            provider: "p".into(),
+            model: "m".into(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            timestamp: 0,
+            error_message: None,
+        }
+    }
+
+    #[test]
+    fn builds_blocks_from_deltas() {
+        let mut acc = Accumulator::new(initial());
+        let events = [
+            AssistantEvent::ThinkingStart { index: 0 },
+            AssistantEvent::ThinkingDelta {
+                index: 0,
+                delta: "hm".into(),
+            },
+            AssistantEvent::ThinkingEnd {
+                index: 0,
+                signature: Some("s".into()),
+                redacted: false,
+            },
+            AssistantEvent::TextStart { index: 1 },
+            AssistantEvent::TextDelta {
+                index: 1,
+                delta: "a".into(),
+            },
+            AssistantEvent::TextDelta {
+                index: 1,
+                delta: "b".into(),
+            },
+            AssistantEvent::ToolCallStart {
+                index: 2,
+                id: "c".into(),
+                name: "ls".into(),
+            },
+            AssistantEvent::ToolCallDelta {
+                index: 2,
+                delta: "{\"p\":\"x".into(),
+            },
+        ];
+        for e in &events {
+            acc.apply(e);
+        }
+        let m = acc.partial();
+        assert_eq!(m.content[1], ContentBlock::text("ab"));
+        let ContentBlock::Thinking(t) = &m.content[0] else {
+            panic!()
+        };
+        assert_eq!(t.thinking_signature.as_deref(), Some("s"));
+        let ContentBlock::ToolCall(tc) = &m.content[2] else {
+            panic!()
+        };
+        assert_eq!(tc.arguments, json!({"p": "x"}));
+    }
+
+    #[test]
+    fn long_arguments_reparse_geometrically() {
+        let mut acc = Accumulator::new(initial());
+        acc.apply(&AssistantEvent::ToolCallStart {
+            index: 0,
+            id: "c".into(),
+            name: "write".into(),
+        });
+        acc.apply(&AssistantEvent::ToolCallDelta {
+            index: 0,
+            delta: "{\"content\":\"".into(),
+        });
+        let mut reparses = 0;
+        let mut last = Value::Null;
+        for _ in 0..20_000 {
+            acc.apply(&AssistantEvent::ToolCallDelta {
+                index: 0,
+                delta: "abcdefg".into(),
+            });
+            let ContentBlock::ToolCall(tc) = &acc.partial().content[0] else {
+                panic!()
+            };
+            if tc.arguments != last {
+                reparses += 1;
+                last = tc.arguments.clone();
+            }
+        }
+        // Every delta below 4 KiB, then only every eighth of growth: far fewer than 20,000.
+        assert!(reparses < 700, "{reparses}");
+        let ContentBlock::ToolCall(tc) = &acc.partial().content[0] else {
+            panic!()
+        };
+        let shown = tc.arguments["content"].as_str().unwrap().len();
+        assert!(
+            shown * 8 >= 140_000 * 7 - 8 * 20,
+            "partial view lags by at most an eighth: {shown}"
+        );
     }
 }

@@ -8,7 +8,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::codec::{RequestInput, is_blank, join_url, parse_frame};
+use crate::codec::{FewVec, RequestInput, is_blank, join_url, parse_frame};
 use crate::driver::{DecodeOut, Decoder};
 use crate::error::AiError;
 use crate::event::AssistantEvent;
@@ -285,7 +285,7 @@ fn assistant_parts(a: &AssistantMessage, model: &Model) -> Vec<Value> {
 #[serde(rename_all = "camelCase")]
 struct Chunk<'a> {
     #[serde(default, borrow)]
-    candidates: Vec<Candidate<'a>>,
+    candidates: FewVec<Candidate<'a>>,
     #[serde(default)]
     usage_metadata: Option<UsageMetadata>,
     #[serde(default)]
@@ -304,7 +304,7 @@ struct Candidate<'a> {
 #[derive(Deserialize)]
 struct CandidateContent<'a> {
     #[serde(default, borrow)]
-    parts: Vec<Part<'a>>,
+    parts: FewVec<Part<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -391,7 +391,13 @@ impl GoogleDecoder {
         }
     }
 
-    fn text_part(&mut self, text: Cow<'_, str>, thinking: bool, sig: Option<Cow<'_, str>>, out: &mut DecodeOut) {
+    fn text_part(
+        &mut self,
+        text: Cow<'_, str>,
+        thinking: bool,
+        sig: Option<Cow<'_, str>>,
+        out: &mut DecodeOut,
+    ) {
         if self.current.as_ref().is_none_or(|c| c.thinking != thinking) {
             self.close(out);
             let index = self.next_index;
@@ -432,7 +438,10 @@ impl GoogleDecoder {
         self.close(out);
         let index = self.next_index;
         self.next_index += 1;
-        let id = match call.id.filter(|id| !id.is_empty() && !self.call_ids.contains(id)) {
+        let id = match call
+            .id
+            .filter(|id| !id.is_empty() && !self.call_ids.contains(id))
+        {
             Some(id) => id,
             None => {
                 self.counter += 1;
@@ -492,7 +501,7 @@ impl Decoder for GoogleDecoder {
         if let Some(error) = &chunk.error {
             return Err(AiError::Provider(error_text(error)));
         }
-        if let Some(candidate) = chunk.candidates.into_iter().next() {
+        if let Some(candidate) = chunk.candidates.into_first() {
             for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
                 if let Some(call) = part.function_call {
                     self.call_part(call, part.thought_signature, out);

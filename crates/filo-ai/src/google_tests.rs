@@ -27,7 +27,12 @@ async fn thoughts_text_and_calls() {
         ]}, "finishReason": "STOP"}],
          "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 5, "thoughtsTokenCount": 3, "cachedContentTokenCount": 2, "totalTokenCount": 20}}),
     ]);
-    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(chunked(&body, 17))]).await;
+    let r = run(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(chunked(&body, 17))],
+    )
+    .await;
     let msg = r.message;
     assert_eq!(msg.stop_reason, StopReason::ToolUse);
     let ContentBlock::Thinking(t) = &msg.content[0] else {
@@ -42,20 +47,50 @@ async fn thoughts_text_and_calls() {
     assert_eq!(calls[1].arguments, json!({"path": "b"}));
     assert_ne!(calls[0].id, calls[1].id);
     assert!(calls[0].id.starts_with("read_"));
-    assert_eq!((msg.usage.input, msg.usage.output, msg.usage.cache_read, msg.usage.total_tokens), (12, 8, 2, 20));
+    assert_eq!(
+        (
+            msg.usage.input,
+            msg.usage.output,
+            msg.usage.cache_read,
+            msg.usage.total_tokens
+        ),
+        (12, 8, 2, 20)
+    );
 }
 
 #[tokio::test]
 async fn finish_reasons_and_errors() {
     let m = model("google", "google-generative-ai", "gemini-2.5-flash");
     let chunk = |reason: &str| json!({"candidates": [{"content": {"parts": [{"text": "a"}]}, "finishReason": reason}]});
-    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![data(&[chunk("MAX_TOKENS")])])]).await;
+    let r = run(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(vec![data(&[chunk("MAX_TOKENS")])])],
+    )
+    .await;
     assert_eq!(r.message.stop_reason, StopReason::Length);
-    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![data(&[chunk("SAFETY")])])]).await;
-    assert_eq!(r.message.error_message.as_deref(), Some("An unknown error occurred"));
+    let r = run(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(vec![data(&[chunk("SAFETY")])])],
+    )
+    .await;
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some("An unknown error occurred")
+    );
     let err = json!({"error": {"code": 400, "message": "The input token count (2000000) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}});
-    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![data(&[err])])]).await;
-    assert!(crate::overflow::is_context_overflow(&r.message, None), "{:?}", r.message.error_message);
+    let r = run(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(vec![data(&[err])])],
+    )
+    .await;
+    assert!(
+        crate::overflow::is_context_overflow(&r.message, None),
+        "{:?}",
+        r.message.error_message
+    );
 }
 
 #[test]
@@ -138,10 +173,22 @@ fn thinking_budgets() {
         };
         thinking_config(&input)
     };
-    assert_eq!(budget("gemini-2.5-pro", ThinkingLevel::High).unwrap()["thinkingBudget"], 32768);
-    assert_eq!(budget("gemini-2.5-flash", ThinkingLevel::Xhigh).unwrap()["thinkingBudget"], 24576);
-    assert_eq!(budget("gemini-2.0-flash-thinking", ThinkingLevel::Low).unwrap()["thinkingBudget"], -1);
-    assert_eq!(budget("gemini-3-flash-preview", ThinkingLevel::Minimal).unwrap()["thinkingLevel"], "MINIMAL");
+    assert_eq!(
+        budget("gemini-2.5-pro", ThinkingLevel::High).unwrap()["thinkingBudget"],
+        32768
+    );
+    assert_eq!(
+        budget("gemini-2.5-flash", ThinkingLevel::Xhigh).unwrap()["thinkingBudget"],
+        24576
+    );
+    assert_eq!(
+        budget("gemini-2.0-flash-thinking", ThinkingLevel::Low).unwrap()["thinkingBudget"],
+        -1
+    );
+    assert_eq!(
+        budget("gemini-3-flash-preview", ThinkingLevel::Minimal).unwrap()["thinkingLevel"],
+        "MINIMAL"
+    );
     assert_eq!(budget("gemini-2.5-pro", ThinkingLevel::Off), None);
     assert!(is_base64_signature("c2ln"));
     assert!(!is_base64_signature("c2l"));

@@ -29,7 +29,9 @@ pub use event::{Accumulator, AssistantEvent, AssistantStream};
 pub use model::{Model, ModelCost, ThinkingLevel, adjust_max_tokens_for_thinking, calculate_cost};
 pub mod client;
 
-pub use client::{CacheRetention, Client, DEFAULT_IDLE_TIMEOUT, ModelClient, StreamOptions};
+pub use client::{
+    CacheRetention, Client, DEFAULT_IDLE_TIMEOUT, ModelClient, StreamOptions, complete, now_ms,
+};
 
 pub mod anthropic;
 pub mod codec;

@@ -103,7 +103,12 @@ fn merge_compat(base: Option<&Value>, overlay: &Map<String, Value>) -> Value {
     Value::Object(merged)
 }
 
-fn positive(value: Option<i64>, what: &str, p: &str, id: &str) -> Result<Option<u64>, RegistryError> {
+fn positive(
+    value: Option<i64>,
+    what: &str,
+    p: &str,
+    id: &str,
+) -> Result<Option<u64>, RegistryError> {
     match value {
         None => Ok(None),
         Some(v) if v > 0 => Ok(u64::try_from(v).ok()),
@@ -135,7 +140,9 @@ fn validate(name: &str, def: &ProviderDef) -> Result<(), RegistryError> {
     }
     for m in models {
         if m.id.trim().is_empty() {
-            return Err(schema(format!("Provider {name}: model \"id\" must not be empty.")));
+            return Err(schema(format!(
+                "Provider {name}: model \"id\" must not be empty."
+            )));
         }
         if m.api.is_none() && def.api.is_none() {
             return Err(schema(format!(
@@ -213,7 +220,11 @@ fn apply_provider(
         }
     }
     // Provider-level settings and per-model overrides for the provider's built-in models.
-    for m in registry.models_mut().iter_mut().filter(|m| m.provider == name) {
+    for m in registry
+        .models_mut()
+        .iter_mut()
+        .filter(|m| m.provider == name)
+    {
         if let Some(url) = &def.base_url {
             m.base_url.clone_from(url);
         }
@@ -257,7 +268,9 @@ fn apply_override(m: &mut Model, o: &ModelOverride, provider: &str) -> Result<()
         m.max_tokens = v;
     }
     if let Some(h) = &o.headers {
-        m.headers.get_or_insert_with(BTreeMap::new).extend(h.clone());
+        m.headers
+            .get_or_insert_with(BTreeMap::new)
+            .extend(h.clone());
     }
     if let Some(c) = &o.compat {
         m.compat = Some(merge_compat(m.compat.as_ref(), c));
@@ -283,7 +296,10 @@ fn custom_model(
         name: d.name.unwrap_or_else(|| d.id.clone()),
         api: d.api.or_else(|| provider_api.clone()).unwrap_or_default(),
         provider: provider.into(),
-        base_url: d.base_url.or_else(|| provider_url.clone()).unwrap_or_default(),
+        base_url: d
+            .base_url
+            .or_else(|| provider_url.clone())
+            .unwrap_or_default(),
         reasoning: d.reasoning.unwrap_or(false),
         input: d.input.unwrap_or_else(|| vec!["text".into()]),
         cost: d.cost.map_or_else(ModelCost::default, |c| ModelCost {

@@ -32,7 +32,10 @@ fn custom_provider_with_models() {
     assert_eq!(r.api_key("my-vllm", &env).as_deref(), Some("secret"));
     let h = r.provider_headers("my-vllm", Some("secret"), &env);
     assert_eq!(h.get("X-Team").map(String::as_str), Some("blue"));
-    assert_eq!(h.get("Authorization").map(String::as_str), Some("Bearer secret"));
+    assert_eq!(
+        h.get("Authorization").map(String::as_str),
+        Some("Bearer secret")
+    );
 }
 
 #[test]
@@ -73,18 +76,30 @@ fn validation_messages_and_rollback() {
     let mut r = builtin();
     let before = r.clone();
     let cases = [
-        (r#"{"providers":{"x":{"models":[{"id":"a"}]}}}"#,
-         "Invalid models.json schema: Provider x: \"baseUrl\" is required when defining custom models."),
-        (r#"{"providers":{"x":{"baseUrl":"http://h","models":[{"id":"a"}]}}}"#,
-         "Invalid models.json schema: Provider x: \"apiKey\" is required when defining custom models."),
-        (r#"{"providers":{"x":{"apiKey":"k"}}}"#,
-         "Invalid models.json schema: Provider x: must specify \"baseUrl\", \"compat\", \"modelOverrides\", or \"models\"."),
-        (r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","models":[{"id":"a"}]}}}"#,
-         "Invalid models.json schema: Provider x, model a: no \"api\" specified."),
-        (r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","api":"openai-completions","models":[{"id":"a","maxTokens":0}]}}}"#,
-         "Invalid models.json schema: Provider x, model a: \"maxTokens\" must be greater than 0."),
-        (r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","api":"openai-completions","models":[{"id":"a","cost":{"input":1}}]}}}"#,
-         ""),
+        (
+            r#"{"providers":{"x":{"models":[{"id":"a"}]}}}"#,
+            "Invalid models.json schema: Provider x: \"baseUrl\" is required when defining custom models.",
+        ),
+        (
+            r#"{"providers":{"x":{"baseUrl":"http://h","models":[{"id":"a"}]}}}"#,
+            "Invalid models.json schema: Provider x: \"apiKey\" is required when defining custom models.",
+        ),
+        (
+            r#"{"providers":{"x":{"apiKey":"k"}}}"#,
+            "Invalid models.json schema: Provider x: must specify \"baseUrl\", \"compat\", \"modelOverrides\", or \"models\".",
+        ),
+        (
+            r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","models":[{"id":"a"}]}}}"#,
+            "Invalid models.json schema: Provider x, model a: no \"api\" specified.",
+        ),
+        (
+            r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","api":"openai-completions","models":[{"id":"a","maxTokens":0}]}}}"#,
+            "Invalid models.json schema: Provider x, model a: \"maxTokens\" must be greater than 0.",
+        ),
+        (
+            r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","api":"openai-completions","models":[{"id":"a","cost":{"input":1}}]}}}"#,
+            "",
+        ),
     ];
     for (text, expected) in cases {
         let err = r.apply_models_json(text).unwrap_err();
@@ -96,5 +111,8 @@ fn validation_messages_and_rollback() {
         assert_eq!(r, before);
     }
     let err = r.apply_models_json("{not json").unwrap_err();
-    assert!(err.to_string().starts_with("Failed to parse models.json: "), "{err}");
+    assert!(
+        err.to_string().starts_with("Failed to parse models.json: "),
+        "{err}"
+    );
 }

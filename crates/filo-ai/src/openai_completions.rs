@@ -40,9 +40,15 @@ impl Compat {
         let is_zai = provider == "zai" || url.contains("api.z.ai");
         let non_standard = matches!(provider, "cerebras" | "xai" | "opencode")
             || is_zai
-            || ["cerebras.ai", "api.x.ai", "chutes.ai", "deepseek.com", "opencode.ai"]
-                .iter()
-                .any(|h| url.contains(h));
+            || [
+                "cerebras.ai",
+                "api.x.ai",
+                "chutes.ai",
+                "deepseek.com",
+                "opencode.ai",
+            ]
+            .iter()
+            .any(|h| url.contains(h));
         let mut effort_map = BTreeMap::new();
         if provider == "groq" && model.id == "qwen/qwen3-32b" {
             for level in ["minimal", "low", "medium", "high", "xhigh"] {
@@ -63,7 +69,11 @@ impl Compat {
             requires_tool_result_name: false,
             requires_assistant_after_tool_result: false,
             requires_thinking_as_text: false,
-            thinking_format: if is_zai { "zai".into() } else { "openai".into() },
+            thinking_format: if is_zai {
+                "zai".into()
+            } else {
+                "openai".into()
+            },
             supports_strict_mode: true,
         };
         if let Some(Value::Object(o)) = &model.compat {
@@ -80,17 +90,26 @@ impl Compat {
         };
         flag("supportsStore", &mut self.supports_store);
         flag("supportsDeveloperRole", &mut self.supports_developer_role);
-        flag("supportsReasoningEffort", &mut self.supports_reasoning_effort);
+        flag(
+            "supportsReasoningEffort",
+            &mut self.supports_reasoning_effort,
+        );
         flag(
             "supportsUsageInStreaming",
             &mut self.supports_usage_in_streaming,
         );
-        flag("requiresToolResultName", &mut self.requires_tool_result_name);
+        flag(
+            "requiresToolResultName",
+            &mut self.requires_tool_result_name,
+        );
         flag(
             "requiresAssistantAfterToolResult",
             &mut self.requires_assistant_after_tool_result,
         );
-        flag("requiresThinkingAsText", &mut self.requires_thinking_as_text);
+        flag(
+            "requiresThinkingAsText",
+            &mut self.requires_thinking_as_text,
+        );
         flag("supportsStrictMode", &mut self.supports_strict_mode);
         if let Some(v) = o.get("maxTokensField").and_then(Value::as_str) {
             self.max_tokens_field = v.into();
@@ -299,7 +318,8 @@ fn convert_messages(input: &RequestInput<'_>, compat: &Compat) -> Vec<Value> {
                     } else {
                         text.join("\n")
                     };
-                    let mut m = json!({"role": "tool", "content": content, "tool_call_id": r.tool_call_id});
+                    let mut m =
+                        json!({"role": "tool", "content": content, "tool_call_id": r.tool_call_id});
                     if compat.requires_tool_result_name {
                         m["name"] = json!(r.tool_name);
                     }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::map_finish_reason;
-use crate::codec::{parse_arguments, parse_frame};
+use crate::codec::{FewVec, parse_arguments, parse_frame};
 use crate::driver::{DecodeOut, Decoder};
 use crate::error::AiError;
 use crate::event::AssistantEvent;
@@ -18,7 +18,7 @@ use crate::sse::SseFrame;
 #[derive(Deserialize)]
 struct Chunk<'a> {
     #[serde(default, borrow)]
-    choices: Vec<Choice<'a>>,
+    choices: FewVec<Choice<'a>>,
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
@@ -46,7 +46,7 @@ struct ChunkDelta<'a> {
     #[serde(default, borrow)]
     reasoning_text: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
-    tool_calls: Vec<ToolDelta<'a>>,
+    tool_calls: FewVec<ToolDelta<'a>>,
     #[serde(default)]
     reasoning_details: Vec<Value>,
 }
@@ -192,7 +192,8 @@ impl CompletionsDecoder {
             None => (None, None),
         };
         let existing = self.calls.iter().position(|c| {
-            c.wire_index == wire_index && t.id.as_deref().is_none_or(|id| id.is_empty() || id == c.id)
+            c.wire_index == wire_index
+                && t.id.as_deref().is_none_or(|id| id.is_empty() || id == c.id)
         });
         let pos = match existing {
             Some(pos) => pos,
@@ -200,11 +201,10 @@ impl CompletionsDecoder {
                 self.close_current(out);
                 let index = self.next_index;
                 self.next_index += 1;
-                let id = t
-                    .id
-                    .map(Cow::into_owned)
-                    .filter(|id| !id.is_empty())
-                    .unwrap_or_else(|| format!("call_{wire_index}"));
+                let id =
+                    t.id.map(Cow::into_owned)
+                        .filter(|id| !id.is_empty())
+                        .unwrap_or_else(|| format!("call_{wire_index}"));
                 let name = name.map(Cow::into_owned).unwrap_or_default();
                 let signature = self
                     .details
@@ -310,7 +310,7 @@ impl Decoder for CompletionsDecoder {
         if let Some(u) = &chunk.usage {
             Self::usage(out, u);
         }
-        for choice in chunk.choices.into_iter().take(1) {
+        if let Some(choice) = chunk.choices.into_first() {
             if let Some(u) = &choice.usage {
                 Self::usage(out, u);
             }

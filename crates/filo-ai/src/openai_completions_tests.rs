@@ -28,7 +28,12 @@ async fn parallel_tool_calls_with_interleaved_arguments() {
         r#"{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":30},"completion_tokens_details":{"reasoning_tokens":5}}}"#,
         "[DONE]",
     ]);
-    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(chunked(&body, 13))]).await;
+    let r = run(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(chunked(&body, 13))],
+    )
+    .await;
     let msg = r.message;
     assert_eq!(msg.stop_reason, StopReason::ToolUse);
     let ContentBlock::Thinking(t) = &msg.content[0] else {
@@ -39,9 +44,15 @@ async fn parallel_tool_calls_with_interleaved_arguments() {
     assert_eq!(msg.content[1], ContentBlock::text("Running two."));
     let calls: Vec<_> = msg.tool_calls().collect();
     assert_eq!(calls.len(), 2);
-    assert_eq!((calls[0].id.as_str(), calls[0].name.as_str()), ("call_a", "read"));
+    assert_eq!(
+        (calls[0].id.as_str(), calls[0].name.as_str()),
+        ("call_a", "read")
+    );
     assert_eq!(calls[0].arguments, json!({"path": "a.rs"}));
-    assert_eq!((calls[1].id.as_str(), calls[1].name.as_str()), ("call_b", "ls"));
+    assert_eq!(
+        (calls[1].id.as_str(), calls[1].name.as_str()),
+        ("call_b", "ls")
+    );
     assert_eq!(calls[1].arguments, json!({"path": "."}));
     assert_eq!(msg.usage.input, 70);
     assert_eq!(msg.usage.output, 25);
@@ -69,10 +80,18 @@ async fn error_chunk_and_malformed_frame() {
     );
     assert_eq!(r.message.content, vec![ContentBlock::text("half")]);
 
-    let body = data(&[r#"{"choices":[{"index":0,"delta":{"content":"ok"}}]}"#, r#"{"choices":[{"#]);
+    let body = data(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"ok"}}]}"#,
+        r#"{"choices":[{"#,
+    ]);
     let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
     assert_eq!(r.message.stop_reason, StopReason::Error);
-    assert!(r.message.error_message.unwrap().starts_with("Malformed stream data: "));
+    assert!(
+        r.message
+            .error_message
+            .unwrap()
+            .starts_with("Malformed stream data: ")
+    );
 }
 
 #[tokio::test]
@@ -83,11 +102,21 @@ async fn finish_reasons() {
         ("length", Some(StopReason::Length)),
         ("content_filter", None),
     ] {
-        let chunk = format!(r#"{{"choices":[{{"index":0,"delta":{{"content":"a"}},"finish_reason":"{reason}"}}]}}"#);
-        let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![data(&[&chunk, "[DONE]"])])]).await;
+        let chunk = format!(
+            r#"{{"choices":[{{"index":0,"delta":{{"content":"a"}},"finish_reason":"{reason}"}}]}}"#
+        );
+        let r = run(
+            &m,
+            &user_ctx("x"),
+            vec![FixtureResponse::sse(vec![data(&[&chunk, "[DONE]"])])],
+        )
+        .await;
         match expected {
             Some(stop) => assert_eq!(r.message.stop_reason, stop),
-            None => assert_eq!(r.message.error_message.as_deref(), Some("An unknown error occurred")),
+            None => assert_eq!(
+                r.message.error_message.as_deref(),
+                Some("An unknown error occurred")
+            ),
         }
     }
 }
@@ -130,15 +159,33 @@ fn request_conversion() {
     let b = &req.body;
     assert_eq!(req.url, "http://127.0.0.1:1/v1/chat/completions");
     assert_eq!(req.header("authorization"), Some("Bearer k"));
-    assert_eq!(b["messages"][0], json!({"role": "developer", "content": "be brief"}));
-    assert_eq!(b["messages"][1]["content"][1]["image_url"]["url"], "data:image/png;base64,AAAA");
+    assert_eq!(
+        b["messages"][0],
+        json!({"role": "developer", "content": "be brief"})
+    );
+    assert_eq!(
+        b["messages"][1]["content"][1]["image_url"]["url"],
+        "data:image/png;base64,AAAA"
+    );
     let a = &b["messages"][2];
     assert_eq!(a["content"], "ok");
     assert_eq!(a["reasoning_content"], "hmm");
-    assert_eq!(a["tool_calls"][0]["id"], "call_1|fc_item", "same model: ids untouched");
-    assert_eq!(a["tool_calls"][0]["function"]["arguments"], r#"{"path":"a"}"#);
-    assert_eq!(b["messages"][3], json!({"role": "tool", "content": "file", "tool_call_id": "call_1|fc_item"}));
-    assert_eq!(b["messages"][4]["content"][0]["text"], "Attached image(s) from tool result:");
+    assert_eq!(
+        a["tool_calls"][0]["id"], "call_1|fc_item",
+        "same model: ids untouched"
+    );
+    assert_eq!(
+        a["tool_calls"][0]["function"]["arguments"],
+        r#"{"path":"a"}"#
+    );
+    assert_eq!(
+        b["messages"][3],
+        json!({"role": "tool", "content": "file", "tool_call_id": "call_1|fc_item"})
+    );
+    assert_eq!(
+        b["messages"][4]["content"][0]["text"],
+        "Attached image(s) from tool result:"
+    );
     assert_eq!(b["messages"][5], json!({"role": "user", "content": "next"}));
     assert_eq!(b["tools"], json!([]), "history has tool calls");
     assert_eq!(b["reasoning_effort"], "high");
@@ -155,7 +202,10 @@ fn compat_detection_and_overrides() {
     let mut m = model("groq", "openai-completions", "qwen/qwen3-32b");
     m.compat = Some(json!({"maxTokensField": "max_tokens", "thinkingFormat": "qwen"}));
     let c = Compat::for_model(&m);
-    assert_eq!(c.reasoning_effort_map.get("high").map(String::as_str), Some("default"));
+    assert_eq!(
+        c.reasoning_effort_map.get("high").map(String::as_str),
+        Some("default")
+    );
     assert_eq!(c.max_tokens_field, "max_tokens");
     assert_eq!(c.thinking_format, "qwen");
     let mut z = model("zai", "openai-completions", "glm");
@@ -173,8 +223,17 @@ async fn other_model_history_gets_normalised_ids() {
         {"role": "toolResult", "toolCallId": "call_9|fc_abc", "toolName": "ls", "content": [{"type": "text", "text": "."}], "isError": false, "timestamp": 3}
     ]}))
     .unwrap();
-    let body = data(&[r#"{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}"#, "[DONE]"]);
-    let r = run_with(&m, &ctx, vec![FixtureResponse::sse(vec![body])], &StreamOptions::default()).await;
+    let body = data(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ]);
+    let r = run_with(
+        &m,
+        &ctx,
+        vec![FixtureResponse::sse(vec![body])],
+        &StreamOptions::default(),
+    )
+    .await;
     let b = &r.requests[0].body;
     assert_eq!(b["messages"][1]["tool_calls"][0]["id"], "call_9");
     assert_eq!(b["messages"][2]["tool_call_id"], "call_9");

@@ -23,8 +23,10 @@ pub fn short_hash(text: &str) -> String {
         h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
         h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
     }
-    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507) ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
-    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507) ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
     format!("{}{}", base36(h2), base36(h1))
 }
 
@@ -100,6 +102,9 @@ pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
     if let Some(t) = opts.temperature {
         body.insert("temperature".into(), json!(t));
     }
+    if let Some(tier) = &opts.service_tier {
+        body.insert("service_tier".into(), json!(tier));
+    }
     if let Some(tools) = input.context.tools.as_ref().filter(|t| !t.is_empty()) {
         let tools: Vec<Value> = tools
             .iter()
@@ -148,7 +153,11 @@ fn convert_input(input: &RequestInput<'_>) -> Vec<Value> {
     );
     let mut out = Vec::new();
     if let Some(prompt) = &input.context.system_prompt {
-        let role = if model.reasoning { "developer" } else { "system" };
+        let role = if model.reasoning {
+            "developer"
+        } else {
+            "system"
+        };
         out.push(json!({"role": role, "content": prompt}));
     }
     let mut message_counter = 0usize;
@@ -162,13 +171,17 @@ fn convert_input(input: &RequestInput<'_>) -> Vec<Value> {
                 let parts: Vec<Value> = blocks
                     .iter()
                     .filter_map(|b| match b {
-                        ContentBlock::Text(t) => Some(json!({"type": "input_text", "text": t.text})),
+                        ContentBlock::Text(t) => {
+                            Some(json!({"type": "input_text", "text": t.text}))
+                        }
                         ContentBlock::Image(i) if images => Some(json!({
                             "type": "input_image",
                             "detail": "auto",
                             "image_url": data_url(&i.data, &i.mime_type),
                         })),
-                        ContentBlock::Image(_) | ContentBlock::Thinking(_) | ContentBlock::ToolCall(_) => None,
+                        ContentBlock::Image(_)
+                        | ContentBlock::Thinking(_)
+                        | ContentBlock::ToolCall(_) => None,
                     })
                     .collect();
                 if !parts.is_empty() {
@@ -179,13 +192,18 @@ fn convert_input(input: &RequestInput<'_>) -> Vec<Value> {
             Message::ToolResult(r) => {
                 let call_id = r.tool_call_id.split('|').next().unwrap_or_default();
                 let text: Vec<&str> = r.content.iter().filter_map(ContentBlock::as_text).collect();
-                let has_images = images && r.content.iter().any(|b| matches!(b, ContentBlock::Image(_)));
+                let has_images = images
+                    && r.content
+                        .iter()
+                        .any(|b| matches!(b, ContentBlock::Image(_)));
                 let output = if has_images {
                     let parts: Vec<Value> = r
                         .content
                         .iter()
                         .filter_map(|b| match b {
-                            ContentBlock::Text(t) => Some(json!({"type": "input_text", "text": t.text})),
+                            ContentBlock::Text(t) => {
+                                Some(json!({"type": "input_text", "text": t.text}))
+                            }
                             ContentBlock::Image(i) => Some(json!({
                                 "type": "input_image",
                                 "detail": "auto",
@@ -198,7 +216,9 @@ fn convert_input(input: &RequestInput<'_>) -> Vec<Value> {
                 } else {
                     json!(text.join("\n"))
                 };
-                out.push(json!({"type": "function_call_output", "call_id": call_id, "output": output}));
+                out.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
+                );
             }
         }
     }
@@ -217,7 +237,12 @@ fn text_signature_parts(signature: &str) -> (String, Option<String>) {
     (signature.to_string(), None)
 }
 
-fn convert_assistant(a: &AssistantMessage, model: &Model, counter: &mut usize, out: &mut Vec<Value>) {
+fn convert_assistant(
+    a: &AssistantMessage,
+    model: &Model,
+    counter: &mut usize,
+    out: &mut Vec<Value>,
+) {
     let same_family = a.provider == model.provider && a.api == model.api;
     let same_model = is_same_model(a, model);
     for block in &a.content {
@@ -261,7 +286,8 @@ fn convert_assistant(a: &AssistantMessage, model: &Model, counter: &mut usize, o
                     None => (tc.id.as_str(), None),
                 };
                 let mut item = json!({"type": "function_call"});
-                let keep_item = item_id.filter(|i| !(same_family && !same_model && i.starts_with("fc_")));
+                let keep_item =
+                    item_id.filter(|i| !(same_family && !same_model && i.starts_with("fc_")));
                 if let Some(i) = keep_item {
                     item["id"] = json!(i);
                 }

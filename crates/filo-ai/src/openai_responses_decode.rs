@@ -38,7 +38,11 @@ struct Event<'a> {
 enum Kind {
     Thinking,
     Text,
-    Tool { id: String, name: String, args: String },
+    Tool {
+        id: String,
+        name: String,
+        args: String,
+    },
 }
 
 #[derive(Debug)]
@@ -166,6 +170,11 @@ impl ResponsesDecoder {
             out.usage.cache_write = 0;
             out.usage.total_tokens = n(u.get("total_tokens"));
         }
+        out.cost_multiplier = match str_field(response, "service_tier") {
+            "flex" => Some(0.5),
+            "priority" => Some(2.0),
+            _ => None,
+        };
         let stop = match str_field(response, "status") {
             "incomplete" => StopReason::Length,
             "failed" | "cancelled" => StopReason::Error,
@@ -182,7 +191,9 @@ impl ResponsesDecoder {
 
 /// pi's text for a `response.failed` event.
 fn failed_text(response: Option<&Value>) -> String {
-    let error = response.and_then(|r| r.get("error")).filter(|e| !e.is_null());
+    let error = response
+        .and_then(|r| r.get("error"))
+        .filter(|e| !e.is_null());
     if let Some(e) = error {
         let code = e.get("code").map_or_else(String::new, |c| match c {
             Value::String(s) => s.clone(),

@@ -13,7 +13,10 @@ fn events(frames: &[serde_json::Value]) -> bytes::Bytes {
         .iter()
         .map(|f| (f["type"].as_str().unwrap().to_string(), f.to_string()))
         .collect();
-    let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let pairs: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
     sse(&pairs)
 }
 
@@ -41,14 +44,22 @@ async fn reasoning_text_and_parallel_calls() {
         json!({"type": "response.output_item.done", "output_index": 3, "item": {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "ls", "arguments": "{\"path\":\".\"}"}}),
         json!({"type": "response.completed", "response": {"status": "completed", "usage": {"input_tokens": 50, "output_tokens": 7, "total_tokens": 57, "input_tokens_details": {"cached_tokens": 20}}}}),
     ]);
-    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(chunked(&body, 31))]).await;
+    let r = run(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(chunked(&body, 31))],
+    )
+    .await;
     let msg = r.message;
     assert_eq!(msg.stop_reason, StopReason::ToolUse);
     let ContentBlock::Thinking(t) = &msg.content[0] else {
         panic!("{msg:?}")
     };
     assert_eq!(t.thinking, "A\n\nB");
-    assert_eq!(t.thinking_signature.as_deref(), Some(reasoning.to_string().as_str()));
+    assert_eq!(
+        t.thinking_signature.as_deref(),
+        Some(reasoning.to_string().as_str())
+    );
     let ContentBlock::Text(text) = &msg.content[1] else {
         panic!()
     };
@@ -62,23 +73,48 @@ async fn reasoning_text_and_parallel_calls() {
     assert_eq!(calls[0].arguments, json!({"path": "a"}));
     assert_eq!(calls[1].id, "call_2|fc_2");
     assert_eq!(calls[1].arguments, json!({"path": "."}));
-    assert_eq!((msg.usage.input, msg.usage.cache_read, msg.usage.total_tokens), (30, 20, 57));
+    assert_eq!(
+        (
+            msg.usage.input,
+            msg.usage.cache_read,
+            msg.usage.total_tokens
+        ),
+        (30, 20, 57)
+    );
 }
 
 #[tokio::test]
 async fn failures() {
     let m = model("openai", "openai-responses", "gpt-5");
     let cases = [
-        (json!({"type": "response.failed", "response": {"error": {"code": "server_error", "message": "boom"}}}), "server_error: boom"),
-        (json!({"type": "response.failed", "response": {"incomplete_details": {"reason": "max_output_tokens"}}}), "incomplete: max_output_tokens"),
-        (json!({"type": "response.failed", "response": {}}), "Unknown error (no error details in response)"),
-        (json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down"}), "Error Code rate_limit_exceeded: slow down"),
+        (
+            json!({"type": "response.failed", "response": {"error": {"code": "server_error", "message": "boom"}}}),
+            "server_error: boom",
+        ),
+        (
+            json!({"type": "response.failed", "response": {"incomplete_details": {"reason": "max_output_tokens"}}}),
+            "incomplete: max_output_tokens",
+        ),
+        (
+            json!({"type": "response.failed", "response": {}}),
+            "Unknown error (no error details in response)",
+        ),
+        (
+            json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down"}),
+            "Error Code rate_limit_exceeded: slow down",
+        ),
     ];
     for (frame, expected) in cases {
-        let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![events(&[frame.clone()])]); 3]).await;
+        let r = run(
+            &m,
+            &user_ctx("x"),
+            vec![FixtureResponse::sse(vec![events(std::slice::from_ref(&frame))]); 3],
+        )
+        .await;
         assert_eq!(r.message.error_message.as_deref(), Some(expected));
     }
-    let body = events(&[json!({"type": "response.completed", "response": {"status": "incomplete"}})]);
+    let body =
+        events(&[json!({"type": "response.completed", "response": {"status": "incomplete"}})]);
     let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
     assert_eq!(r.message.stop_reason, StopReason::Length);
 }
@@ -86,7 +122,8 @@ async fn failures() {
 #[test]
 fn input_conversion_replays_items() {
     let m = model("openai", "openai-responses", "gpt-5");
-    let item = json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc"});
+    let item =
+        json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc"});
     let long_id = "x".repeat(70);
     let ctx: Context = serde_json::from_value(json!({
         "systemPrompt": "sys",
@@ -119,13 +156,25 @@ fn input_conversion_replays_items() {
     let b = build_request(&input).body;
     let items = b["input"].as_array().unwrap();
     assert_eq!(items[0], json!({"role": "developer", "content": "sys"}));
-    assert_eq!(items[1]["content"][0], json!({"type": "input_text", "text": "hi"}));
+    assert_eq!(
+        items[1]["content"][0],
+        json!({"type": "input_text", "text": "hi"})
+    );
     assert_eq!(items[2], item);
     assert_eq!(items[3]["id"], "msg_7");
     assert_eq!(items[3]["phase"], "commentary");
-    assert_eq!(items[4]["id"], format!("msg_{}", short_hash(&"x".repeat(70))));
-    assert_eq!(items[5], json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "ls", "arguments": "{\"p\":1}"}));
-    assert_eq!(items[6], json!({"type": "function_call_output", "call_id": "call_1", "output": "out"}));
+    assert_eq!(
+        items[4]["id"],
+        format!("msg_{}", short_hash(&"x".repeat(70)))
+    );
+    assert_eq!(
+        items[5],
+        json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "ls", "arguments": "{\"p\":1}"})
+    );
+    assert_eq!(
+        items[6],
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "out"})
+    );
     assert_eq!(b["reasoning"], json!({"effort": "low", "summary": "auto"}));
     assert_eq!(b["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(b["prompt_cache_key"], "sess");
@@ -137,7 +186,10 @@ fn short_hash_is_stable_and_base36() {
     let a = short_hash("hello");
     assert_eq!(a, short_hash("hello"));
     assert_ne!(a, short_hash("hellp"));
-    assert!(a.chars().all(|c| c.is_ascii_digit() || c.is_ascii_lowercase()));
+    assert!(
+        a.chars()
+            .all(|c| c.is_ascii_digit() || c.is_ascii_lowercase())
+    );
     assert_eq!(base36(0), "0");
     assert_eq!(base36(35), "z");
     assert_eq!(base36(36), "10");
@@ -151,4 +203,43 @@ fn id_normaliser() {
     assert_eq!(normalize_id("toolu_abc", &m, &src), "toolu_abc");
     let other = model("openrouter", "openai-responses", "x");
     assert_eq!(normalize_id("a.b|c", &other, &src), "a.b|c");
+}
+
+#[tokio::test]
+async fn service_tier_scales_cost() {
+    let m = model("openai", "openai-responses", "gpt-5");
+    let done = |tier: &str| {
+        events(&[
+            json!({"type": "response.completed", "response": {"status": "completed", "service_tier": tier,
+            "usage": {"input_tokens": 1000, "output_tokens": 1000, "total_tokens": 2000}}}),
+        ])
+    };
+    let opts = StreamOptions {
+        service_tier: Some("flex".into()),
+        ..StreamOptions::default()
+    };
+    let r = crate::testutil::run_with(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(vec![done("flex")])],
+        &opts,
+    )
+    .await;
+    assert_eq!(r.requests[0].body["service_tier"], "flex");
+    // (1000 * 1 + 1000 * 2) / 1e6 = 0.003, halved.
+    assert!((r.message.usage.cost.total - 0.0015).abs() < 1e-12);
+    let r = run(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(vec![done("priority")])],
+    )
+    .await;
+    assert!((r.message.usage.cost.total - 0.006).abs() < 1e-12);
+    let r = run(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(vec![done("default")])],
+    )
+    .await;
+    assert!((r.message.usage.cost.total - 0.003).abs() < 1e-12);
 }

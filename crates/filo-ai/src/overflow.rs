@@ -32,10 +32,8 @@ const PATTERNS: &[&str] = &[
 
 fn patterns() -> Option<&'static RegexSet> {
     static SET: OnceLock<Option<RegexSet>> = OnceLock::new();
-    SET.get_or_init(|| {
-        RegexSet::new(PATTERNS.iter().map(|p| format!("(?i){p}"))).ok()
-    })
-    .as_ref()
+    SET.get_or_init(|| RegexSet::new(PATTERNS.iter().map(|p| format!("(?i){p}"))).ok())
+        .as_ref()
 }
 
 /// Whether an error text says the context window was exceeded.
@@ -105,7 +103,10 @@ mod tests {
         ];
         for t in texts {
             assert!(message_is_overflow(t), "{t}");
-            assert!(is_context_overflow(&msg(StopReason::Error, Some(t), 0), None));
+            assert!(is_context_overflow(
+                &msg(StopReason::Error, Some(t), 0),
+                None
+            ));
         }
         assert!(!message_is_overflow("rate limit exceeded"));
         assert!(!message_is_overflow("got 400 status code (no body)"));

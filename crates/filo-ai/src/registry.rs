@@ -292,7 +292,10 @@ mod tests {
         r.add_openai_compatible("vllm", "http://127.0.0.1:8000/v1", Some("VLLM_KEY"));
         let env = Env::from_vars([("VLLM_KEY", "k")]);
         assert_eq!(r.api_key("vllm", &env).as_deref(), Some("k"));
-        assert_eq!(r.model("vllm", "m").unwrap().base_url, "http://127.0.0.1:8000/v1");
+        assert_eq!(
+            r.model("vllm", "m").unwrap().base_url,
+            "http://127.0.0.1:8000/v1"
+        );
     }
 
     #[test]

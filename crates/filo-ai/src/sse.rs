@@ -39,7 +39,7 @@ impl SseParser {
                 rest = stripped;
             }
         }
-        while let Some(pos) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(pos) = memchr::memchr2(b'\n', b'\r', rest) {
             let (line, after) = rest.split_at(pos);
             let is_cr = after[0] == b'\r';
             rest = &after[1..];
@@ -96,7 +96,10 @@ impl SseParser {
             }
             None => (line, &b""[..]),
         };
-        let value = String::from_utf8_lossy(value);
+        let value = match std::str::from_utf8(value) {
+            Ok(v) => std::borrow::Cow::Borrowed(v),
+            Err(_) => String::from_utf8_lossy(value),
+        };
         match field {
             b"event" => {
                 self.frame.event.clear();
@@ -160,7 +163,10 @@ mod tests {
         let frames = parse_chunks(&[
             b": ping\n\nevent: message_start\ndata: {\"a\":1}\n\ndata: x\ndata: y\n\n",
         ]);
-        assert_eq!(frames, vec![frame("message_start", "{\"a\":1}"), frame("", "x\ny")]);
+        assert_eq!(
+            frames,
+            vec![frame("message_start", "{\"a\":1}"), frame("", "x\ny")]
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use futures::StreamExt;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::RetryPolicy;
 use crate::client::{Client, ModelClient, StreamOptions};
 use crate::env::Env;
 use crate::event::{Accumulator, AssistantEvent};
@@ -15,7 +16,6 @@ use crate::message::{AssistantMessage, Context};
 use crate::model::Model;
 use crate::registry::ProviderRegistry;
 use crate::transport::{FixtureResponse, FixtureTransport, HttpRequest};
-use crate::RetryPolicy;
 
 pub fn model(provider: &str, api: &str, id: &str) -> Model {
     serde_json::from_value(json!({
@@ -105,7 +105,11 @@ pub fn check_contract(events: &[AssistantEvent]) -> AssistantMessage {
     else {
         unreachable!()
     };
-    assert_eq!(acc.partial().content, fin.content, "accumulated content differs");
+    assert_eq!(
+        acc.partial().content,
+        fin.content,
+        "accumulated content differs"
+    );
     fin.clone()
 }
 

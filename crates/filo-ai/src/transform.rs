@@ -71,7 +71,10 @@ fn convert_assistant(
         .iter()
         .filter_map(|block| match block {
             ContentBlock::Thinking(t) => {
-                let signed = t.thinking_signature.as_deref().is_some_and(|s| !s.is_empty());
+                let signed = t
+                    .thinking_signature
+                    .as_deref()
+                    .is_some_and(|s| !s.is_empty());
                 if t.redacted == Some(true) {
                     same.then(|| block.clone())
                 } else if same && signed {

@@ -252,9 +252,9 @@ impl Transport for FixtureTransport {
             let body: ByteStream = match canned.end {
                 FixtureEnd::Close => Box::pin(chunks),
                 FixtureEnd::Stall => Box::pin(chunks.chain(futures::stream::pending())),
-                FixtureEnd::Reset(text) => Box::pin(
-                    chunks.chain(futures::stream::once(async { Err(AiError::Transport(text)) })),
-                ),
+                FixtureEnd::Reset(text) => Box::pin(chunks.chain(futures::stream::once(async {
+                    Err(AiError::Transport(text))
+                }))),
             };
             Ok(HttpResponse {
                 status: canned.status,

@@ -4,6 +4,7 @@
 //!
 //! Does not own: library logic: everything real lives in the library crates.
 
+mod agent;
 mod dag;
 
 use std::io::Write;
@@ -13,10 +14,12 @@ use clap::{Parser, Subcommand};
 
 /// filo: a coding-agent runtime whose memory is a Playfilo DAG.
 #[derive(Debug, Parser)]
-#[command(name = "filo", version, about)]
+#[command(name = "filo", version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    agent: agent::AgentArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -28,16 +31,25 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let env = dag::Env::from_process();
-    let mut stdout = std::io::stdout().lock();
     let result = match cli.command {
-        Command::Dag(args) => dag::run(args, &env, &mut stdout),
+        Some(Command::Dag(args)) => dag::run(args, &env, &mut std::io::stdout().lock()),
+        None => run_agent(cli.agent),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
-            let _ = stdout.flush();
+            let _ = std::io::stdout().flush();
             let _ = writeln!(std::io::stderr(), "error: {err:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// The agent modes run on a tokio runtime; the environment is read once, here.
+fn run_agent(args: agent::AgentArgs) -> anyhow::Result<ExitCode> {
+    let env = filo_ai::Env::from_vars(std::env::vars());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(agent::run(args, &env))
 }

@@ -19,6 +19,8 @@ pub mod compaction;
 pub mod convert;
 pub mod extension;
 mod json_file;
+pub mod loader;
+pub mod model_resolve;
 pub mod resources;
 pub mod settings;
 pub mod system_prompt;

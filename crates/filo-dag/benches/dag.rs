@@ -86,119 +86,182 @@ fn build_chain(store: &Store, n: usize, batch: usize) -> Res<Vec<String>> {
     Ok(ids)
 }
 
-/// The reference's commit: blob inserts, node insert, ref upsert, each autocommitted.
+// ── The reference's access pattern ─────────────────────────────────────────────────────────
+// Modelled on the reference module (playfilo-db.ts): every helper calls `db.prepare(sql)` (compiled
+// on every call, better-sqlite3 has no statement cache) and runs one query per node and per blob;
+// writes autocommit statement by statement with SQLite's default `synchronous = FULL`.
+
+/// `db.prepare(sql).get(param)`: compile, bind, step once.
+fn get_one<T>(
+    conn: &Connection,
+    sql: &str,
+    param: &str,
+    f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Res<Option<T>> {
+    Ok(conn.prepare(sql)?.query_row([param], f).optional()?)
+}
+
+/// (id, parent_id, role, parts_list) of a `SELECT *` row.
+type NodeRow = (String, Option<String>, String, String);
+
+/// `db.prepare(sql).all(param)`.
+fn get_all(conn: &Connection, sql: &str, param: &str) -> Res<Vec<NodeRow>> {
+    let mut stmt = conn.prepare(sql)?;
+    let rows = stmt.query_map([param], |r| {
+        Ok((
+            r.get("id")?,
+            r.get("parent_id")?,
+            r.get("role")?,
+            r.get("parts_list")?,
+        ))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+fn ref_blob(conn: &Connection, hash: &str) -> Res<Option<(String, String)>> {
+    get_one(conn, "SELECT * FROM blobs WHERE hash = ?", hash, |r| {
+        Ok((r.get("type")?, r.get("content")?))
+    })
+}
+
+/// storeBlob / commitNodeWithExternalId / getRef / setRef, one autocommit statement each.
 fn reference_commits(conn: &Connection, n: usize) -> Res<()> {
-    let mut parent: Option<String> = conn
-        .query_row("SELECT node_id FROM refs WHERE name = 'PI_HEAD'", [], |r| {
-            r.get(0)
-        })
-        .optional()?;
     for i in 0..n {
         let commit = pi_commit(i);
+        let parent = get_one(
+            conn,
+            "SELECT node_id FROM refs WHERE name = ?",
+            "PI_HEAD",
+            |r| r.get::<_, String>(0),
+        )?;
         let mut parts = Vec::new();
-        for blob in &commit.parts {
+        for blob in commit.parts.iter().chain([&NewBlob::system_prompt(PROMPT)]) {
             let hash = blob.hash();
-            conn.prepare_cached(
-                "INSERT OR IGNORE INTO blobs (hash, type, content) VALUES (?1, ?2, ?3)",
-            )?
-            .execute(params![hash, blob.blob_type, canon::js_json(&blob.content)])?;
+            conn.prepare("INSERT OR IGNORE INTO blobs (hash, type, content) VALUES (?, ?, ?)")?
+                .execute(params![hash, blob.blob_type, canon::js_json(&blob.content)])?;
             parts.push(hash);
         }
-        let sph = NewBlob::system_prompt(PROMPT).hash();
-        conn.prepare_cached(
-            "INSERT OR IGNORE INTO blobs (hash, type, content) VALUES (?1, 'system_prompt', ?2)",
-        )?
-        .execute(params![sph, canon::js_json(&Value::String(PROMPT.into()))])?;
+        let sph = parts.pop().unwrap_or_default();
+        let timestamp = commit.timestamp + 10_000_000;
         let id = canon::node_hash(&NodeHashInput {
             parent_id: parent.as_deref(),
             parts: &parts,
             role: &commit.role,
-            timestamp: commit.timestamp + 10_000_000,
+            timestamp,
             external_id: commit.external_id.as_deref(),
             system_prompt_hash: Some(&sph),
         });
-        conn.prepare_cached(
+        conn.prepare(
             "INSERT OR IGNORE INTO nodes (id, parent_id, role, parts_list, timestamp, config_json, \
-             system_prompt_hash, external_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             system_prompt_hash, external_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         )?
         .execute(params![
             id,
             parent,
             commit.role,
             serde_json::to_string(&parts)?,
-            commit.timestamp + 10_000_000,
+            timestamp,
             commit.config_json,
             sph,
             commit.external_id
         ])?;
-        conn.prepare_cached("INSERT OR REPLACE INTO refs (name, node_id) VALUES ('PI_HEAD', ?1)")?
-            .execute([&id])?;
-        parent = Some(id);
+        conn.prepare("INSERT OR REPLACE INTO refs (name, node_id) VALUES (?, ?)")?
+            .execute(params!["PI_HEAD", id])?;
     }
     Ok(())
 }
 
-/// One SELECT per node (walking parents) and one per blob, as `loadEntriesFromDAG` does.
+/// `loadEntriesFromDAG`: a SELECT per node, per blob, per parent external id; entries built.
 fn reference_load(conn: &Connection, head: &str) -> Res<usize> {
+    let mut trace: Vec<Value> = Vec::new();
     let mut cur = Some(head.to_owned());
-    let mut entries = 0;
     while let Some(id) = cur {
-        let row: Option<(Option<String>, String)> = conn
-            .prepare_cached("SELECT * FROM nodes WHERE id = ?1")?
-            .query_row([&id], |r| Ok((r.get("parent_id")?, r.get("parts_list")?)))
-            .optional()?;
-        let Some((parent, parts)) = row else { break };
+        let node = get_one(conn, "SELECT * FROM nodes WHERE id = ?", &id, |r| {
+            Ok((
+                r.get::<_, Option<String>>("parent_id")?,
+                r.get::<_, String>("role")?,
+                r.get::<_, String>("parts_list")?,
+                r.get::<_, i64>("timestamp")?,
+                r.get::<_, Option<String>>("external_id")?,
+                r.get::<_, Option<String>>("config_json")?,
+            ))
+        })?;
+        let Some((parent, role_name, parts, timestamp, ext, config)) = node else {
+            break;
+        };
+        let mut content = Vec::new();
         for hash in serde_json::from_str::<Vec<String>>(&parts)? {
-            let content: Option<String> = conn
-                .prepare_cached("SELECT * FROM blobs WHERE hash = ?1")?
-                .query_row([&hash], |r| r.get("content"))
-                .optional()?;
-            if let Some(c) = content {
-                std::hint::black_box(serde_json::from_str::<Value>(&c)?);
+            if let Some((kind, text)) = ref_blob(conn, &hash)? {
+                let data: Value = serde_json::from_str(&text)?;
+                match kind.as_str() {
+                    "text" => content.push(json!({ "type": "text", "text": data })),
+                    "tool_call" => content.push(json!({
+                        "type": "toolCall", "id": data["id"], "name": data["name"], "arguments": data["arguments"],
+                    })),
+                    _ => content.push(data),
+                }
             }
         }
-        entries += 1;
+        let parent_ext = match &parent {
+            Some(p) => get_one(conn, "SELECT external_id FROM nodes WHERE id = ?", p, |r| {
+                r.get::<_, Option<String>>(0)
+            })?
+            .flatten(),
+            None => None,
+        };
+        let mut message = json!({ "role": role_name, "content": content, "timestamp": timestamp });
+        if role_name == role::ASSISTANT {
+            let cfg: Value = config
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()?
+                .unwrap_or(Value::Null);
+            message["api"] = json!("chat");
+            message["provider"] = cfg["model"]["provider"].clone();
+            message["model"] = cfg["model"]["id"].clone();
+            message["stopReason"] = json!("stop");
+            message["usage"] = json!({ "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 } });
+        }
+        trace.push(json!({
+            "type": "message", "id": ext.unwrap_or_else(|| id[..8].to_owned()), "parentId": parent_ext,
+            "timestamp": filo_dag::text::iso_utc(timestamp), "message": message,
+        }));
         cur = parent;
     }
-    Ok(entries)
+    trace.reverse();
+    Ok(trace.len())
 }
 
-fn node_parts(conn: &Connection, id: &str) -> Res<Vec<String>> {
-    let parts: Option<String> = conn
-        .prepare_cached("SELECT * FROM nodes WHERE id = ?1")?
-        .query_row([id], |r| r.get("parts_list"))
-        .optional()?;
-    Ok(parts
-        .map(|p| serde_json::from_str(&p))
-        .transpose()?
-        .unwrap_or_default())
-}
-
-/// A printed life line: blob reads for the preview and again for tool-call detection.
-fn reference_line(conn: &Connection, id: &str) -> Res<()> {
-    let parts = node_parts(conn, id)?;
-    for _pass in 0..2 {
-        for hash in &parts {
-            let c: Option<String> = conn
-                .prepare_cached("SELECT * FROM blobs WHERE hash = ?1")?
-                .query_row([hash], |r| r.get("content"))
-                .optional()?;
-            std::hint::black_box(c);
+/// A printed life line: the preview reads and parses every blob, then `nodeHasToolCalls` reads
+/// the types again (assistants only).
+fn reference_line(conn: &Connection, role_name: &str, parts: &str) -> Res<()> {
+    let hashes: Vec<String> = serde_json::from_str(parts)?;
+    for hash in &hashes {
+        if let Some((_, content)) = ref_blob(conn, hash)? {
+            std::hint::black_box(serde_json::from_str::<Value>(&content)?);
+        }
+    }
+    if role_name == role::ASSISTANT {
+        for hash in &hashes {
+            let kind = get_one(conn, "SELECT type FROM blobs WHERE hash = ?", hash, |r| {
+                r.get::<_, String>(0)
+            })?;
+            if kind.as_deref() == Some("tool_call") {
+                break;
+            }
         }
     }
     Ok(())
 }
 
-fn children_of(conn: &Connection, id: &str) -> Res<Vec<String>> {
-    let mut stmt = conn.prepare_cached("SELECT * FROM nodes WHERE parent_id = ?1")?;
-    let rows = stmt.query_map([id], |r| r.get::<_, String>("id"))?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-}
+const CHILDREN: &str = "SELECT * FROM nodes WHERE parent_id = ?";
 
 fn count_descendants(conn: &Connection, id: &str) -> Res<usize> {
-    let mut n = 0;
-    for kid in children_of(conn, id)? {
-        n += 1 + count_descendants(conn, &kid)?;
+    let kids = get_all(conn, CHILDREN, id)?;
+    let mut n = kids.len();
+    for kid in kids {
+        n += count_descendants(conn, &kid.0)?;
     }
     Ok(n)
 }
@@ -207,53 +270,77 @@ fn reference_tree(conn: &Connection, id: &str, depth: usize, lines: &mut usize) 
     if depth > 10 {
         return Ok(());
     }
-    for kid in children_of(conn, id)? {
-        reference_line(conn, &kid)?;
+    for (kid, _, role_name, parts) in get_all(conn, CHILDREN, id)? {
+        reference_line(conn, &role_name, &parts)?;
         *lines += 1;
         reference_tree(conn, &kid, depth + 1, lines)?;
     }
     Ok(())
 }
 
-/// life's queries for a focus whose parent has many children (default options).
-fn reference_life(conn: &Connection, focus: &str) -> Res<usize> {
-    let mut chain = vec![focus.to_owned()];
-    while chain.len() < 4 {
-        let parent: Option<Option<String>> = conn
-            .prepare_cached("SELECT * FROM nodes WHERE id = ?1")?
-            .query_row([chain.last().map_or("", String::as_str)], |r| {
-                r.get("parent_id")
-            })
-            .optional()?;
-        match parent.flatten() {
-            Some(p) => chain.push(p),
-            None => break,
-        }
+/// `handleLife` with default options at HEAD, one query per node and per blob.
+fn reference_life(conn: &Connection) -> Res<usize> {
+    let head = get_one(
+        conn,
+        "SELECT node_id FROM refs WHERE name = ?",
+        "PI_HEAD",
+        |r| r.get::<_, String>(0),
+    )?
+    .unwrap_or_default();
+    std::hint::black_box(get_one(
+        conn,
+        "SELECT id FROM nodes WHERE external_id = ?",
+        &head,
+        |r| r.get::<_, String>(0),
+    )?);
+    let mut chain = Vec::new();
+    let mut cur = Some(head.clone());
+    while let Some(id) = cur.take().filter(|_| chain.len() < 4) {
+        let row = get_one(conn, "SELECT * FROM nodes WHERE id = ?", &id, |r| {
+            Ok((
+                r.get::<_, Option<String>>("parent_id")?,
+                r.get::<_, String>("role")?,
+                r.get::<_, String>("parts_list")?,
+            ))
+        })?;
+        let Some((parent, role_name, parts)) = row else {
+            break;
+        };
+        chain.push((id, role_name, parts));
+        cur = parent;
     }
     let mut lines = 0;
-    for id in chain.iter().skip(1) {
-        reference_line(conn, id)?;
+    for (_, role_name, parts) in chain.iter().skip(1) {
+        reference_line(conn, role_name, parts)?;
         lines += 1;
     }
-    for sibling in children_of(conn, &chain[1])? {
-        reference_line(conn, &sibling)?;
-        std::hint::black_box(count_descendants(conn, &sibling)?);
+    for (sibling, _, role_name, parts) in get_all(conn, CHILDREN, &chain[1].0)? {
+        if sibling != head {
+            std::hint::black_box(count_descendants(conn, &sibling)?);
+        }
+        reference_line(conn, &role_name, &parts)?;
         lines += 1;
     }
-    reference_tree(conn, focus, 0, &mut lines)?;
+    reference_tree(conn, &head, 0, &mut lines)?;
     Ok(lines)
 }
 
-/// trace: walk the lineage one SELECT per node, then the action query. The reference binds one
-/// variable per ancestor and fails past SQLite's limit; here it is chunked so it can finish.
-fn reference_trace(conn: &Connection, head: &str) -> Res<usize> {
+/// `handleTrace`: walk the lineage one SELECT per node, then one query binding every ancestor.
+/// Past SQLite's variable limit the reference query fails; it is chunked here so it finishes.
+fn reference_trace(conn: &Connection) -> Res<usize> {
+    let head = get_one(
+        conn,
+        "SELECT node_id FROM refs WHERE name = ?",
+        "PI_HEAD",
+        |r| r.get::<_, String>(0),
+    )?
+    .unwrap_or_default();
     let mut ids = Vec::new();
-    let mut cur = Some(head.to_owned());
+    let mut cur = Some(head);
     while let Some(id) = cur {
-        let parent: Option<Option<String>> = conn
-            .prepare_cached("SELECT * FROM nodes WHERE id = ?1")?
-            .query_row([&id], |r| r.get("parent_id"))
-            .optional()?;
+        let parent = get_one(conn, "SELECT parent_id FROM nodes WHERE id = ?", &id, |r| {
+            r.get::<_, Option<String>>(0)
+        })?;
         ids.push(id);
         cur = parent.flatten();
     }
@@ -357,11 +444,10 @@ fn lineage_rows(dir: &Path, ids: &[String], rows: &mut Vec<Row>) -> Res<()> {
     for a in &actions {
         store.log_action(a)?;
     }
-    let head = &ids[ids.len() - 1];
     let (out, d) = best(3, || {
         Ok(trace(&store, &TraceOptions::default(), &FixedOffset(0))?)
     })?;
-    let (n, r) = best(3, || reference_trace(&conn, head))?;
+    let (n, r) = best(3, || reference_trace(&conn))?;
     rows.push(Row {
         name: "trace, 100,000-node lineage, 1,000 actions".into(),
         filo: d,
@@ -394,7 +480,7 @@ fn life_rows(dir: &Path, rows: &mut Vec<Row>) -> Res<()> {
     let conn = open_reference(&path)?;
     let opts = LifeOptions::default();
     let (out, d) = best(5, || Ok(life(&store, &opts, T0 + 100_000_000)?))?;
-    let (lines, r) = best(3, || reference_life(&conn, &focus))?;
+    let (lines, r) = best(3, || reference_life(&conn))?;
     rows.push(Row {
         name: "life, focus with 1,000 siblings (3 descendants each)".into(),
         filo: d,
@@ -441,7 +527,13 @@ fn prefix_rows(dir: &Path, rows: &mut Vec<Row>) -> Res<()> {
     let like_probes = &probes[..10];
     let ((), r) = timed(|| {
         for p in like_probes {
-            let mut stmt = conn.prepare_cached("SELECT id FROM nodes WHERE id LIKE ?1")?;
+            std::hint::black_box(get_one(
+                &conn,
+                "SELECT 1 FROM nodes WHERE id = ?",
+                p,
+                |r| r.get::<_, i64>(0),
+            )?);
+            let mut stmt = conn.prepare("SELECT id FROM nodes WHERE id LIKE ?")?;
             let found = stmt
                 .query_map([format!("{p}%")], |r| r.get::<_, String>(0))?
                 .count();
@@ -477,12 +569,26 @@ fn fmt(d: Duration) -> String {
 }
 
 fn main() -> Res<()> {
+    // `cargo bench -p filo-dag --bench dag -- life prefix` runs only the named groups.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let wants = |group: &str| only.is_empty() || only.iter().any(|o| o == group);
     let dir = tempfile::tempdir()?;
     let mut rows = Vec::new();
-    let ids = commit_rows(dir.path(), &mut rows)?;
-    lineage_rows(dir.path(), &ids, &mut rows)?;
-    life_rows(dir.path(), &mut rows)?;
-    prefix_rows(dir.path(), &mut rows)?;
+    if wants("commit") || wants("lineage") {
+        let ids = commit_rows(dir.path(), &mut rows)?;
+        if wants("lineage") {
+            lineage_rows(dir.path(), &ids, &mut rows)?;
+        }
+    }
+    if wants("life") {
+        life_rows(dir.path(), &mut rows)?;
+    }
+    if wants("prefix") {
+        prefix_rows(dir.path(), &mut rows)?;
+    }
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

@@ -130,12 +130,15 @@ impl Store {
 
     /// For every child of `parent`: the number of its descendants (all roles). One query.
     pub fn descendant_counts(&self, parent: &str) -> Result<HashMap<String, u64>> {
-        let sql = "WITH RECURSIVE d(root, id) AS ( \
-               SELECT id, id FROM nodes WHERE parent_id = ?1 \
-               UNION SELECT d.root, n.id FROM d JOIN nodes n ON n.parent_id = d.id) \
+        // Ids are hashes over the parent id, so the graph has no cycles; the depth bound only
+        // protects against forged rows.
+        let sql = "WITH RECURSIVE d(root, id, depth) AS ( \
+               SELECT id, id, 0 FROM nodes WHERE parent_id = ?1 \
+               UNION ALL SELECT d.root, n.id, d.depth + 1 FROM d JOIN nodes n ON n.parent_id = d.id \
+                 WHERE d.depth < ?2) \
              SELECT root, COUNT(*) - 1 FROM d GROUP BY root";
         let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map([parent], |r| {
+        let rows = stmt.query_map(rusqlite::params![parent, MAX_WALK], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
@@ -217,32 +220,33 @@ pub(crate) fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> 
     }
 }
 
+/// The recursive CTE of a lineage: one primary-key lookup per node, rows in walk order (the
+/// recursion queue is FIFO), every node column carried along so no second lookup is needed.
+pub(crate) const LINEAGE_CTE: &str = "WITH RECURSIVE chain(depth, id, parent_id, role, parts_list, \
+     timestamp, config_json, thought_signatures, system_prompt_hash, external_id) AS ( \
+       SELECT 0, n.id, n.parent_id, n.role, n.parts_list, n.timestamp, n.config_json, \
+              n.thought_signatures, n.system_prompt_hash, n.external_id FROM nodes n WHERE n.id = ?1 \
+       UNION ALL SELECT c.depth + 1, n.id, n.parent_id, n.role, n.parts_list, n.timestamp, \
+              n.config_json, n.thought_signatures, n.system_prompt_hash, n.external_id \
+         FROM chain c JOIN nodes n ON n.id = c.parent_id WHERE c.depth + 1 < ?2)";
+
 pub(crate) fn lineage(conn: &Connection, head: &str, limit: Option<usize>) -> Result<Vec<Node>> {
     let limit = limit.map_or(MAX_WALK, |l| i64::try_from(l).unwrap_or(MAX_WALK));
     if limit == 0 {
         return Ok(Vec::new());
     }
     let sql = format!(
-        "WITH RECURSIVE chain(id, depth) AS ( \
-           SELECT ?1, 0 \
-           UNION ALL SELECT n.parent_id, c.depth + 1 FROM chain c JOIN nodes n ON n.id = c.id \
-             WHERE n.parent_id IS NOT NULL AND c.depth + 1 < ?2) \
-         SELECT {NODE_COLUMNS} FROM chain c JOIN nodes n ON n.id = c.id ORDER BY c.depth"
+        "{LINEAGE_CTE} SELECT depth, id, parent_id, role, parts_list, timestamp, config_json, \
+         thought_signatures, system_prompt_hash, external_id FROM chain"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params![head, limit], |r| node_from_row(r, 0))?;
-    let mut out = Vec::new();
-    for node in rows {
-        let node = node?;
-        // A missing row ends the walk even if a later ancestor row exists.
-        if let Some(prev) = out.last().map(|n: &Node| n.parent_id.as_deref()) {
-            if prev != Some(node.id.as_str()) {
-                break;
-            }
-        }
-        out.push(node);
-    }
-    Ok(out)
+    let rows = stmt.query_map(rusqlite::params![head, limit], |r| {
+        Ok((r.get::<_, i64>(0)?, node_from_row(r, 1)?))
+    })?;
+    let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    // Already in order in practice; the stable sort is linear on sorted input.
+    out.sort_by_key(|(depth, _)| *depth);
+    Ok(out.into_iter().map(|(_, n)| n).collect())
 }
 
 pub(crate) fn subtree(conn: &Connection, id: &str, max_depth: usize) -> Result<Vec<(Node, usize)>> {

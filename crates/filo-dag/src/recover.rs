@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::canon;
 use crate::error::Result;
 use crate::model::{Blob, Node, blob_type, role};
-use crate::read::{lineage, load_blobs};
+use crate::read::{LINEAGE_CTE, MAX_WALK, node_from_row};
 use crate::render::preview_truthy as truthy;
 use crate::store::Store;
 use crate::text::iso_utc;
@@ -44,20 +44,70 @@ impl Store {
     }
 
     fn entries_from(&self, head: &str) -> Result<Vec<Value>> {
-        let mut nodes = lineage(&self.conn, head, None)?;
-        nodes.reverse();
-        let blobs = load_blobs(&self.conn, nodes.iter().flat_map(|n| &n.parts))?;
+        let nodes = lineage_with_blobs(&self.conn, head)?;
         let mut out = Vec::with_capacity(nodes.len());
         let mut parent: Option<&Node> = None;
-        for node in &nodes {
-            let parts: Vec<&Blob> = node.parts.iter().filter_map(|h| blobs.get(h)).collect();
-            if let Some(entry) = entry_of(node, parent, &parts) {
+        let mut models = ModelCache::default();
+        for (node, blobs) in nodes.iter().rev() {
+            let parts: Vec<&Blob> = blobs.iter().collect();
+            if let Some(entry) = entry_of(node, parent, &parts, &mut models) {
                 out.push(entry);
             }
             parent = Some(node);
         }
         Ok(out)
     }
+}
+
+/// A lineage row: depth, node, (part index, blob) pairs.
+type Walked = (i64, Node, Vec<(i64, Blob)>);
+
+/// The lineage of `head` (head first) with each node's blobs in part order, in one query: the
+/// lineage CTE joined with `json_each(parts_list)` and the blobs' primary key.
+fn lineage_with_blobs(conn: &rusqlite::Connection, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
+    let sql = format!(
+        "{LINEAGE_CTE} SELECT c.depth, c.id, c.parent_id, c.role, c.parts_list, c.timestamp, \
+           c.config_json, c.thought_signatures, c.system_prompt_hash, c.external_id, \
+           p.key, b.hash, b.type, b.content, b.thought_signature \
+         FROM chain c \
+         LEFT JOIN json_each(CASE WHEN json_valid(c.parts_list) THEN c.parts_list ELSE '[]' END) p \
+         LEFT JOIN blobs b ON b.hash = p.value"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
+    let mut out: Vec<Walked> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let depth: i64 = row.get(0)?;
+        if out.last().is_none_or(|(d, _, _)| *d != depth) {
+            out.push((depth, node_from_row(row, 1)?, Vec::new()));
+        }
+        let hash: Option<String> = row.get(11)?;
+        if let (Some(hash), Some((_, _, blobs))) = (hash, out.last_mut()) {
+            let blob = Blob {
+                hash,
+                blob_type: row.get(12)?,
+                content: row.get(13)?,
+                thought_signature: row.get(14)?,
+            };
+            blobs.push((row.get::<_, Option<i64>>(10)?.unwrap_or(0), blob));
+        }
+    }
+    // Walk order and part order in practice; sorting and merging keep it right whatever the plan.
+    out.sort_by_key(|(depth, _, _)| *depth);
+    let mut merged: Vec<Walked> = Vec::with_capacity(out.len());
+    for (depth, node, blobs) in out {
+        match merged.last_mut() {
+            Some((d, _, existing)) if *d == depth => existing.extend(blobs),
+            _ => merged.push((depth, node, blobs)),
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|(_, node, mut blobs)| {
+            blobs.sort_by_key(|(key, _)| *key);
+            (node, blobs.into_iter().map(|(_, b)| b).collect())
+        })
+        .collect())
 }
 
 /// `external_id`, else the first 8 characters of the hash.
@@ -78,7 +128,29 @@ fn is_meta(node: &Node, v: &Value) -> bool {
     node.role == role::PI_INTERNAL || kind.as_str().is_some_and(|k| ENTRY_TYPES.contains(&k))
 }
 
-fn entry_of(node: &Node, parent: Option<&Node>, parts: &[&Blob]) -> Option<Value> {
+/// The last config_json seen and its (provider, model): consecutive nodes share one config.
+#[derive(Default)]
+struct ModelCache {
+    config: Option<String>,
+    value: (String, String),
+}
+
+impl ModelCache {
+    fn get(&mut self, config: Option<&str>) -> (String, String) {
+        if self.config.as_deref() != config || self.value.0.is_empty() {
+            self.value = provider_model(config);
+            self.config = config.map(str::to_owned);
+        }
+        self.value.clone()
+    }
+}
+
+fn entry_of(
+    node: &Node,
+    parent: Option<&Node>,
+    parts: &[&Blob],
+    models: &mut ModelCache,
+) -> Option<Value> {
     let id = entry_id(node);
     let parent_id = parent.map_or(Value::Null, |p| Value::String(entry_id(p)));
     let timestamp = iso_utc(node.timestamp);
@@ -119,7 +191,7 @@ fn entry_of(node: &Node, parent: Option<&Node>, parts: &[&Blob]) -> Option<Value
         if node.role == role::PI_INTERNAL && content.is_empty() {
             return None;
         }
-        plain_message(node, content)
+        plain_message(node, content, models)
     };
     Some(json!({
         "type": "message", "id": id, "parentId": parent_id, "timestamp": timestamp, "message": message,
@@ -205,12 +277,12 @@ fn provider_model(config: Option<&str>) -> (String, String) {
     }
 }
 
-fn plain_message(node: &Node, content: Vec<Value>) -> Value {
+fn plain_message(node: &Node, content: Vec<Value>, models: &mut ModelCache) -> Value {
     let mut message = Map::new();
     message.insert("role".into(), Value::String(node.role.clone()));
     message.insert("content".into(), Value::Array(content));
     if node.role == role::ASSISTANT {
-        let (provider, model) = provider_model(node.config_json.as_deref());
+        let (provider, model) = models.get(node.config_json.as_deref());
         message.insert("api".into(), json!("chat"));
         message.insert("provider".into(), json!(provider));
         message.insert("model".into(), json!(model));

@@ -22,7 +22,7 @@ impl Store {
     /// Commits one node: its blobs, the system prompt blob, the node row and the ref moves, all in
     /// one `BEGIN IMMEDIATE` transaction. A failed compare-and-set writes nothing.
     pub fn commit_node(&self, commit: &NodeCommit) -> Result<Committed> {
-        self.write(|tx| commit_in(tx, commit, None, 0))
+        self.write(|tx| commit_in(tx, commit, None, 0, &mut None))
     }
 
     /// Commits several nodes in one transaction, in order. [`Parent::Previous`] chains a node to
@@ -30,9 +30,10 @@ impl Store {
     pub fn commit_batch(&self, commits: &[NodeCommit]) -> Result<Vec<Committed>> {
         self.write(|tx| {
             let mut out: Vec<Committed> = Vec::with_capacity(commits.len());
+            let mut prompt = None;
             for (index, commit) in commits.iter().enumerate() {
                 let previous = out.last().map(|c| c.id.as_str());
-                let done = commit_in(tx, commit, previous, index)?;
+                let done = commit_in(tx, commit, previous, index, &mut prompt)?;
                 out.push(done);
             }
             Ok(out)
@@ -138,11 +139,27 @@ fn insert_blob(tx: &Transaction<'_>, blob: &NewBlob) -> Result<String> {
     Ok(hash)
 }
 
+/// The last system prompt stored in this transaction and its hash (prompts repeat, and can be
+/// long: hashing and inserting them once per batch is enough).
+type PromptCache = Option<(String, String)>;
+
+fn store_prompt(tx: &Transaction<'_>, prompt: &str, cache: &mut PromptCache) -> Result<String> {
+    if let Some((text, hash)) = cache.as_ref() {
+        if text == prompt {
+            return Ok(hash.clone());
+        }
+    }
+    let hash = insert_blob(tx, &NewBlob::system_prompt(prompt))?;
+    *cache = Some((prompt.to_owned(), hash.clone()));
+    Ok(hash)
+}
+
 fn commit_in(
     tx: &Transaction<'_>,
     commit: &NodeCommit,
     previous: Option<&str>,
     index: usize,
+    prompt_cache: &mut PromptCache,
 ) -> Result<Committed> {
     let parent_id: Option<String> = match &commit.parent {
         Parent::Root => None,
@@ -159,7 +176,7 @@ fn commit_in(
         parts.push(insert_blob(tx, blob)?);
     }
     let prompt_hash = match commit.system_prompt.as_deref().filter(|p| !p.is_empty()) {
-        Some(prompt) => Some(insert_blob(tx, &NewBlob::system_prompt(prompt))?),
+        Some(prompt) => Some(store_prompt(tx, prompt, prompt_cache)?),
         None => None,
     };
     let id = canon::node_hash(&NodeHashInput {

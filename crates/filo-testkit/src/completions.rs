@@ -14,6 +14,8 @@
 //! `id`, `type`, `function.name`, empty `arguments`) in order, then the argument fragments of
 //! all calls of the run interleaved round-robin, each chunk naming its call by `index` only.
 //!
+//! Empty text or thinking has no chunk (this protocol has no block boundaries to show it).
+//!
 //! Usage: `prompt_tokens = input + cache_read`, `prompt_tokens_details.cached_tokens =
 //! cache_read`, `completion_tokens = output`; `cache_write` has no field and is not sent.
 

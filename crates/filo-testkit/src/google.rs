@@ -6,8 +6,9 @@
 //! whole `functionCall` part (`{name, args}`, plus `id` when the script's id is not empty).
 //! There is no `[DONE]`: the stream simply ends. The last frame carries `finishReason` (`STOP`,
 //! `MAX_TOKENS` on `Length`; tool calls stop with `STOP`, as Gemini does) and the full
-//! `usageMetadata`; the frames before it carry the prompt counts only. A reply with no block
-//! sends one frame with an empty text part.
+//! `usageMetadata`; the frames before it carry the prompt counts only. Empty text (and empty
+//! unsigned thinking) has no part; a reply with no part at all sends one frame with an empty
+//! text part.
 //!
 //! Usage: `promptTokenCount = input + cache_read` (Google counts cached tokens inside the
 //! prompt), `cachedContentTokenCount = cache_read` (only when non-zero), `candidatesTokenCount =

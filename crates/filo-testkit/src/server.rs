@@ -68,7 +68,8 @@ fn lock(script: &Shared) -> MutexGuard<'_, Script> {
 /// [`Turn`], whatever its protocol; once the script is used up it answers HTTP 500 with
 /// [`EXHAUSTED_BODY`]. A path no protocol serves gets a 404 and is neither recorded nor
 /// answered from the script; a recognised path with a method other than `POST` is recorded and
-/// gets a 405 without consuming a turn. Dropping the provider aborts the server task, which
+/// gets a 405, and a request that does not ask for a stream (no `"stream": true` in the body;
+/// for Google no `alt=sse` in the query) is recorded and gets a 400, neither consuming a turn. Dropping the provider aborts the server task, which
 /// closes the listener and every connection (a stalled stream included).
 #[derive(Debug)]
 pub struct MockProvider {
@@ -231,9 +232,13 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
         });
         let number = script.requests.len();
         if parts.method != Method::POST {
-            let message = format!("mock provider: {} is served for POST only", uri_path);
+            let message = format!("mock provider: {uri_path} is served for POST only");
             let body = json!({ "error": message }).to_string();
             return json_response(StatusCode::METHOD_NOT_ALLOWED, body);
+        }
+        if let Some(message) = not_streaming(protocol, parts.uri.query(), &script.requests) {
+            let body = json!({ "error": message }).to_string();
+            return json_response(StatusCode::BAD_REQUEST, body);
         }
         (script.turns.pop_front(), number)
     };
@@ -245,6 +250,29 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
     match turn {
         None => json_response(StatusCode::INTERNAL_SERVER_ERROR, EXHAUSTED_BODY.to_owned()),
         Some(turn) => respond(protocol, turn, &ctx),
+    }
+}
+
+/// Why the last recorded request does not ask for a stream, if it does not: the mock only
+/// streams, and a client that forgot to ask would get a different answer from the real service.
+fn not_streaming(
+    protocol: Protocol,
+    query: Option<&str>,
+    requests: &[RecordedRequest],
+) -> Option<&'static str> {
+    let body = &requests.last()?.body;
+    match protocol {
+        Protocol::GoogleGenerativeAi => {
+            let sse = query.is_some_and(|q| q.split('&').any(|kv| kv == "alt=sse"));
+            (!sse).then_some(
+                "mock provider: streamGenerateContent is served as SSE only; add ?alt=sse",
+            )
+        }
+        Protocol::AnthropicMessages | Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
+            (body.get("stream") != Some(&Value::Bool(true))).then_some(
+                "mock provider: only streams are served; the body must set \"stream\": true",
+            )
+        }
     }
 }
 

@@ -17,8 +17,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use filo_agent::{AgentTool, ToolCallContext, ToolOutput};
+use filo_tools::grep::{GrepQuery, find_matches};
 use filo_tools::{EditTool, GrepTool, ToolSettings};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 type BoxResult<T> = Result<T, Box<dyn Error>>;
 
@@ -60,12 +62,13 @@ fn line(rng: &mut Rng, out: &mut String, line_no: u64) {
     out.push_str(&format!(" = {line_no};\n"));
 }
 
-/// Write `megabytes` of source-like text as dirs of 50 KB files, plus a .gitignore'd extra.
+/// Write `megabytes` of source-like text as dirs of 50 KB files, plus extras excluded by an
+/// `.ignore` file (honoured by both rg and filo without a git repository).
 fn generate_tree(root: &Path, megabytes: usize) -> BoxResult<usize> {
     let files = megabytes * 20;
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut written = 0;
-    std::fs::write(root.join(".gitignore"), "*.tmp\n")?;
+    std::fs::write(root.join(".ignore"), "*.tmp\n")?;
     for f in 0..files {
         let dir = root.join(format!("d{:03}", f / 100));
         if f % 100 == 0 {
@@ -189,16 +192,17 @@ fn grep_bench(rt: &tokio::runtime::Runtime, rows: &mut Vec<String>) -> BoxResult
     ];
     for case in cases {
         let args = json!({"pattern": case.pattern, "ignoreCase": case.ignore_case, "literal": case.literal, "limit": 100000});
-        let out = call(rt, &grep, &args)?;
-        let text = out
-            .content
-            .first()
-            .and_then(|b| b.as_text())
-            .unwrap_or_default();
-        let matches = text
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with('['))
-            .count();
+        let query = GrepQuery {
+            pattern: case.pattern.to_string(),
+            root: dir.path().to_path_buf(),
+            glob: None,
+            ignore_case: case.ignore_case,
+            literal: case.literal,
+            context: 0,
+            limit: 100_000,
+        };
+        let (found, _) = find_matches(&query, &CancellationToken::new())?;
+        let matches: usize = found.iter().map(|(_, lines)| lines.len()).sum();
         let (filo_med, filo_min) = measure(|| call(rt, &grep, &args).map(|_| ()))?;
         let rg_cols = if rg {
             let rg_matches = run_rg(dir.path(), case.pattern, case.ignore_case, case.literal)?;
@@ -209,11 +213,18 @@ fn grep_bench(rt: &tokio::runtime::Runtime, rows: &mut Vec<String>) -> BoxResult
         } else {
             "n/a (rg not installed) | n/a | n/a".to_string()
         };
+        let cancel = CancellationToken::new();
+        let (core_med, _) = measure(|| {
+            find_matches(&query, &cancel)
+                .map(|_| ())
+                .map_err(Into::into)
+        })?;
         rows.push(format!(
-            "| grep {megabytes} MB: {} | {matches} | {} | {} | {rg_cols} |",
+            "| grep {megabytes} MB: {} | {matches} | {} | {} | {} | {rg_cols} |",
             case.name,
             ms(filo_med),
-            ms(filo_min)
+            ms(filo_min),
+            ms(core_med)
         ));
     }
     Ok(())
@@ -270,7 +281,7 @@ fn edit_bench(
         "edit 10 MB (ASCII)"
     };
     rows.push(format!(
-        "| {label} | 1 | {} | {} | naive: {} | naive: {} | - |",
+        "| {label} | 1 | {} | {} | - | naive: {} | naive: {} | - |",
         ms(filo_med),
         ms(filo_min),
         ms(naive_med),
@@ -289,9 +300,9 @@ fn main() -> BoxResult<()> {
     edit_bench(&rt, &mut rows, true)?;
     println!();
     println!(
-        "| case | matches | filo median | filo min | baseline median | baseline min | baseline matches |"
+        "| case | matches | filo tool median | filo tool min | filo search-only median | baseline median | baseline min | baseline matches |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for row in rows {
         println!("{row}");
     }

@@ -10,22 +10,62 @@ enum Kind {
     Removed,
 }
 
-/// Runs of equal / removed / added lines (jsdiff's `diffLines` parts).
+fn strip_newline(line: &str) -> &str {
+    line.strip_suffix('\n').unwrap_or(line)
+}
+
+fn push_line<'a>(parts: &mut Vec<(Kind, Vec<&'a str>)>, kind: Kind, line: &'a str) {
+    match parts.last_mut() {
+        Some((last, lines)) if *last == kind => lines.push(line),
+        _ => parts.push((kind, vec![line])),
+    }
+}
+
+/// Runs of equal / removed / added lines (jsdiff's `diffLines` parts). Lines shared at the start
+/// and the end are split off first, so a one-line edit of a large file only diffs the middle.
 fn parts<'a>(old: &'a str, new: &'a str) -> Vec<(Kind, Vec<&'a str>)> {
-    let diff = TextDiff::from_lines(old, new);
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let prefix = old_lines
+        .iter()
+        .zip(&new_lines)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let room = old_lines.len().min(new_lines.len()) - prefix;
+    let suffix = old_lines
+        .iter()
+        .rev()
+        .zip(new_lines.iter().rev())
+        .take(room)
+        .take_while(|(a, b)| a == b)
+        .count();
     let mut parts: Vec<(Kind, Vec<&'a str>)> = Vec::new();
+    for line in &old_lines[..prefix] {
+        push_line(&mut parts, Kind::Same, strip_newline(line));
+    }
+    let old_mid = &old[old_lines[..prefix].iter().map(|l| l.len()).sum::<usize>()
+        ..old.len()
+            - old_lines[old_lines.len() - suffix..]
+                .iter()
+                .map(|l| l.len())
+                .sum::<usize>()];
+    let new_mid = &new[new_lines[..prefix].iter().map(|l| l.len()).sum::<usize>()
+        ..new.len()
+            - new_lines[new_lines.len() - suffix..]
+                .iter()
+                .map(|l| l.len())
+                .sum::<usize>()];
+    let diff = TextDiff::from_lines(old_mid, new_mid);
     for change in diff.iter_all_changes() {
         let kind = match change.tag() {
             ChangeTag::Equal => Kind::Same,
             ChangeTag::Insert => Kind::Added,
             ChangeTag::Delete => Kind::Removed,
         };
-        let value = change.value();
-        let line = value.strip_suffix('\n').unwrap_or(value);
-        match parts.last_mut() {
-            Some((last, lines)) if *last == kind => lines.push(line),
-            _ => parts.push((kind, vec![line])),
-        }
+        push_line(&mut parts, kind, strip_newline(change.value()));
+    }
+    for line in &old_lines[old_lines.len() - suffix..] {
+        push_line(&mut parts, Kind::Same, strip_newline(line));
     }
     parts
 }

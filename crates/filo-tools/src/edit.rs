@@ -111,7 +111,8 @@ impl EditTool {
         let bytes = tokio::fs::read(&path)
             .await
             .map_err(|e| Error::io("open", &path, e))?;
-        let raw = String::from_utf8_lossy(&bytes).into_owned();
+        let raw = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         let (old_text, new_text, shown) = (args.old_text, args.new_text, args.path.clone());
         let plan =
             tokio::task::spawn_blocking(move || plan_edit(&raw, &shown, &old_text, &new_text))

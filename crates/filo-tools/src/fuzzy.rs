@@ -21,7 +21,11 @@ pub fn detect_line_ending(content: &str) -> LineEnding {
 
 /// `\r\n` and lone `\r` become `\n`.
 pub fn normalize_to_lf(text: &str) -> String {
-    text.replace("\r\n", "\n").replace('\r', "\n")
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text.to_string()
+    }
 }
 
 /// Put the file's line ending back.
@@ -50,25 +54,23 @@ fn fuzzy_char(c: char) -> char {
     }
 }
 
-/// The normalised form both sides are compared in.
+/// The normalised form both sides are compared in: NFKC, then per line `trimEnd` and the
+/// quote / dash / space mapping.
+///
+/// NFKC is applied line by line, which is equivalent to normalising the whole text (`\n` is a
+/// starter that nothing composes with and no decomposition produces), and skipped for ASCII lines
+/// (ASCII is invariant under NFKC and under the mapping) — most lines of source code.
 pub fn normalize_for_fuzzy_match(text: &str) -> String {
-    // ASCII is invariant under NFKC and under the character mapping; skip both for it.
-    let ascii = text.is_ascii();
-    let nfkc: std::borrow::Cow<'_, str> = if ascii {
-        std::borrow::Cow::Borrowed(text)
-    } else {
-        std::borrow::Cow::Owned(text.nfkc().collect())
-    };
-    let mut out = String::with_capacity(nfkc.len());
-    for (i, line) in nfkc.split('\n').enumerate() {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        let line = line.trim_end();
-        if ascii {
-            out.push_str(line);
+        if line.is_ascii() {
+            out.push_str(line.trim_end());
         } else {
-            out.extend(line.chars().map(fuzzy_char));
+            let nfkc: String = line.nfkc().collect();
+            out.extend(nfkc.trim_end().chars().map(fuzzy_char));
         }
     }
     out

@@ -1,7 +1,6 @@
 //! `grep`: search file contents with ripgrep's own crates (regex or literal, case folding, glob
 //! filter, context lines), pi's `file:line: text` output and limit notices.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -9,8 +8,6 @@ use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput}
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::sinks::Bytes;
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -18,17 +15,16 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{parse_args, to_count};
 use crate::error::Error;
 use crate::paths::{display, resolve_to_cwd};
+use crate::search::{Found, Hit, search_single, search_tree};
 use crate::settings::ToolSettings;
 use crate::support::{blocking, text_output};
 use crate::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
 };
-use crate::walk::{relative_slash, walker};
+use crate::walk::relative_slash;
 
 const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.";
 const DEFAULT_LIMIT: f64 = 100.0;
-/// Files searched in parallel per batch; results are merged in walk order, so output is stable.
-const BATCH: usize = 256;
 
 #[derive(Debug, Deserialize)]
 struct GrepArgs {
@@ -63,126 +59,82 @@ fn build_matcher(q: &GrepQuery) -> Result<RegexMatcher, Error> {
         .map_err(|e| Error::message(format!("regex parse error:\n{e}")))
 }
 
-fn new_searcher() -> Searcher {
-    SearcherBuilder::new()
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(b'\x00'))
-        .build()
-}
-
-/// Matching line numbers of one file, at most `limit`.
-fn search_file(
-    searcher: &mut Searcher,
-    matcher: &RegexMatcher,
-    path: &Path,
-    limit: usize,
-) -> Vec<u64> {
-    let mut lines = Vec::new();
-    let sink = Bytes(|line_number, _| {
-        lines.push(line_number);
-        Ok(lines.len() < limit)
-    });
-    // Unreadable files are skipped, as ripgrep does (it only warns).
-    let _ = searcher.search_path(matcher, path, sink);
-    lines
-}
-
-/// Search a batch of files on up to `threads` threads; results in input order.
-fn search_batch(
-    files: &[PathBuf],
-    matcher: &RegexMatcher,
-    limit: usize,
-    threads: usize,
-) -> Vec<Vec<u64>> {
-    if threads <= 1 || files.len() < 2 {
-        let mut searcher = new_searcher();
-        return files
-            .iter()
-            .map(|f| search_file(&mut searcher, matcher, f, limit))
-            .collect();
-    }
-    let mut results = vec![Vec::new(); files.len()];
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|k| {
-                let matcher = matcher.clone();
-                scope.spawn(move || {
-                    let mut searcher = new_searcher();
-                    (k..files.len())
-                        .step_by(threads)
-                        .map(|i| (i, search_file(&mut searcher, &matcher, &files[i], limit)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for worker in workers {
-            if let Ok(found) = worker.join() {
-                for (i, lines) in found {
-                    results[i] = lines;
-                }
-            }
-        }
-    });
-    results
-}
-
-/// All matches (file, 1-based line) in walk order, up to the limit; and whether it was hit.
-pub fn find_matches(
-    q: &GrepQuery,
-    cancel: &CancellationToken,
-) -> Result<(Vec<(PathBuf, u64)>, bool), Error> {
+/// All matches (file, 1-based lines) in walk order, up to the limit; and whether it was hit.
+pub fn find_matches(q: &GrepQuery, cancel: &CancellationToken) -> Result<Found, Error> {
     let matcher = build_matcher(q)?;
     let limit = q.limit.max(1);
-    let mut matches = Vec::new();
     if q.root.is_file() {
-        let lines = search_file(&mut new_searcher(), &matcher, &q.root, limit);
-        matches.extend(lines.into_iter().map(|l| (q.root.clone(), l)));
-        let reached = matches.len() >= limit;
-        return Ok((matches, reached));
+        return Ok(search_single(&matcher, &q.root, limit));
     }
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
-    let mut walk = walker(&q.root, q.glob.as_deref())?;
-    loop {
-        if cancel.is_cancelled() {
-            return Err(Error::Aborted);
-        }
-        let batch: Vec<PathBuf> = walk
-            .by_ref()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-            .map(ignore::DirEntry::into_path)
-            .take(BATCH)
-            .collect();
-        if batch.is_empty() {
-            return Ok((matches, false));
-        }
-        for (file, lines) in batch
-            .iter()
-            .zip(search_batch(&batch, &matcher, limit, threads))
-        {
-            for line in lines {
-                matches.push((file.clone(), line));
-                if matches.len() >= limit {
-                    return Ok((matches, true));
-                }
-            }
-        }
+    search_tree(&q.root, q.glob.as_deref(), &matcher, limit, threads, cancel)
+}
+
+/// A file's text as pi renders it: lossy UTF-8, CRLF and lone CR normalised to LF.
+fn file_lines(path: &Path) -> String {
+    let Ok(bytes) = std::fs::read(path) else {
+        return String::new();
+    };
+    let text = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text
     }
 }
 
-/// Render matches (with context) the way pi does, re-reading each file once.
+/// One match with its context lines: `file:n: text` and `file-n- text`.
+fn render_block(
+    rel: &str,
+    lines: &[&str],
+    n: usize,
+    context: usize,
+    out: &mut Vec<String>,
+) -> bool {
+    let (start, end) = if context > 0 {
+        (
+            n.saturating_sub(context).max(1),
+            n.saturating_add(context).min(lines.len()),
+        )
+    } else {
+        (n, n)
+    };
+    let mut cut_any = false;
+    for current in start..=end {
+        let raw = lines.get(current - 1).map_or("", |l| *l).replace('\r', "");
+        let (text, cut) = truncate_line(&raw, GREP_MAX_LINE_LENGTH);
+        cut_any |= cut;
+        let sep = if current == n { ':' } else { '-' };
+        out.push(format!("{rel}{sep}{current}{sep} {text}"));
+    }
+    cut_any
+}
+
+/// The text pi shows for a match line, straight from the search when that is exact: the line
+/// without its terminator, unless it holds a lone `\r` (pi would have split the line there).
+fn hit_text(hit: &Hit) -> Option<String> {
+    let line = hit.bytes.strip_suffix(b"\n").unwrap_or(&hit.bytes);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.contains(&b'\r') {
+        return None;
+    }
+    Some(String::from_utf8_lossy(line).into_owned())
+}
+
+/// Render matches (with context) the way pi does. Without context the matched lines come from
+/// the search itself; with context each matched file is read once.
 fn render(
     q: &GrepQuery,
-    matches: &[(PathBuf, u64)],
+    found: &[(PathBuf, Vec<Hit>)],
     limit_reached: bool,
 ) -> (String, Map<String, Value>) {
     let root_is_dir = q.root.is_dir();
-    let mut cache: HashMap<&Path, Vec<String>> = HashMap::new();
     let mut out: Vec<String> = Vec::new();
     let mut lines_truncated = false;
-    for (file, line_number) in matches {
+    for (file, hits) in found {
         let rel = if root_is_dir {
             relative_slash(file, &q.root)
         } else {
@@ -190,38 +142,32 @@ fn render(
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default()
         };
-        let lines = cache.entry(file.as_path()).or_insert_with(|| {
-            std::fs::read(file)
-                .map(|b| {
-                    let text = String::from_utf8_lossy(&b)
-                        .replace("\r\n", "\n")
-                        .replace('\r', "\n");
-                    text.split('\n').map(str::to_string).collect()
-                })
-                .unwrap_or_default()
-        });
-        let n = usize::try_from(*line_number).unwrap_or(usize::MAX);
-        if lines.is_empty() {
-            out.push(format!("{rel}:{n}: (unable to read file)"));
+        let direct: Option<Vec<String>> = if q.context == 0 {
+            hits.iter().map(hit_text).collect()
+        } else {
+            None
+        };
+        if let Some(texts) = direct {
+            for (hit, text) in hits.iter().zip(texts) {
+                let (text, cut) = truncate_line(&text, GREP_MAX_LINE_LENGTH);
+                lines_truncated |= cut;
+                out.push(format!("{rel}:{}: {text}", hit.line_number));
+            }
             continue;
         }
-        let (start, end) = if q.context > 0 {
-            (
-                n.saturating_sub(q.context).max(1),
-                n.saturating_add(q.context).min(lines.len()),
-            )
+        let text = file_lines(file);
+        let lines: Vec<&str> = if text.is_empty() {
+            Vec::new()
         } else {
-            (n, n)
+            text.split('\n').collect()
         };
-        for current in start..=end {
-            let raw = lines
-                .get(current - 1)
-                .map_or("", String::as_str)
-                .replace('\r', "");
-            let (text, cut) = truncate_line(&raw, GREP_MAX_LINE_LENGTH);
-            lines_truncated |= cut;
-            let sep = if current == n { ':' } else { '-' };
-            out.push(format!("{rel}{sep}{current}{sep} {text}"));
+        for hit in hits {
+            let n = usize::try_from(hit.line_number).unwrap_or(usize::MAX);
+            if lines.is_empty() {
+                out.push(format!("{rel}:{n}: (unable to read file)"));
+            } else {
+                lines_truncated |= render_block(&rel, &lines, n, q.context, &mut out);
+            }
         }
     }
     let truncation = truncate_head(&out.join("\n"), Limits::bytes_only());
@@ -263,11 +209,11 @@ pub fn grep(
             display(&q.root)
         )));
     }
-    let (matches, limit_reached) = find_matches(q, cancel)?;
-    if matches.is_empty() {
+    let (found, limit_reached) = find_matches(q, cancel)?;
+    if found.is_empty() {
         return Ok(("No matches found".to_string(), Map::new()));
     }
-    Ok(render(q, &matches, limit_reached))
+    Ok(render(q, &found, limit_reached))
 }
 
 /// The `grep` tool.

@@ -25,6 +25,7 @@ pub mod output;
 pub mod paths;
 pub mod process;
 pub mod read;
+pub mod search;
 pub mod settings;
 mod support;
 pub mod truncate;

@@ -55,7 +55,7 @@ async fn abort_during_streaming_keeps_the_partial() {
     agent.wait_for_idle().await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_during_parallel_tools_gives_every_call_a_result() {
     let gate = Arc::new(Notify::new());
     let tool = TestTool {

@@ -6,7 +6,7 @@ use filo_agent::{
     AfterToolCall, AgentEvent, BeforeToolCall, GetApiKey, HookError, ResultOverride,
     ToolCallDecision, TransformContext,
 };
-use filo_ai::{ContentBlock, ThinkingLevel};
+use filo_ai::{ContentBlock, StreamOptions, ThinkingLevel};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -133,6 +133,10 @@ async fn options_reach_the_model_client() {
     let key: GetApiKey =
         Arc::new(|provider| Box::pin(async move { Ok(Some(format!("key-for-{provider}"))) }));
     agent.set_get_api_key(Some(key));
+    agent.set_stream_options(StreamOptions {
+        temperature: Some(0.5),
+        ..StreamOptions::default()
+    });
     agent.set_session_id(Some("sess-1".into()));
     agent.set_thinking_level(ThinkingLevel::High);
     agent.set_max_retry_delay_ms(Some(5));
@@ -142,6 +146,12 @@ async fn options_reach_the_model_client() {
     assert_eq!(options.session_id.as_deref(), Some("sess-1"));
     assert_eq!(options.reasoning, ThinkingLevel::High);
     assert_eq!(options.max_retry_delay_ms, Some(5));
+    assert_eq!(options.temperature, Some(0.5));
+    assert_eq!(
+        agent.stream_options().reasoning,
+        ThinkingLevel::Off,
+        "set per call"
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 mod abort;
 mod agent_api;
+mod e2e;
 mod events;
 mod hooks;
 mod steering;

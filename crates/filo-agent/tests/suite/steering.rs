@@ -242,3 +242,42 @@ async fn continue_from_an_assistant_tail_uses_the_queues() {
     assert!(err.is_refused());
     assert_eq!(client.calls().len(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steering_while_parallel_tools_run_waits_for_them() {
+    let gate = Arc::new(Notify::new());
+    let tool = TestTool {
+        gate: Some(Arc::clone(&gate)),
+        ..TestTool::new("echo")
+    };
+    let running = Arc::clone(&tool.running);
+    let client = Scripted::new(vec![
+        tools_turn(&[
+            ("c1", "echo", json!({"text": "a"})),
+            ("c2", "echo", json!({"text": "b"})),
+        ]),
+        text_turn("ok"),
+    ]);
+    let agent = agent_with(client.clone(), vec![Arc::new(tool)]);
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.prompt("go").await }
+    });
+    eventually(|| running.load(Ordering::SeqCst) == 2).await;
+    agent.steer(AgentMessage::user_text("also this"));
+    gate.notify_waiters();
+    run.await.unwrap().unwrap();
+    // Both calls ran to completion; the steering message opens the next turn.
+    assert_eq!(
+        history(&agent),
+        [
+            "user:go",
+            "assistant[ToolUse]:",
+            "toolResult:echo: a",
+            "toolResult:echo: b",
+            "user:also this",
+            "assistant[Stop]:ok",
+        ]
+    );
+    assert_eq!(client.calls().len(), 2);
+}

@@ -18,7 +18,7 @@ fn tool_events(rec: &Recorder) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_tools_interleave_updates_but_finalise_in_order() {
     let gate = Arc::new(Notify::new());
     let slow = TestTool {

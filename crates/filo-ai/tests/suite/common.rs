@@ -69,10 +69,7 @@ pub async fn collect(
     options: &StreamOptions,
     cancel: CancellationToken,
 ) -> (Vec<AssistantEvent>, AssistantMessage) {
-    let events: Vec<AssistantEvent> = client()
-        .stream(model, ctx, options, cancel)
-        .collect()
-        .await;
+    let events: Vec<AssistantEvent> = client().stream(model, ctx, options, cancel).collect().await;
     let msg = check(&events);
     (events, msg)
 }
@@ -81,7 +78,11 @@ pub fn check(events: &[AssistantEvent]) -> AssistantMessage {
     let Some(AssistantEvent::Start { message }) = events.first() else {
         panic!("no Start first: {events:?}");
     };
-    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1, "{events:?}");
+    assert_eq!(
+        events.iter().filter(|e| e.is_terminal()).count(),
+        1,
+        "{events:?}"
+    );
     let last = events.last().unwrap();
     let mut acc = Accumulator::new(message.clone());
     for e in &events[..events.len() - 1] {

@@ -12,14 +12,30 @@ async fn plain_text() {
     for protocol in PROTOCOLS {
         let mock = MockProvider::start(vec![Turn::text("Hello there, how are you today?")]).await;
         let m = model(protocol, &mock);
-        let (events, msg) =
-            collect(&m, &user("hi"), &StreamOptions::default(), CancellationToken::new()).await;
-        assert_eq!(msg.stop_reason, StopReason::Stop, "{protocol:?}: {:?}", msg.error_message);
+        let (events, msg) = collect(
+            &m,
+            &user("hi"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(
+            msg.stop_reason,
+            StopReason::Stop,
+            "{protocol:?}: {:?}",
+            msg.error_message
+        );
         assert_eq!(msg.content.len(), 1, "{protocol:?}");
         assert_eq!(msg.text(), "Hello there, how are you today?");
-        assert_eq!((msg.api.as_str(), msg.model.as_str()), (m.api.as_str(), m.id.as_str()));
+        assert_eq!(
+            (msg.api.as_str(), msg.model.as_str()),
+            (m.api.as_str(), m.id.as_str())
+        );
         let deltas = events.iter().filter(|e| e.kind() == "text_delta").count();
-        assert!(deltas > 1, "{protocol:?}: streamed word by word, got {deltas}");
+        assert!(
+            deltas > 1,
+            "{protocol:?}: streamed word by word, got {deltas}"
+        );
         assert_eq!(mock.remaining(), 0);
         assert_eq!(mock.requests()[0].protocol, protocol);
     }
@@ -33,14 +49,27 @@ async fn thinking_with_signature() {
             _ => "c2lnbmF0dXJlLWJ5dGVzLzEyMys=",
         };
         let reply = Reply::default()
-            .with_block(Block::Thinking { text: "Let me think about it.".into(), signature: sig.into() })
+            .with_block(Block::Thinking {
+                text: "Let me think about it.".into(),
+                signature: sig.into(),
+            })
             .with_block(Block::Text("Done thinking.".into()));
         let mock = MockProvider::start(vec![Turn::Reply(reply)]).await;
         let m = model(protocol, &mock);
-        let opts = StreamOptions { reasoning: ThinkingLevel::High, ..StreamOptions::default() };
+        let opts = StreamOptions {
+            reasoning: ThinkingLevel::High,
+            ..StreamOptions::default()
+        };
         let (_, msg) = collect(&m, &user("think"), &opts, CancellationToken::new()).await;
-        assert_eq!(msg.stop_reason, StopReason::Stop, "{protocol:?}: {:?}", msg.error_message);
-        let ContentBlock::Thinking(t) = &msg.content[0] else { panic!("{protocol:?}: {msg:?}") };
+        assert_eq!(
+            msg.stop_reason,
+            StopReason::Stop,
+            "{protocol:?}: {:?}",
+            msg.error_message
+        );
+        let ContentBlock::Thinking(t) = &msg.content[0] else {
+            panic!("{protocol:?}: {msg:?}")
+        };
         assert_eq!(t.thinking, "Let me think about it.", "{protocol:?}");
         let got = t.thinking_signature.clone().unwrap();
         match protocol {
@@ -59,23 +88,48 @@ async fn thinking_with_signature() {
 async fn parallel_tool_calls_with_interleaved_argument_deltas() {
     for protocol in PROTOCOLS {
         let long = "x".repeat(60);
-        let reply = Reply::tool_call("call_1", "read", json!({"path": "src/main.rs", "note": long}))
-            .with_block(Block::ToolCall {
-                id: "call_2".into(),
-                name: "ls".into(),
-                arguments: json!({"path": ".", "limit": 20}),
-            });
+        let reply = Reply::tool_call(
+            "call_1",
+            "read",
+            json!({"path": "src/main.rs", "note": long}),
+        )
+        .with_block(Block::ToolCall {
+            id: "call_2".into(),
+            name: "ls".into(),
+            arguments: json!({"path": ".", "limit": 20}),
+        });
         let mock = MockProvider::start(vec![Turn::Reply(reply)]).await;
         let m = model(protocol, &mock);
-        let (events, msg) =
-            collect(&m, &user("go"), &StreamOptions::default(), CancellationToken::new()).await;
-        assert_eq!(msg.stop_reason, StopReason::ToolUse, "{protocol:?}: {:?}", msg.error_message);
+        let (events, msg) = collect(
+            &m,
+            &user("go"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(
+            msg.stop_reason,
+            StopReason::ToolUse,
+            "{protocol:?}: {:?}",
+            msg.error_message
+        );
         let calls: Vec<_> = msg.tool_calls().collect();
         assert_eq!(calls.len(), 2, "{protocol:?}");
-        assert!(calls[0].id.starts_with("call_1"), "{protocol:?}: {}", calls[0].id);
-        assert!(calls[1].id.starts_with("call_2"), "{protocol:?}: {}", calls[1].id);
+        assert!(
+            calls[0].id.starts_with("call_1"),
+            "{protocol:?}: {}",
+            calls[0].id
+        );
+        assert!(
+            calls[1].id.starts_with("call_2"),
+            "{protocol:?}: {}",
+            calls[1].id
+        );
         assert_eq!(calls[0].name, "read");
-        assert_eq!(calls[0].arguments, json!({"path": "src/main.rs", "note": long}));
+        assert_eq!(
+            calls[0].arguments,
+            json!({"path": "src/main.rs", "note": long})
+        );
         assert_eq!(calls[1].arguments, json!({"path": ".", "limit": 20}));
         let ends = events.iter().filter(|e| e.kind() == "toolcall_end").count();
         assert_eq!(ends, 2, "{protocol:?}");
@@ -93,8 +147,13 @@ async fn usage_from_the_final_chunk() {
         });
         let mock = MockProvider::start(vec![Turn::Reply(reply)]).await;
         let m = model(protocol, &mock);
-        let (_, msg) =
-            collect(&m, &user("count"), &StreamOptions::default(), CancellationToken::new()).await;
+        let (_, msg) = collect(
+            &m,
+            &user("count"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
         let u = msg.usage;
         let expected = match protocol {
             // Anthropic reports cache writes; the OpenAI protocols report none.
@@ -103,7 +162,11 @@ async fn usage_from_the_final_chunk() {
             // Gemini counts cached tokens inside the prompt count (pi keeps promptTokenCount).
             Protocol::GoogleGenerativeAi => (1500, 80, 300, 0),
         };
-        assert_eq!((u.input, u.output, u.cache_read, u.cache_write), expected, "{protocol:?}");
+        assert_eq!(
+            (u.input, u.output, u.cache_read, u.cache_write),
+            expected,
+            "{protocol:?}"
+        );
         assert!(u.total_tokens >= u.input + u.output, "{protocol:?}");
         let c = m.cost;
         #[allow(clippy::cast_precision_loss)]

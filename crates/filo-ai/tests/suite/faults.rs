@@ -2,10 +2,10 @@
 
 use std::time::{Duration, Instant};
 
+use filo_ai::ModelClient;
 use filo_ai::{AssistantEvent, ContentBlock, StopReason, StreamOptions};
 use filo_testkit::{Fault, MockProvider, Reply, Turn};
 use futures::StreamExt;
-use filo_ai::ModelClient;
 use tokio_util::sync::CancellationToken;
 
 use super::common::{PROTOCOLS, check, client, collect, model, user};
@@ -17,55 +17,120 @@ fn long_reply() -> Reply {
 #[tokio::test]
 async fn error_event_mid_stream_keeps_partial_content() {
     for protocol in PROTOCOLS {
-        let fault = Fault::ErrorEvent { after_events: 4, reply: long_reply(), message: "Overloaded".into() };
+        let fault = Fault::ErrorEvent {
+            after_events: 7,
+            reply: long_reply(),
+            message: "Overloaded".into(),
+        };
         let mock = MockProvider::start(vec![Turn::Fault(fault)]).await;
         let m = model(protocol, &mock);
-        let (_, msg) = collect(&m, &user("x"), &StreamOptions::default(), CancellationToken::new()).await;
+        let (_, msg) = collect(
+            &m,
+            &user("x"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
         assert_eq!(msg.stop_reason, StopReason::Error, "{protocol:?}");
         let text = msg.error_message.clone().unwrap();
         assert!(text.contains("Overloaded"), "{protocol:?}: {text}");
-        let partial = msg.content.first().and_then(ContentBlock::as_text).unwrap_or_default();
-        assert!(!partial.is_empty() && partial.len() < 60, "{protocol:?}: {partial:?}");
-        assert_eq!(mock.requests().len(), 1, "{protocol:?}: no retry after content was streamed");
+        let partial = msg
+            .content
+            .first()
+            .and_then(ContentBlock::as_text)
+            .unwrap_or_default();
+        assert!(
+            !partial.is_empty() && partial.len() < 60,
+            "{protocol:?}: {partial:?}"
+        );
+        assert_eq!(
+            mock.requests().len(),
+            1,
+            "{protocol:?}: no retry after content was streamed"
+        );
     }
 }
 
 #[tokio::test]
 async fn idle_timeout_on_a_silent_stream() {
     for protocol in PROTOCOLS {
-        let fault = Fault::Stall { after_events: 3, reply: long_reply(), stall: Duration::from_secs(5) };
+        let fault = Fault::Stall {
+            after_events: 3,
+            reply: long_reply(),
+            stall: Duration::from_secs(5),
+        };
         let mock = MockProvider::start(vec![Turn::Fault(fault)]).await;
         let m = model(protocol, &mock);
         let started = Instant::now();
-        let (_, msg) = collect(&m, &user("x"), &StreamOptions::default(), CancellationToken::new()).await;
+        let (_, msg) = collect(
+            &m,
+            &user("x"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
         assert!(started.elapsed() < Duration::from_secs(3), "{protocol:?}");
         assert_eq!(msg.stop_reason, StopReason::Error, "{protocol:?}");
-        assert!(msg.error_message.unwrap().contains("idle timeout"), "{protocol:?}");
+        assert!(
+            msg.error_message.unwrap().contains("idle timeout"),
+            "{protocol:?}"
+        );
     }
 }
 
 #[tokio::test]
 async fn malformed_frame_is_an_error() {
     for protocol in PROTOCOLS {
-        let fault = Fault::Malformed { after_events: 3, reply: long_reply() };
+        let fault = Fault::Malformed {
+            after_events: 3,
+            reply: long_reply(),
+        };
         let mock = MockProvider::start(vec![Turn::Fault(fault)]).await;
         let m = model(protocol, &mock);
-        let (_, msg) = collect(&m, &user("x"), &StreamOptions::default(), CancellationToken::new()).await;
+        let (_, msg) = collect(
+            &m,
+            &user("x"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
         assert_eq!(msg.stop_reason, StopReason::Error, "{protocol:?}");
         let text = msg.error_message.unwrap();
-        assert!(text.starts_with("Malformed stream data"), "{protocol:?}: {text}");
+        assert!(
+            text.starts_with("Malformed stream data"),
+            "{protocol:?}: {text}"
+        );
     }
 }
 
 #[tokio::test]
 async fn rate_limited_then_success_honours_retry_after() {
     let runs = PROTOCOLS.map(|protocol| async move {
-        let mock = MockProvider::start(vec![Turn::Fault(Fault::rate_limited(1)), Turn::text("after the wait")]).await;
+        let mock = MockProvider::start(vec![
+            Turn::Fault(Fault::rate_limited(1)),
+            Turn::text("after the wait"),
+        ])
+        .await;
         let m = model(protocol, &mock);
         let started = Instant::now();
-        let (events, msg) = collect(&m, &user("x"), &StreamOptions::default(), CancellationToken::new()).await;
-        assert!(started.elapsed() >= Duration::from_millis(950), "{protocol:?}: waited {:?}", started.elapsed());
-        assert_eq!(msg.stop_reason, StopReason::Stop, "{protocol:?}: {:?}", msg.error_message);
+        let (events, msg) = collect(
+            &m,
+            &user("x"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
+        assert!(
+            started.elapsed() >= Duration::from_millis(950),
+            "{protocol:?}: waited {:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            msg.stop_reason,
+            StopReason::Stop,
+            "{protocol:?}: {:?}",
+            msg.error_message
+        );
         assert_eq!(msg.text(), "after the wait");
         assert_eq!(mock.requests().len(), 2);
         assert_eq!(events.iter().filter(|e| e.kind() == "start").count(), 1);
@@ -77,10 +142,16 @@ async fn rate_limited_then_success_honours_retry_after() {
 async fn retry_after_above_the_cap_fails_at_once() {
     let mock = MockProvider::start(vec![Turn::Fault(Fault::rate_limited(30))]).await;
     let m = model(filo_testkit::Protocol::AnthropicMessages, &mock);
-    let opts = StreamOptions { max_retry_delay_ms: Some(2000), ..StreamOptions::default() };
+    let opts = StreamOptions {
+        max_retry_delay_ms: Some(2000),
+        ..StreamOptions::default()
+    };
     let (_, msg) = collect(&m, &user("x"), &opts, CancellationToken::new()).await;
     let text = msg.error_message.unwrap();
-    assert!(text.starts_with("Server requested 30s retry delay (max: 2s). 429 "), "{text}");
+    assert!(
+        text.starts_with("Server requested 30s retry delay (max: 2s). 429 "),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -94,15 +165,37 @@ async fn overloaded_and_server_errors_retry_with_a_cap() {
         ])
         .await;
         let m = model(protocol, &mock);
-        let (events, msg) = collect(&m, &user("x"), &StreamOptions::default(), CancellationToken::new()).await;
+        let (events, msg) = collect(
+            &m,
+            &user("x"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
         assert_eq!(events.len(), 2, "{protocol:?}: Start + Error only");
-        assert_eq!(mock.requests().len(), 3, "{protocol:?}: first try + 2 retries");
-        assert!(msg.error_message.unwrap().starts_with("503 "), "{protocol:?}");
+        assert_eq!(
+            mock.requests().len(),
+            3,
+            "{protocol:?}: first try + 2 retries"
+        );
+        assert!(
+            msg.error_message.unwrap().starts_with("503 "),
+            "{protocol:?}"
+        );
         // A 400 is not retried.
         let mock = MockProvider::start(vec![Turn::Fault(Fault::http(400)), Turn::text("x")]).await;
         let m = model(protocol, &mock);
-        let (_, msg) = collect(&m, &user("x"), &StreamOptions::default(), CancellationToken::new()).await;
-        assert!(msg.error_message.unwrap().starts_with("400 "), "{protocol:?}");
+        let (_, msg) = collect(
+            &m,
+            &user("x"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
+        assert!(
+            msg.error_message.unwrap().starts_with("400 "),
+            "{protocol:?}"
+        );
         assert_eq!(mock.remaining(), 1);
     }
 }
@@ -110,10 +203,19 @@ async fn overloaded_and_server_errors_retry_with_a_cap() {
 #[tokio::test]
 async fn cut_connection_is_an_error() {
     for protocol in PROTOCOLS {
-        let fault = Fault::Cut { after_events: 4, reply: long_reply() };
+        let fault = Fault::Cut {
+            after_events: 7,
+            reply: long_reply(),
+        };
         let mock = MockProvider::start(vec![Turn::Fault(fault)]).await;
         let m = model(protocol, &mock);
-        let (_, msg) = collect(&m, &user("x"), &StreamOptions::default(), CancellationToken::new()).await;
+        let (_, msg) = collect(
+            &m,
+            &user("x"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .await;
         assert_eq!(msg.stop_reason, StopReason::Error, "{protocol:?}");
         assert!(msg.error_message.is_some());
     }
@@ -122,11 +224,18 @@ async fn cut_connection_is_an_error() {
 #[tokio::test]
 async fn abort_mid_stream_keeps_partial_content() {
     for protocol in PROTOCOLS {
-        let fault = Fault::Stall { after_events: 4, reply: long_reply(), stall: Duration::from_secs(10) };
+        let fault = Fault::Stall {
+            after_events: 7,
+            reply: long_reply(),
+            stall: Duration::from_secs(10),
+        };
         let mock = MockProvider::start(vec![Turn::Fault(fault)]).await;
         let m = model(protocol, &mock);
         let cancel = CancellationToken::new();
-        let opts = StreamOptions { idle_timeout: Some(Duration::from_secs(20)), ..StreamOptions::default() };
+        let opts = StreamOptions {
+            idle_timeout: Some(Duration::from_secs(20)),
+            ..StreamOptions::default()
+        };
         let mut stream = client().stream(&m, &user("x"), &opts, cancel.clone());
         let mut events = Vec::new();
         let started = Instant::now();
@@ -149,13 +258,39 @@ async fn abort_mid_stream_keeps_partial_content() {
 async fn missing_key_and_unknown_api() {
     let mock = MockProvider::start(vec![]).await;
     let m = model(filo_testkit::Protocol::AnthropicMessages, &mock);
-    let c = filo_ai::Client::new(filo_ai::ProviderRegistry::builtin().unwrap(), filo_ai::Env::default()).unwrap();
-    let events: Vec<_> = c.stream(&m, &user("x"), &StreamOptions::default(), CancellationToken::new()).collect().await;
+    let c = filo_ai::Client::new(
+        filo_ai::ProviderRegistry::builtin().unwrap(),
+        filo_ai::Env::default(),
+    )
+    .unwrap();
+    let events: Vec<_> = c
+        .stream(
+            &m,
+            &user("x"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .collect()
+        .await;
     let msg = check(&events);
-    assert_eq!(msg.error_message.as_deref(), Some("No API key for provider: anthropic"));
+    assert_eq!(
+        msg.error_message.as_deref(),
+        Some("No API key for provider: anthropic")
+    );
     let mut odd = m.clone();
     odd.api = "bedrock-converse-stream".into();
-    let events: Vec<_> = c.stream(&odd, &user("x"), &StreamOptions::default(), CancellationToken::new()).collect().await;
-    assert_eq!(check(&events).error_message.as_deref(), Some("No API provider registered for api: bedrock-converse-stream"));
+    let events: Vec<_> = c
+        .stream(
+            &odd,
+            &user("x"),
+            &StreamOptions::default(),
+            CancellationToken::new(),
+        )
+        .collect()
+        .await;
+    assert_eq!(
+        check(&events).error_message.as_deref(),
+        Some("No API provider registered for api: bedrock-converse-stream")
+    );
     assert!(mock.requests().is_empty());
 }

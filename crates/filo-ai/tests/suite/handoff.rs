@@ -12,14 +12,23 @@ async fn anthropic_tool_call_then_openai_completions_then_google() {
     let call = Reply::tool_call("toolu_01.weird:id", "read", json!({"path": "Cargo.toml"}))
         .with_block(Block::Text("checking".into()));
     let mut call = call;
-    call.blocks.insert(0, Block::Thinking { text: "I should read it.".into(), signature: "c2ln".into() });
+    call.blocks.insert(
+        0,
+        Block::Thinking {
+            text: "I should read it.".into(),
+            signature: "c2ln".into(),
+        },
+    );
     let mock = MockProvider::start(vec![
         Turn::Reply(call),
         Turn::text("It is a workspace manifest."),
         Turn::text("Yes."),
     ])
     .await;
-    let opts = StreamOptions { reasoning: ThinkingLevel::Low, ..StreamOptions::default() };
+    let opts = StreamOptions {
+        reasoning: ThinkingLevel::Low,
+        ..StreamOptions::default()
+    };
     let mut ctx: Context = user("What is Cargo.toml?");
     ctx.tools = Some(vec![filo_ai::Tool {
         name: "read".into(),
@@ -52,7 +61,10 @@ async fn anthropic_tool_call_then_openai_completions_then_google() {
     let tool = msgs.iter().find(|m| m["role"] == "tool").unwrap();
     assert_eq!(assistant["tool_calls"][0]["id"], tool["tool_call_id"]);
     assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read");
-    assert_eq!(assistant["tool_calls"][0]["function"]["arguments"], r#"{"path":"Cargo.toml"}"#);
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        r#"{"path":"Cargo.toml"}"#
+    );
     // Anthropic's thinking is plain text for another model; no Anthropic signature leaks.
     assert_eq!(assistant["content"], "I should read it.checking");
     assert!(!body.to_string().contains("c2ln"));
@@ -64,12 +76,20 @@ async fn anthropic_tool_call_then_openai_completions_then_google() {
     let (_, third) = collect(&google, &ctx, &opts, CancellationToken::new()).await;
     assert_eq!(third.text(), "Yes.");
     let contents = mock.requests()[2].body["contents"].clone();
-    let roles: Vec<&str> = contents.as_array().unwrap().iter().map(|c| c["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = contents
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["role"].as_str().unwrap())
+        .collect();
     assert_eq!(roles, ["user", "model", "user", "model", "user"]);
-    assert_eq!(contents[1]["parts"][2]["functionCall"], json!({"name": "read", "args": {"path": "Cargo.toml"}}));
+    assert_eq!(
+        contents[1]["parts"][1]["functionCall"],
+        json!({"name": "read", "args": {"path": "Cargo.toml"}})
+    );
     assert_eq!(
         contents[2]["parts"][0]["functionResponse"],
         json!({"name": "read", "response": {"output": "[workspace]"}})
     );
-    assert!(contents[1]["parts"][2].get("thoughtSignature").is_none());
+    assert!(contents[1]["parts"][1].get("thoughtSignature").is_none());
 }

@@ -54,8 +54,15 @@ fn conversation(protocol: Protocol) -> Context {
 
 fn render(req: &RecordedRequest) -> String {
     let keep = [
-        "content-type", "accept", "authorization", "x-api-key", "x-goog-api-key",
-        "anthropic-version", "anthropic-beta", "anthropic-dangerous-direct-browser-access", "x-team",
+        "content-type",
+        "accept",
+        "authorization",
+        "x-api-key",
+        "x-goog-api-key",
+        "anthropic-version",
+        "anthropic-beta",
+        "anthropic-dangerous-direct-browser-access",
+        "x-team",
     ];
     let mut headers: Vec<String> = req
         .headers
@@ -86,7 +93,11 @@ async fn request_bodies() {
             ..StreamOptions::default()
         };
         let (_, msg) = collect(&m, &conversation(protocol), &opts, CancellationToken::new()).await;
-        assert!(msg.error_message.is_none(), "{protocol:?}: {:?}", msg.error_message);
+        assert!(
+            msg.error_message.is_none(),
+            "{protocol:?}: {:?}",
+            msg.error_message
+        );
         let req = mock.requests().remove(0);
         let name = match protocol {
             Protocol::AnthropicMessages => "anthropic_messages",

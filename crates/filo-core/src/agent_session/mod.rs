@@ -190,8 +190,11 @@ impl AgentSession {
                 convert_to_llm: Arc::new(move |ms| convert_to_llm(ms, block_images)),
                 steering_mode: steering,
                 follow_up_mode: follow_up,
-                session_id: Some(options.session.session_id().to_string()),
-                max_retry_delay_ms: Some(options.settings.get_u64("retry.maxDelayMs", 60_000)),
+                stream_options: filo_ai::StreamOptions {
+                    session_id: Some(options.session.session_id().to_string()),
+                    max_retry_delay_ms: Some(options.settings.get_u64("retry.maxDelayMs", 60_000)),
+                    ..filo_ai::StreamOptions::default()
+                },
                 get_api_key: Some(get_api_key),
                 ..AgentOptions::default()
             },

@@ -44,12 +44,13 @@ impl FilterMode {
     }
 }
 
-/// The parsed blobs of a node in part order (missing blobs skipped, unparsable content as null).
+/// The parsed blobs of a node in part order. Missing blobs and content that does not parse are
+/// skipped, as the reference's `try { JSON.parse(…) } catch {}` does.
 pub(crate) fn parts<'a>(node: &Node, blobs: &'a HashMap<String, Blob>) -> Vec<(&'a str, Value)> {
     node.parts
         .iter()
         .filter_map(|h| blobs.get(h))
-        .map(|b| (b.blob_type.as_str(), b.value().unwrap_or(Value::Null)))
+        .filter_map(|b| Some((b.blob_type.as_str(), b.value()?)))
         .collect()
 }
 
@@ -127,7 +128,12 @@ pub(crate) fn preview(node: &Node, blobs: &HashMap<String, Blob>) -> String {
     let mut meta_type: Option<String> = None;
     for (kind, v) in parts(node, blobs) {
         match kind {
-            blob_type::TEXT => texts.push(truncate(&js_string(Some(&v)).replace('\n', " "), 60)),
+            // `(data as string).replace(…)` throws on a non-string: the part is skipped.
+            blob_type::TEXT => {
+                if let Some(t) = v.as_str() {
+                    texts.push(truncate(&t.replace('\n', " "), 60));
+                }
+            }
             blob_type::TOOL_CALL => {
                 let name = js_string(v.get("name"));
                 calls.push(format!("[{name}: {}]", truncate(&arguments_json(&v), 40)));
@@ -146,7 +152,7 @@ pub(crate) fn preview(node: &Node, blobs: &HashMap<String, Blob>) -> String {
             }
             blob_type::PI_ENTRY => {
                 if let Some(t) = entry_text(&v) {
-                    texts.push(truncate(t, 60));
+                    texts.push(truncate(&t.replace('\n', " "), 60));
                 }
             }
             _ => {}

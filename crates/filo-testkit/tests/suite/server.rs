@@ -45,7 +45,8 @@ async fn requests_are_recorded_with_lower_cased_headers_and_parsed_bodies() {
     assert_eq!(resp.status, 200);
     let g = Protocol::GoogleGenerativeAi;
     let path = g.request_path(MODEL);
-    client::post(mock.addr(), &path, &[("x-goog-api-key", "g")], "not json").await;
+    let resp = client::post(mock.addr(), &path, &[("x-goog-api-key", "g")], "not json").await;
+    assert_eq!(resp.status, 200);
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
     let first = &requests[0];
@@ -253,4 +254,35 @@ async fn a_kept_alive_connection_serves_the_next_turn() {
     assert_eq!(second.status, 200);
     assert_eq!(text_of(p, &second.body), "after retry");
     assert_eq!(mock.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn requests_that_do_not_ask_for_a_stream_get_400_without_consuming_a_turn() {
+    let mock = MockProvider::start(vec![Turn::text("kept")]).await;
+    for p in [
+        Protocol::AnthropicMessages,
+        Protocol::OpenAiCompletions,
+        Protocol::OpenAiResponses,
+    ] {
+        let mut body = body_for(p);
+        body["stream"] = json!(false);
+        let resp = super::ask_with(&mock, p, &body).await;
+        assert_eq!(resp.status, 400, "{p:?}");
+        assert!(resp.body.contains("stream"), "{}", resp.body);
+    }
+    let path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+    let resp = client::post(
+        mock.addr(),
+        path,
+        &[],
+        &body_for(Protocol::GoogleGenerativeAi).to_string(),
+    )
+    .await;
+    assert_eq!(resp.status, 400);
+    assert!(resp.body.contains("alt=sse"), "{}", resp.body);
+    assert_eq!(mock.requests().len(), 4, "recorded all the same");
+    assert_eq!(mock.remaining(), 1);
+    let ok = client::post(mock.addr(), &format!("{path}?key=k&alt=sse"), &[], "{}").await;
+    assert_eq!(ok.status, 200);
+    assert_eq!(mock.remaining(), 0);
 }

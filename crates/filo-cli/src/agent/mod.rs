@@ -1,0 +1,92 @@
+//! Running the agent from the command line: flags, session setup, and the print, JSON and RPC
+//! modes.
+
+pub mod args;
+pub mod print;
+pub mod setup;
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use filo_ai::Env;
+
+pub use args::AgentArgs;
+
+/// Run the agent as the flags say. Returns the process exit code.
+pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
+    let paths = setup::Paths::resolve(env)?;
+    if let Some(search) = &args.list_models {
+        let (registry, _) = filo_core::loader::load_registry(&paths.agent_dir);
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "{:<14} {:<40} {:>9} {:>9}",
+            "provider", "model", "context", "max-out"
+        )?;
+        for m in registry.models().iter().filter(|m| {
+            search.is_empty()
+                || format!("{}/{}", m.provider, m.id)
+                    .to_lowercase()
+                    .contains(&search.to_lowercase())
+        }) {
+            writeln!(
+                out,
+                "{:<14} {:<40} {:>9} {:>9}",
+                m.provider, m.id, m.context_window, m.max_tokens
+            )?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mode = args.output_mode().map(str::to_string);
+    let stdin_text = if mode.as_deref() != Some("rpc") && !std::io::stdin().is_terminal() {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s)?;
+        Some(s)
+    } else {
+        None
+    };
+    let mode = match (mode, &stdin_text) {
+        (None, Some(s)) if !s.trim().is_empty() => Some("text".to_string()),
+        (m, _) => m,
+    };
+    let initial = setup::gather_messages(&args, &paths.cwd, stdin_text)?;
+    let built = setup::build(&args, env, &paths)?;
+    let mut err = std::io::stderr().lock();
+    for w in &built.warnings {
+        writeln!(err, "Warning: {w}")?;
+    }
+    let session = built.session;
+    match mode.as_deref() {
+        Some("json") => {
+            let out: Arc<Mutex<Box<dyn Write + Send>>> =
+                Arc::new(Mutex::new(Box::new(std::io::stdout())));
+            if session.model().is_none() {
+                writeln!(err, "No models available.")?;
+                return Ok(ExitCode::FAILURE);
+            }
+            print::run_json(&session, initial, out).await
+        }
+        Some("text") => {
+            if session.model().is_none() {
+                writeln!(
+                    err,
+                    "{}",
+                    session
+                        .model_fallback_message()
+                        .unwrap_or("No models available.")
+                )?;
+                return Ok(ExitCode::FAILURE);
+            }
+            let mut out = std::io::stdout().lock();
+            print::run_text(&session, initial, &mut out, &mut err).await
+        }
+        _ => {
+            writeln!(
+                err,
+                "The interactive terminal UI is not built yet. Use -p \"prompt\" (print mode) or --mode json."
+            )?;
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

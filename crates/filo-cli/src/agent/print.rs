@@ -1,0 +1,90 @@
+//! Print (text) and JSON modes (pi spec §6.2, §6.3): send the prompts one after another, then
+//! print the last answer, or stream every event as a JSON line.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use filo_ai::{ContentBlock, StopReason};
+use filo_core::{AgentSession, PromptOptions, SessionEvent};
+
+use super::setup::Initial;
+
+async fn send_all(session: &AgentSession, initial: Initial) -> anyhow::Result<()> {
+    let mut images = Some(initial.images);
+    for m in initial.messages {
+        let opts = PromptOptions {
+            images: images.take().unwrap_or_default(),
+            ..PromptOptions::default()
+        };
+        session.prompt(&m, opts).await?;
+    }
+    Ok(())
+}
+
+/// Text mode: prints each text block of the final assistant message on its own line; an error or
+/// abort goes to stderr with exit code 1.
+pub async fn run_text(
+    session: &AgentSession,
+    initial: Initial,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
+    send_all(session, initial).await?;
+    let last = session.messages().into_iter().last();
+    let Some(assistant) = last
+        .as_ref()
+        .and_then(filo_agent::AgentMessage::as_assistant)
+    else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    if matches!(
+        assistant.stop_reason,
+        StopReason::Error | StopReason::Aborted
+    ) {
+        let reason = match assistant.stop_reason {
+            StopReason::Aborted => "aborted",
+            _ => "error",
+        };
+        let text = assistant
+            .error_message
+            .clone()
+            .unwrap_or_else(|| format!("Request {reason}"));
+        writeln!(err, "{text}")?;
+        return Ok(ExitCode::FAILURE);
+    }
+    for block in &assistant.content {
+        if let ContentBlock::Text(t) = block {
+            writeln!(out, "{}", t.text)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// JSON mode: the session header, then every session event as one line.
+pub async fn run_json(
+    session: &AgentSession,
+    initial: Initial,
+    out: Arc<Mutex<Box<dyn Write + Send>>>,
+) -> anyhow::Result<ExitCode> {
+    {
+        let header = session.session_manager().header().to_value();
+        let mut o = out
+            .lock()
+            .map_err(|_| anyhow::anyhow!("stdout lock poisoned"))?;
+        writeln!(o, "{header}")?;
+    }
+    let sink = out.clone();
+    let id = session.subscribe(Arc::new(move |ev: &SessionEvent| {
+        if let (Ok(line), Ok(mut o)) = (serde_json::to_string(ev), sink.lock()) {
+            let _ = writeln!(o, "{line}");
+        }
+    }));
+    let result = send_all(session, initial).await;
+    session.unsubscribe(id);
+    if let Ok(mut o) = out.lock() {
+        o.flush()?;
+    }
+    result.map(|()| ExitCode::SUCCESS)
+}

@@ -1,0 +1,231 @@
+//! Building an [`AgentSession`] from the command line and the environment.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use filo_ai::{ContentBlock, Env, ThinkingLevel};
+use filo_core::loader::{api_key_resolver, load_registry, load_resources};
+use filo_core::model_resolve::resolve_cli_model;
+use filo_core::{AgentSession, AgentSessionOptions, AuthStorage, Settings};
+use filo_session::SessionManager;
+
+use super::args::AgentArgs;
+
+/// Where filo keeps its files, resolved once from the environment.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub home: PathBuf,
+    pub agent_dir: PathBuf,
+    pub cwd: PathBuf,
+}
+
+impl Paths {
+    pub fn resolve(env: &Env) -> anyhow::Result<Paths> {
+        let home = env
+            .get("HOME")
+            .map(PathBuf::from)
+            .context("HOME is not set")?;
+        let agent_dir = filo_session::paths::agent_dir(env.get("FILO_AGENT_DIR"), &home);
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        Ok(Paths {
+            home,
+            agent_dir,
+            cwd,
+        })
+    }
+}
+
+/// A built session plus what to tell the user.
+pub struct Built {
+    pub session: AgentSession,
+    pub warnings: Vec<String>,
+}
+
+fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManager> {
+    let cwd = paths.cwd.to_string_lossy().into_owned();
+    let dir = args
+        .session_dir
+        .clone()
+        .unwrap_or_else(|| filo_session::paths::session_dir_for(&paths.agent_dir, &cwd));
+    if args.no_session {
+        return Ok(SessionManager::in_memory(&cwd));
+    }
+    if let Some(s) = &args.session {
+        let looks_like_path = s.contains('/') || s.contains('\\') || s.ends_with(".jsonl");
+        let path = if looks_like_path {
+            paths.cwd.join(s)
+        } else {
+            find_by_id_prefix(&dir, &paths.agent_dir.join("sessions"), s)
+                .with_context(|| format!("No session found matching '{s}'"))?
+        };
+        return SessionManager::open(&path, &cwd).map_err(anyhow::Error::from);
+    }
+    if args.continue_session {
+        return SessionManager::continue_recent(&cwd, &dir).map_err(anyhow::Error::from);
+    }
+    Ok(SessionManager::create(&cwd, &dir))
+}
+
+fn find_by_id_prefix(dir: &Path, root: &Path, prefix: &str) -> Option<PathBuf> {
+    let local = filo_session::list_sessions(dir);
+    let all = filo_session::list_all_sessions(root);
+    local
+        .into_iter()
+        .chain(all)
+        .find(|s| s.id.starts_with(prefix))
+        .map(|s| s.path)
+}
+
+fn utc_date() -> String {
+    filo_session::ids::iso_from_ms(filo_session::ids::now_ms())[..10].to_string()
+}
+
+/// Build the session the flags describe.
+pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built> {
+    let mut warnings = Vec::new();
+    let settings = Settings::load(&paths.agent_dir, Some(&paths.cwd));
+    warnings.extend(settings.errors.iter().cloned());
+    let (registry, w) = load_registry(&paths.agent_dir);
+    warnings.extend(w);
+    let resolved = resolve_cli_model(args.provider.as_deref(), args.model.as_deref(), &registry)
+        .map_err(anyhow::Error::msg)?;
+    let mut auth = AuthStorage::load(&paths.agent_dir.join("auth.json"));
+    warnings.extend(auth.errors.iter().cloned());
+    if let Some(key) = &args.api_key {
+        let Some(r) = &resolved else {
+            bail!(
+                "--api-key requires a model to be specified via --model, --provider/--model, or --models"
+            );
+        };
+        auth.set_runtime_api_key(&r.model.provider, key);
+    }
+    let mut models = registry.models().to_vec();
+    let mut thinking = None;
+    let model = resolved.map(|r| {
+        warnings.extend(r.warning);
+        thinking = r.thinking;
+        if !models.iter().any(|m| m.same_as(&r.model)) {
+            models.push(r.model.clone());
+        }
+        r.model
+    });
+    if let Some(t) = &args.thinking {
+        match ThinkingLevel::parse(t) {
+            Some(l) => thinking = Some(l),
+            None => warnings.push(format!("Invalid thinking level \"{t}\"; using the default")),
+        }
+    }
+    let registry = Arc::new(registry);
+    let env_arc = Arc::new(env.clone());
+    let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
+    let tools = select_tools(args, &paths.cwd, &mut warnings);
+    let (resources, w) = load_resources(
+        &paths.agent_dir,
+        &paths.home,
+        &paths.cwd,
+        args.system_prompt.as_deref(),
+        args.append_system_prompt.as_deref(),
+    );
+    warnings.extend(w);
+    let session = AgentSession::create(AgentSessionOptions {
+        cwd: paths.cwd.clone(),
+        client: Arc::new(client),
+        models,
+        model,
+        thinking_level: thinking,
+        tools,
+        session: open_session(args, paths)?,
+        settings,
+        api_key: api_key_resolver(auth, registry, env_arc),
+        resources,
+        extensions: Vec::new(),
+        date: utc_date(),
+    })?;
+    Ok(Built { session, warnings })
+}
+
+fn select_tools(
+    args: &AgentArgs,
+    cwd: &Path,
+    warnings: &mut Vec<String>,
+) -> Vec<Arc<dyn filo_agent::AgentTool>> {
+    let names: Vec<String> = match (&args.tools, args.no_tools) {
+        (Some(list), _) => list
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        (None, true) => Vec::new(),
+        (None, false) => ["read", "bash", "edit", "write"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    };
+    names
+        .iter()
+        .filter_map(|n| {
+            let t = filo_tools::tool_by_name(n, cwd.to_path_buf());
+            if t.is_none() {
+                warnings.push(format!("Unknown tool \"{n}\" ignored"));
+            }
+            t
+        })
+        .collect()
+}
+
+/// The first message and attachments from `@file` arguments and piped stdin (pi spec §6.1).
+pub struct Initial {
+    pub messages: Vec<String>,
+    pub images: Vec<ContentBlock>,
+}
+
+/// Read `@file` arguments: text files become `<file name="…">` blocks prefixed to the first
+/// message, images are attached. A missing file is an error.
+pub fn gather_messages(
+    args: &AgentArgs,
+    cwd: &Path,
+    stdin: Option<String>,
+) -> anyhow::Result<Initial> {
+    let mut file_text = String::new();
+    let mut images = Vec::new();
+    let mut messages = Vec::new();
+    for m in &args.messages {
+        let Some(name) = m.strip_prefix('@') else {
+            messages.push(m.clone());
+            continue;
+        };
+        let path = cwd.join(name);
+        let abs = path.canonicalize().unwrap_or(path.clone());
+        let bytes = std::fs::read(&path)
+            .map_err(|_| anyhow::anyhow!("File not found: {}", abs.display()))?;
+        if bytes.is_empty() {
+            continue;
+        }
+        if let Some(mime) = filo_tools::image::sniff_image_mime(&bytes) {
+            use base64::Engine;
+            let prepared = filo_tools::image::prepare_image(bytes, mime);
+            let data = base64::engine::general_purpose::STANDARD.encode(&prepared.bytes);
+            let note = prepared.dimension_note().unwrap_or_default();
+            images.push(ContentBlock::image(data, prepared.mime_type.clone()));
+            file_text.push_str(&format!("<file name=\"{}\">{note}</file>\n", abs.display()));
+        } else {
+            let text = String::from_utf8_lossy(&bytes);
+            file_text.push_str(&format!(
+                "<file name=\"{}\">\n{}\n</file>\n",
+                abs.display(),
+                text
+            ));
+        }
+    }
+    if let Some(s) = stdin.filter(|s| !s.trim().is_empty()) {
+        messages.insert(0, s);
+    }
+    if !file_text.is_empty() {
+        match messages.first_mut() {
+            Some(first) => *first = format!("{file_text}{first}"),
+            None => messages.push(file_text),
+        }
+    }
+    Ok(Initial { messages, images })
+}

@@ -1,0 +1,148 @@
+//! Loading what a session needs from disk: resources (AGENTS.md, skills, prompt templates,
+//! SYSTEM.md), the model registry with `models.json`, and the API-key resolver.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use filo_ai::{Env, ProviderRegistry};
+
+use crate::agent_session::{ApiKeyResolver, Resources};
+use crate::auth::AuthStorage;
+use crate::resources::{
+    Source, default_skill_dirs, load_context_files, load_prompt_templates, load_skills,
+};
+
+/// A flag value that names an existing file is read as that file; otherwise it is the text.
+pub fn text_or_file(value: &str, cwd: &Path) -> String {
+    let p = cwd.join(value);
+    if p.is_file() {
+        std::fs::read_to_string(&p).unwrap_or_else(|_| value.to_string())
+    } else {
+        value.to_string()
+    }
+}
+
+fn first_file(paths: &[std::path::PathBuf]) -> Option<String> {
+    paths.iter().find_map(|p| std::fs::read_to_string(p).ok())
+}
+
+/// Load resources for `cwd`. `system_prompt` / `append` are the flag values, if given.
+pub fn load_resources(
+    agent_dir: &Path,
+    home: &Path,
+    cwd: &Path,
+    system_prompt: Option<&str>,
+    append: Option<&str>,
+) -> (Resources, Vec<String>) {
+    let skills = load_skills(&default_skill_dirs(agent_dir, home, cwd));
+    let mut templates = load_prompt_templates(&cwd.join(".pi").join("prompts"), Source::Project);
+    for t in load_prompt_templates(&agent_dir.join("prompts"), Source::User) {
+        if !templates.iter().any(|x| x.name == t.name) {
+            templates.push(t);
+        }
+    }
+    let custom = match system_prompt {
+        Some(v) => Some(text_or_file(v, cwd)),
+        None => first_file(&[
+            cwd.join(".pi").join("SYSTEM.md"),
+            agent_dir.join("SYSTEM.md"),
+        ]),
+    };
+    let append = match append {
+        Some(v) => Some(text_or_file(v, cwd)),
+        None => first_file(&[
+            cwd.join(".pi").join("APPEND_SYSTEM.md"),
+            agent_dir.join("APPEND_SYSTEM.md"),
+        ]),
+    };
+    let resources = Resources {
+        context_files: load_context_files(agent_dir, cwd),
+        skills: skills.skills,
+        templates,
+        custom_system_prompt: custom,
+        append_system_prompt: append,
+    };
+    (resources, skills.warnings)
+}
+
+/// The built-in catalog plus `<agent_dir>/models.json` (a broken file is reported, not fatal).
+pub fn load_registry(agent_dir: &Path) -> (ProviderRegistry, Vec<String>) {
+    let mut warnings = Vec::new();
+    let mut registry = match ProviderRegistry::builtin() {
+        Ok(r) => r,
+        Err(e) => {
+            warnings.push(format!("built-in model catalog: {e}"));
+            ProviderRegistry::empty()
+        }
+    };
+    let path = agent_dir.join("models.json");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        if let Err(e) = registry.apply_models_json(&text) {
+            warnings.push(format!("{}: {e}", path.display()));
+        }
+    }
+    (registry, warnings)
+}
+
+/// Keys in pi's order: runtime `--api-key`, auth.json, environment, models.json; keyless local
+/// providers answer `Some("")`.
+pub fn api_key_resolver(
+    auth: AuthStorage,
+    registry: Arc<ProviderRegistry>,
+    env: Arc<Env>,
+) -> ApiKeyResolver {
+    Arc::new(move |provider: &str| {
+        let lookup = |name: &str| env.get(name).map(str::to_string);
+        let from_env = |p: &str| registry.api_key(p, &env);
+        let now = filo_ai::client::now_ms();
+        auth.api_key(provider, now, &lookup, &from_env, None)
+            .or_else(|| registry.is_keyless(provider).then(String::new))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_prompt_files_and_flags() {
+        let t = tempfile::tempdir().unwrap();
+        let agent = t.path().join("agent");
+        let cwd = t.path().join("proj");
+        std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::write(agent.join("SYSTEM.md"), "global system").unwrap();
+        std::fs::write(cwd.join(".pi/APPEND_SYSTEM.md"), "project append").unwrap();
+        std::fs::write(cwd.join("sp.txt"), "from file").unwrap();
+        let (r, _) = load_resources(&agent, t.path(), &cwd, None, None);
+        assert_eq!(r.custom_system_prompt.as_deref(), Some("global system"));
+        assert_eq!(r.append_system_prompt.as_deref(), Some("project append"));
+        let (r, _) = load_resources(&agent, t.path(), &cwd, Some("sp.txt"), Some("inline"));
+        assert_eq!(r.custom_system_prompt.as_deref(), Some("from file"));
+        assert_eq!(r.append_system_prompt.as_deref(), Some("inline"));
+    }
+
+    #[test]
+    fn keys_resolve_and_local_providers_need_none() {
+        let t = tempfile::tempdir().unwrap();
+        let (registry, warnings) = load_registry(t.path());
+        assert!(warnings.is_empty());
+        let env = Env::from_vars([("OPENAI_API_KEY", "sk-env")]);
+        let resolve = api_key_resolver(
+            AuthStorage::in_memory(serde_json::json!({})),
+            Arc::new(registry),
+            Arc::new(env),
+        );
+        assert_eq!(resolve("openai").as_deref(), Some("sk-env"));
+        assert_eq!(resolve("llamacpp").as_deref(), Some(""));
+        assert_eq!(resolve("anthropic"), None);
+    }
+
+    #[test]
+    fn broken_models_json_is_a_warning() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("models.json"), "{not json").unwrap();
+        let (_, warnings) = load_registry(t.path());
+        assert_eq!(warnings.len(), 1);
+    }
+}
