@@ -18,6 +18,12 @@ use crate::message::AgentMessage;
 use crate::tool::ToolOutput;
 
 /// Turns agent messages into what the model sees (pi's `convertToLlm`).
+///
+/// Contract: the conversion works message by message, so converting a list in two parts gives
+/// the same result as converting it whole (`f(a ++ b) == f(a) ++ f(b)`; mapping, dropping or
+/// expanding single messages is fine). Without a `transform_context` hook the loop relies on this
+/// and converts only the messages added since the previous model call, instead of the whole
+/// history every turn. Rewrites that look across messages belong in `transform_context`.
 pub type ConvertToLlm = Arc<dyn Fn(&[AgentMessage]) -> Vec<Message> + Send + Sync>;
 
 /// Rewrites the context before each model call (pruning, injection); runs before `convert_to_llm`.

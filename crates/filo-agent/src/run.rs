@@ -94,10 +94,17 @@ pub(crate) async fn run(
     if matches!(start, Start::Continue) {
         check_continue(&context.messages)?;
     }
+    let definitions = context.tools.definitions();
+    let llm = Context {
+        system_prompt: context.system_prompt,
+        messages: Vec::new(),
+        tools: (!definitions.is_empty()).then(|| definitions.to_vec()),
+    };
     let mut run = Run {
         config,
         sink,
-        system_prompt: context.system_prompt,
+        llm,
+        converted: 0,
         tools: context.tools,
         messages: Arc::new(context.messages),
         produced: Vec::new(),
@@ -110,7 +117,11 @@ pub(crate) async fn run(
 pub(crate) struct Run<'a> {
     pub(crate) config: &'a LoopConfig,
     sink: &'a mut dyn EventSink,
-    system_prompt: Option<String>,
+    /// The model's context: system prompt, tool definitions, and (without `transform_context`)
+    /// the converted messages, extended turn by turn.
+    llm: Context,
+    /// How many of `messages` are converted into `llm.messages`.
+    converted: usize,
     pub(crate) tools: Arc<ToolSet>,
     /// The context; shared with tool hooks, copied only if a hook keeps it.
     pub(crate) messages: Arc<Vec<AgentMessage>>,
@@ -226,14 +237,27 @@ impl Run<'_> {
         turn: &CancellationToken,
     ) -> Result<AssistantMessage, AgentError> {
         let config = self.config;
-        let context = llm_context(
-            config,
-            self.system_prompt.clone(),
-            Arc::clone(&self.messages),
-            &self.tools,
-            turn,
-        )
-        .await?;
+        // pi's order: transform, convert, then the API key.
+        let transformed = match &config.transform_context {
+            Some(transform) => {
+                let messages = (*self.messages).clone();
+                let transformed = transform(messages, turn.clone())
+                    .await
+                    .map_err(|e| AgentError::Hook(e.0))?;
+                Some(Context {
+                    system_prompt: self.llm.system_prompt.clone(),
+                    messages: (config.convert_to_llm)(&transformed),
+                    tools: self.llm.tools.clone(),
+                })
+            }
+            None => {
+                // Only the messages added since the last call are converted (see `ConvertToLlm`).
+                let fresh = (config.convert_to_llm)(&self.messages[self.converted..]);
+                self.llm.messages.extend(fresh);
+                self.converted = self.messages.len();
+                None
+            }
+        };
         let mut options = config.options.clone();
         if let Some(get_key) = &config.get_api_key {
             let key = get_key(config.model.provider.clone())
@@ -243,10 +267,11 @@ impl Run<'_> {
                 options.api_key = key;
             }
         }
+        let context = transformed.as_ref().unwrap_or(&self.llm);
         let mut stream = config
             .client
-            .stream(&config.model, &context, &options, turn.clone());
-        drop(context);
+            .stream(&config.model, context, &options, turn.clone());
+        drop(transformed);
         let mut partial: Option<PartialMessage> = None;
         let last = loop {
             let next = tokio::select! {
@@ -314,33 +339,6 @@ impl Run<'_> {
         message.error_message = Some(text.to_string());
         message
     }
-}
-
-/// Build the model's context for one call: transform, then convert.
-async fn llm_context(
-    config: &LoopConfig,
-    system_prompt: Option<String>,
-    messages: Arc<Vec<AgentMessage>>,
-    tools: &ToolSet,
-    turn: &CancellationToken,
-) -> Result<Context, AgentError> {
-    let definitions = tools.definitions();
-    let tools = (!definitions.is_empty()).then(|| definitions.to_vec());
-    let messages = match &config.transform_context {
-        Some(transform) => {
-            let owned = Arc::unwrap_or_clone(messages);
-            let transformed = transform(owned, turn.clone())
-                .await
-                .map_err(|e| AgentError::Hook(e.0))?;
-            (config.convert_to_llm)(&transformed)
-        }
-        None => (config.convert_to_llm)(&messages),
-    };
-    Ok(Context {
-        system_prompt,
-        messages,
-        tools,
-    })
 }
 
 /// pi's synthetic message for a run whose loop failed: empty text, `error` or `aborted`.

@@ -24,7 +24,7 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const TARGET_BYTES: usize = 5 * 1024 * 1024;
 const CHUNK: usize = 16 * 1024;
-const RUNS: usize = 5;
+const RUNS: usize = 7;
 
 const WORDS: &[&str] = &[
     "the",
@@ -170,6 +170,10 @@ fn main() {
         Protocol::OpenAiResponses,
         Protocol::GoogleGenerativeAi,
     ] {
+        // `SSE_BENCH_ONLY=<api>` measures one codec (for profiling).
+        if std::env::var("SSE_BENCH_ONLY").is_ok_and(|only| only != protocol.api_name()) {
+            continue;
+        }
         let body = stream_bytes(protocol);
         let m = model(protocol);
         let mut runs: Vec<Measured> = (0..RUNS)

@@ -429,3 +429,21 @@ async fn cancelled_before_sending() {
     assert_eq!(msg.error_message.as_deref(), Some("Request was aborted"));
     assert!(transport.requests().len() <= 1);
 }
+
+#[tokio::test]
+async fn headers_that_never_come_hit_the_idle_timeout() {
+    let m = model("anthropic", "anthropic-messages", "claude-sonnet-4-5");
+    let slow = || FixtureResponse::sse(vec![]).delayed(std::time::Duration::from_secs(30));
+    let started = std::time::Instant::now();
+    let r = run(&m, &user_ctx("x"), vec![slow(), slow(), slow()]).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(
+        r.requests.len(),
+        3,
+        "an idle timeout before any event is retried"
+    );
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some("Stream idle timeout: no data received for 200 ms")
+    );
+}

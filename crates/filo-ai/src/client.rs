@@ -149,21 +149,14 @@ impl Client {
         &self.registry
     }
 
-    /// The key a call would use: options, then models.json / env, then `OPENAI_API_KEY` for the
-    /// OpenAI protocols (pi's fallback).
-    fn resolve_key(&self, model: &Model, options: &StreamOptions, api: WireApi) -> Option<String> {
+    /// The key a call would use: options, then models.json / the provider's env variables. Like
+    /// pi's `streamSimple`, there is no cross-provider fallback (an `OPENAI_API_KEY` is never sent
+    /// to another vendor or a local server).
+    fn resolve_key(&self, model: &Model, options: &StreamOptions) -> Option<String> {
         if let Some(k) = options.api_key.as_ref().filter(|k| !k.is_empty()) {
             return Some(k.clone());
         }
-        if let Some(k) = self.registry.api_key(&model.provider, &self.env) {
-            return Some(k);
-        }
-        match api {
-            WireApi::OpenAiCompletions | WireApi::OpenAiResponses => {
-                self.env.get("OPENAI_API_KEY").map(str::to_string)
-            }
-            WireApi::AnthropicMessages | WireApi::GoogleGenerativeAi => None,
-        }
+        self.registry.api_key(&model.provider, &self.env)
     }
 
     /// Build the HTTP request a call would send, without sending it.
@@ -174,7 +167,7 @@ impl Client {
         options: &StreamOptions,
     ) -> Result<HttpRequest, AiError> {
         let api = WireApi::parse(&model.api)?;
-        let key = self.resolve_key(model, options, api);
+        let key = self.resolve_key(model, options);
         if key.is_none() && !self.registry.is_keyless(&model.provider) {
             return Err(AiError::NoApiKey {
                 provider: model.provider.clone(),
@@ -189,6 +182,19 @@ impl Client {
                 headers.insert(k, v);
             }
         }
+        // pi: `PI_CACHE_RETENTION=long` upgrades the default retention.
+        let upgraded;
+        let options = if options.cache_retention == CacheRetention::Short
+            && self.env.get("PI_CACHE_RETENTION") == Some("long")
+        {
+            upgraded = StreamOptions {
+                cache_retention: CacheRetention::Long,
+                ..options.clone()
+            };
+            &upgraded
+        } else {
+            options
+        };
         let input = RequestInput {
             model: &model,
             context,
@@ -274,4 +280,83 @@ pub async fn complete(
         timestamp: now_ms(),
         error_message: Some(AiError::Unknown.to_string()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::FixtureTransport;
+
+    fn client(vars: &[(&str, &str)]) -> Client {
+        Client::with_transport(
+            ProviderRegistry::builtin().unwrap(),
+            Env::from_vars(vars.iter().copied()),
+            Arc::new(FixtureTransport::new(vec![])),
+        )
+    }
+
+    fn ctx() -> Context {
+        serde_json::from_value(serde_json::json!({
+            "systemPrompt": "s", "messages": [{"role": "user", "content": "hi", "timestamp": 1}]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn keys_headers_and_cache_retention_from_env() {
+        let c = client(&[
+            ("ANTHROPIC_API_KEY", "env-key"),
+            ("PI_CACHE_RETENTION", "long"),
+        ]);
+        let m = c.registry().model("anthropic", "claude-haiku-4-5").unwrap();
+        let req = c
+            .build_request(&m, &ctx(), &StreamOptions::default())
+            .unwrap();
+        assert_eq!(req.header("x-api-key"), Some("env-key"));
+        assert_eq!(
+            req.body["system"][0]["cache_control"],
+            serde_json::json!({"type": "ephemeral", "ttl": "1h"})
+        );
+        let opts = StreamOptions {
+            api_key: Some("explicit".into()),
+            cache_retention: CacheRetention::None,
+            headers: [("X-Extra".to_string(), "1".to_string())].into(),
+            ..StreamOptions::default()
+        };
+        let req = c.build_request(&m, &ctx(), &opts).unwrap();
+        assert_eq!(req.header("x-api-key"), Some("explicit"));
+        assert_eq!(req.header("x-extra"), Some("1"));
+        assert!(req.body["system"][0].get("cache_control").is_none());
+    }
+
+    #[test]
+    fn keyless_local_and_no_cross_provider_key() {
+        let c = client(&[("OPENAI_API_KEY", "sk-o")]);
+        let local = c.registry().model("ollama", "qwen3:8b").unwrap();
+        let req = c
+            .build_request(&local, &ctx(), &StreamOptions::default())
+            .unwrap();
+        assert_eq!(req.url, "http://127.0.0.1:11434/v1/chat/completions");
+        assert_eq!(req.header("authorization"), None);
+        assert_eq!(req.body["max_tokens"], 16384);
+        assert_eq!(req.body["messages"][0]["role"], "system");
+        // No cross-provider fallback: OPENAI_API_KEY is not sent to Groq.
+        let groq = c
+            .registry()
+            .model("groq", "llama-3.3-70b-versatile")
+            .unwrap();
+        assert_eq!(
+            c.build_request(&groq, &ctx(), &StreamOptions::default()),
+            Err(AiError::NoApiKey {
+                provider: "groq".into()
+            })
+        );
+        let gemini = c.registry().model("google", "gemini-2.5-flash").unwrap();
+        assert_eq!(
+            c.build_request(&gemini, &ctx(), &StreamOptions::default()),
+            Err(AiError::NoApiKey {
+                provider: "google".into()
+            })
+        );
+    }
 }

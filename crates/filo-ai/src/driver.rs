@@ -171,7 +171,9 @@ async fn drive(call: Call, mut sender: Sender) {
         let outcome = tokio::select! {
             biased;
             () = call.cancel.cancelled() => Err(AiError::Aborted),
-            r = call.transport.send(call.request.clone()) => r,
+            r = tokio::time::timeout(call.idle_timeout, call.transport.send(call.request.clone())) => {
+                r.unwrap_or(Err(AiError::IdleTimeout(call.idle_timeout)))
+            }
         };
         let error = match outcome {
             Ok(response) if (200..300).contains(&response.status) => {

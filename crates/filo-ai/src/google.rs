@@ -46,10 +46,13 @@ fn thinking_config(input: &RequestInput<'_>) -> Option<Value> {
         return None;
     }
     let id = model.id.as_str();
+    static PRO: OnceLock<Option<Regex>> = OnceLock::new();
+    static FLASH: OnceLock<Option<Regex>> = OnceLock::new();
     let family = |kind: &str| {
-        Regex::new(&format!(r"gemini-3(\.\d+)?-{kind}"))
-            .map(|re| re.is_match(id))
-            .unwrap_or(false)
+        let cell = if kind == "pro" { &PRO } else { &FLASH };
+        cell.get_or_init(|| Regex::new(&format!(r"gemini-3(\.\d+)?-{kind}")).ok())
+            .as_ref()
+            .is_some_and(|re| re.is_match(id))
     };
     let level_name = |l: &str| json!({"includeThoughts": true, "thinkingLevel": l});
     if family("pro") {
@@ -520,7 +523,10 @@ impl Decoder for GoogleDecoder {
             }
         }
         if let Some(u) = &chunk.usage_metadata {
-            out.usage.input = u.prompt_token_count;
+            // Gemini counts cached tokens inside the prompt; pi's code reports them apart.
+            out.usage.input = u
+                .prompt_token_count
+                .saturating_sub(u.cached_content_token_count);
             out.usage.output = u.candidates_token_count + u.thoughts_token_count;
             out.usage.cache_read = u.cached_content_token_count;
             out.usage.cache_write = 0;

@@ -54,7 +54,7 @@ async fn thoughts_text_and_calls() {
             msg.usage.cache_read,
             msg.usage.total_tokens
         ),
-        (12, 8, 2, 20)
+        (10, 8, 2, 20)
     );
 }
 

@@ -10,7 +10,6 @@ use crate::model::{Model, ModelCost};
 use crate::registry::{ProviderConfig, ProviderRegistry, RegistryError};
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
     providers: BTreeMap<String, ProviderDef>,

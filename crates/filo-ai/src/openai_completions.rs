@@ -30,6 +30,8 @@ pub struct Compat {
     /// `openai`, `zai`, `qwen` or `qwen-chat-template`.
     pub thinking_format: String,
     pub supports_strict_mode: bool,
+    /// Tool-call ids must be exactly 9 ASCII letters or digits (Mistral).
+    pub nine_char_tool_call_ids: bool,
 }
 
 impl Compat {
@@ -75,6 +77,7 @@ impl Compat {
                 "openai".into()
             },
             supports_strict_mode: true,
+            nine_char_tool_call_ids: provider == "mistral" || url.contains("api.mistral.ai"),
         };
         if let Some(Value::Object(o)) = &model.compat {
             compat.apply(o);
@@ -111,6 +114,7 @@ impl Compat {
             &mut self.requires_thinking_as_text,
         );
         flag("supportsStrictMode", &mut self.supports_strict_mode);
+        flag("nineCharToolCallIds", &mut self.nine_char_tool_call_ids);
         if let Some(v) = o.get("maxTokensField").and_then(Value::as_str) {
             self.max_tokens_field = v.into();
         }
@@ -130,6 +134,9 @@ impl Compat {
 /// pi's id normaliser for this protocol: `call|item` ids keep the call half (sanitised, ≤ 40);
 /// OpenAI's own endpoint takes at most 40 characters.
 fn normalize_id(id: &str, model: &Model, _source: &AssistantMessage) -> String {
+    if Compat::for_model(model).nine_char_tool_call_ids {
+        return nine_char_id(id);
+    }
     if let Some((call, _)) = id.split_once('|') {
         return sanitize_tool_call_id(call, 40);
     }
@@ -137,6 +144,19 @@ fn normalize_id(id: &str, model: &Model, _source: &AssistantMessage) -> String {
         return id.chars().take(40).collect();
     }
     id.to_string()
+}
+
+/// Mistral's id rule: kept when already 9 ASCII alphanumerics, else derived from pi's
+/// `shortHash` of the id (base-36, so alphanumeric), padded with `0` to 9 characters.
+pub fn nine_char_id(id: &str) -> String {
+    if id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return id.to_string();
+    }
+    let mut hash = crate::openai_responses::short_hash(id);
+    while hash.len() < 9 {
+        hash.push('0');
+    }
+    hash.chars().take(9).collect()
 }
 
 /// Build the `POST {baseUrl}/chat/completions` request.
@@ -379,7 +399,6 @@ fn convert_assistant(a: &AssistantMessage, compat: &Compat) -> Option<Value> {
         Value::Null
     };
     m.insert("content".into(), content);
-    let mut has_reasoning = false;
     if !compat.requires_thinking_as_text {
         let field = thinking
             .first()
@@ -388,7 +407,6 @@ fn convert_assistant(a: &AssistantMessage, compat: &Compat) -> Option<Value> {
         if let Some(field) = field {
             let joined: Vec<&str> = thinking.iter().map(|t| t.thinking.as_str()).collect();
             m.insert(field.to_string(), json!(joined.join("\n")));
-            has_reasoning = true;
         }
     }
     let calls: Vec<&ToolCall> = a.tool_calls().collect();
@@ -413,7 +431,9 @@ fn convert_assistant(a: &AssistantMessage, compat: &Compat) -> Option<Value> {
             m.insert("reasoning_details".into(), Value::Array(details));
         }
     }
-    (!text.is_empty() || !calls.is_empty() || has_reasoning).then_some(Value::Object(m))
+    // Like pi, a turn with neither content nor tool calls is not sent (reasoning alone is not
+    // enough).
+    (!text.is_empty() || !calls.is_empty()).then_some(Value::Object(m))
 }
 
 /// OpenRouter's Anthropic models: `cache_control` on the last text part of the last

@@ -77,20 +77,12 @@ struct WireUsage {
     completion_tokens: u64,
     #[serde(default)]
     prompt_tokens_details: Option<PromptDetails>,
-    #[serde(default)]
-    completion_tokens_details: Option<CompletionDetails>,
 }
 
 #[derive(Deserialize, Default)]
 struct PromptDetails {
     #[serde(default)]
     cached_tokens: u64,
-}
-
-#[derive(Deserialize, Default)]
-struct CompletionDetails {
-    #[serde(default)]
-    reasoning_tokens: u64,
 }
 
 #[derive(Debug)]
@@ -258,12 +250,10 @@ impl CompletionsDecoder {
             .prompt_tokens_details
             .as_ref()
             .map_or(0, |d| d.cached_tokens);
-        let reasoning = u
-            .completion_tokens_details
-            .as_ref()
-            .map_or(0, |d| d.reasoning_tokens);
         out.usage.input = u.prompt_tokens.saturating_sub(cached);
-        out.usage.output = u.completion_tokens + reasoning;
+        // `completion_tokens` already counts reasoning tokens (OpenAI's usage spec); adding
+        // `completion_tokens_details.reasoning_tokens` again would bill them twice.
+        out.usage.output = u.completion_tokens;
         out.usage.cache_read = cached;
         out.usage.cache_write = 0;
         out.usage.total_tokens = out.usage.input + out.usage.output + out.usage.cache_read;

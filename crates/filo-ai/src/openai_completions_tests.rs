@@ -55,9 +55,12 @@ async fn parallel_tool_calls_with_interleaved_arguments() {
     );
     assert_eq!(calls[1].arguments, json!({"path": "."}));
     assert_eq!(msg.usage.input, 70);
-    assert_eq!(msg.usage.output, 25);
+    assert_eq!(
+        msg.usage.output, 20,
+        "reasoning tokens are part of completion_tokens"
+    );
     assert_eq!(msg.usage.cache_read, 30);
-    assert_eq!(msg.usage.total_tokens, 125);
+    assert_eq!(msg.usage.total_tokens, 120);
     let deltas = r
         .events
         .iter()
@@ -237,4 +240,17 @@ async fn other_model_history_gets_normalised_ids() {
     let b = &r.requests[0].body;
     assert_eq!(b["messages"][1]["tool_calls"][0]["id"], "call_9");
     assert_eq!(b["messages"][2]["tool_call_id"], "call_9");
+}
+
+#[test]
+fn mistral_ids_are_nine_alphanumerics() {
+    assert_eq!(nine_char_id("abcDEF123"), "abcDEF123");
+    let a = nine_char_id("toolu_01ABCdef|x");
+    assert_eq!(a.len(), 9);
+    assert!(a.bytes().all(|b| b.is_ascii_alphanumeric()));
+    assert_ne!(a, nine_char_id("toolu_01ABCdeg|x"));
+    let mut m = model("mistral", "openai-completions", "mistral-large-latest");
+    m.base_url = "https://api.mistral.ai/v1".into();
+    let src: AssistantMessage = serde_json::from_value(json!({"content": [], "api": "a", "provider": "p", "model": "x", "usage": {}, "stopReason": "stop", "timestamp": 0})).unwrap();
+    assert_eq!(normalize_id("toolu_01ABCdef|x", &m, &src), a);
 }

@@ -172,6 +172,8 @@ pub struct FixtureResponse {
     pub headers: Vec<(String, String)>,
     pub chunks: Vec<Bytes>,
     pub end: FixtureEnd,
+    /// Time before the status line arrives.
+    pub delay: Duration,
 }
 
 impl FixtureResponse {
@@ -182,6 +184,7 @@ impl FixtureResponse {
             headers: vec![("content-type".into(), "text/event-stream".into())],
             chunks,
             end: FixtureEnd::Close,
+            delay: Duration::ZERO,
         }
     }
 
@@ -192,7 +195,14 @@ impl FixtureResponse {
             headers: Vec::new(),
             chunks: vec![Bytes::copy_from_slice(body.as_bytes())],
             end: FixtureEnd::Close,
+            delay: Duration::ZERO,
         }
+    }
+
+    /// Answer only after `delay` (a server slow to send its headers).
+    pub fn delayed(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
     }
 
     /// Add a header (lower-case name).
@@ -248,6 +258,9 @@ impl Transport for FixtureTransport {
             let Some(canned) = next else {
                 return Err(AiError::Transport("fixture: no response left".into()));
             };
+            if !canned.delay.is_zero() {
+                tokio::time::sleep(canned.delay).await;
+            }
             let chunks = futures::stream::iter(canned.chunks.into_iter().map(Ok));
             let body: ByteStream = match canned.end {
                 FixtureEnd::Close => Box::pin(chunks),

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use filo_agent::{AgentMessage, AgentTool, ToolOutput};
-use filo_session::SessionEntry;
+use filo_session::{SessionEntry, SessionManager};
+
+use crate::agent_session::SessionHandle;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
@@ -78,6 +80,22 @@ pub trait Extension: Send + Sync {
     /// A short name for diagnostics.
     fn name(&self) -> &str;
 
+    /// Called once when the session is built, with a weak handle to it (for tools that must act
+    /// on the session, such as time travel).
+    fn attach(&self, _session: SessionHandle) {}
+
+    /// A session file was loaded (at start or on a switch), before its context is built: the
+    /// extension may rebuild the tree (e.g. from the Playfilo DAG). Returns notices for the user.
+    fn prepare_session(&self, _manager: &mut SessionManager) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// A run of the agent ended. Returning messages replaces the agent's context and continues
+    /// the agent at once (before retry and compaction), e.g. in a new timeline after `tobe`.
+    fn run_finished(&self) -> Option<Vec<AgentMessage>> {
+        None
+    }
+
     /// Tools this extension adds to every session.
     fn tools(&self, _session: &SessionInfo) -> Vec<Arc<dyn AgentTool>> {
         Vec::new()
@@ -118,6 +136,11 @@ pub trait Extension: Send + Sync {
         _is_error: bool,
     ) -> Option<(ToolOutput, bool)> {
         None
+    }
+
+    /// Failures this extension absorbed so far (shown in session stats).
+    fn error_count(&self) -> u64 {
+        0
     }
 
     /// An entry was appended to the session (already written to the file when persisted).

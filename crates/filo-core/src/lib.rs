@@ -21,6 +21,7 @@ pub mod extension;
 mod json_file;
 pub mod loader;
 pub mod model_resolve;
+pub mod playfilo;
 pub mod resources;
 pub mod settings;
 pub mod system_prompt;

@@ -171,6 +171,28 @@ fn reference_commits(conn: &Connection, n: usize) -> Res<()> {
     Ok(())
 }
 
+/// The bare walk: `SELECT *` per node and per blob, rows kept, nothing parsed.
+fn reference_lineage(conn: &Connection, head: &str) -> Res<usize> {
+    let mut rows: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    let mut cur = Some(head.to_owned());
+    while let Some(id) = cur {
+        let node = get_one(conn, "SELECT * FROM nodes WHERE id = ?", &id, |r| {
+            Ok((
+                r.get::<_, Option<String>>("parent_id")?,
+                r.get::<_, String>("parts_list")?,
+            ))
+        })?;
+        let Some((parent, parts)) = node else { break };
+        let mut blobs = Vec::new();
+        for hash in serde_json::from_str::<Vec<String>>(&parts)? {
+            blobs.extend(ref_blob(conn, &hash)?);
+        }
+        rows.push((id, blobs));
+        cur = parent;
+    }
+    Ok(rows.len())
+}
+
 /// `loadEntriesFromDAG`: a SELECT per node, per blob, per parent external id; entries built.
 fn reference_load(conn: &Connection, head: &str) -> Res<usize> {
     let mut trace: Vec<Value> = Vec::new();
@@ -413,11 +435,20 @@ fn lineage_rows(dir: &Path, ids: &[String], rows: &mut Vec<Row>) -> Res<()> {
     let conn = open_reference(&dir.join("lineage.db"))?;
     for depth in [10_000usize, 100_000] {
         let head = &ids[depth - 1];
+        let (nodes, d) = best(3, || Ok(store.lineage_with_blobs(head)?.len()))?;
+        let (count, r) = best(3, || reference_lineage(&conn, head))?;
+        assert_eq!(nodes, count);
+        rows.push(Row {
+            name: format!("lineage load (nodes + blobs), {depth} nodes"),
+            filo: d,
+            reference: Some(r),
+            note: "one CTE query vs a SELECT per node and per blob".into(),
+        });
         let (entries, d) = best(3, || Ok(store.load_entries(Some(head))?.len()))?;
         let (count, r) = best(3, || reference_load(&conn, head))?;
         assert_eq!(entries, count);
         rows.push(Row {
-            name: format!("load_entries, {depth}-node lineage"),
+            name: format!("load_entries (pi entries), {depth} nodes"),
             filo: d,
             reference: Some(r),
             note: format!("{} entries", entries),
@@ -582,6 +613,24 @@ fn main() -> Res<()> {
         if wants("lineage") {
             lineage_rows(dir.path(), &ids, &mut rows)?;
         }
+    }
+    if only.iter().any(|o| o == "profile-load") {
+        // Not a table row: a loop to run under `perf record` (filo's load_entries only).
+        let store = Store::open(dir.path().join("profile.db"))?;
+        let ids = build_chain(&store, 100_000, 1_000)?;
+        let head = ids.last().map(String::as_str);
+        let ((), d) = timed(|| {
+            for _ in 0..10 {
+                std::hint::black_box(store.load_entries(head)?);
+            }
+            Ok(())
+        })?;
+        rows.push(Row {
+            name: "profile-load ×10".into(),
+            filo: d,
+            reference: None,
+            note: String::new(),
+        });
     }
     if wants("life") {
         life_rows(dir.path(), &mut rows)?;

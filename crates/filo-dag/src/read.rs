@@ -113,6 +113,12 @@ impl Store {
         lineage(&self.conn, head, limit)
     }
 
+    /// The lineage of `head` (head first) with every node's blobs in part order, in one query
+    /// (the recursive CTE joined with `json_each(parts_list)` and `blobs`).
+    pub fn lineage_with_blobs(&self, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
+        self.read(|_| lineage_with_blobs(&self.conn, head))
+    }
+
     /// The children of a node in insertion (rowid) order, in one indexed query.
     pub fn children(&self, id: &str) -> Result<Vec<Node>> {
         let sql =
@@ -220,14 +226,12 @@ pub(crate) fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> 
     }
 }
 
-/// The recursive CTE of a lineage: one primary-key lookup per node, rows in walk order (the
-/// recursion queue is FIFO), every node column carried along so no second lookup is needed.
-pub(crate) const LINEAGE_CTE: &str = "WITH RECURSIVE chain(depth, id, parent_id, role, parts_list, \
-     timestamp, config_json, thought_signatures, system_prompt_hash, external_id) AS ( \
-       SELECT 0, n.id, n.parent_id, n.role, n.parts_list, n.timestamp, n.config_json, \
-              n.thought_signatures, n.system_prompt_hash, n.external_id FROM nodes n WHERE n.id = ?1 \
-       UNION ALL SELECT c.depth + 1, n.id, n.parent_id, n.role, n.parts_list, n.timestamp, \
-              n.config_json, n.thought_signatures, n.system_prompt_hash, n.external_id \
+/// The recursive CTE of a lineage: one primary-key lookup per step, rows in walk order (the
+/// recursion queue is FIFO). The queue only carries `(depth, rowid, parent_id)`; callers join
+/// `nodes` back on the rowid, which hits the page the step just read.
+pub(crate) const LINEAGE_CTE: &str = "WITH RECURSIVE chain(depth, rid, parent_id) AS ( \
+       SELECT 0, n.rowid, n.parent_id FROM nodes n WHERE n.id = ?1 \
+       UNION ALL SELECT c.depth + 1, n.rowid, n.parent_id \
          FROM chain c JOIN nodes n ON n.id = c.parent_id WHERE c.depth + 1 < ?2)";
 
 pub(crate) fn lineage(conn: &Connection, head: &str, limit: Option<usize>) -> Result<Vec<Node>> {
@@ -236,8 +240,7 @@ pub(crate) fn lineage(conn: &Connection, head: &str, limit: Option<usize>) -> Re
         return Ok(Vec::new());
     }
     let sql = format!(
-        "{LINEAGE_CTE} SELECT depth, id, parent_id, role, parts_list, timestamp, config_json, \
-         thought_signatures, system_prompt_hash, external_id FROM chain"
+        "{LINEAGE_CTE} SELECT c.depth, {NODE_COLUMNS} FROM chain c JOIN nodes n ON n.rowid = c.rid"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params![head, limit], |r| {
@@ -247,6 +250,57 @@ pub(crate) fn lineage(conn: &Connection, head: &str, limit: Option<usize>) -> Re
     // Already in order in practice; the stable sort is linear on sorted input.
     out.sort_by_key(|(depth, _)| *depth);
     Ok(out.into_iter().map(|(_, n)| n).collect())
+}
+
+/// A lineage row while it is being assembled: depth, node, (part index, blob) pairs.
+type Walked = (i64, Node, Vec<(i64, Blob)>);
+
+/// The lineage of `head` (head first) with each node's blobs in part order (missing blobs
+/// left out), in one query: the lineage CTE joined with `json_each(parts_list)` and the blobs'
+/// primary key.
+pub(crate) fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
+    let sql = format!(
+        "{LINEAGE_CTE} SELECT c.depth, {NODE_COLUMNS}, \
+           p.key, b.hash, b.type, b.content, b.thought_signature \
+         FROM chain c JOIN nodes n ON n.rowid = c.rid \
+         LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
+         LEFT JOIN blobs b ON b.hash = p.value"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
+    let mut out: Vec<Walked> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let depth: i64 = row.get(0)?;
+        if out.last().is_none_or(|(d, _, _)| *d != depth) {
+            out.push((depth, node_from_row(row, 1)?, Vec::new()));
+        }
+        let hash: Option<String> = row.get(11)?;
+        if let (Some(hash), Some((_, _, blobs))) = (hash, out.last_mut()) {
+            let blob = Blob {
+                hash,
+                blob_type: row.get(12)?,
+                content: row.get(13)?,
+                thought_signature: row.get(14)?,
+            };
+            blobs.push((row.get::<_, Option<i64>>(10)?.unwrap_or(0), blob));
+        }
+    }
+    // Walk order and part order in practice; sorting and merging keep it right whatever the plan.
+    out.sort_by_key(|(depth, _, _)| *depth);
+    let mut merged: Vec<Walked> = Vec::with_capacity(out.len());
+    for (depth, node, blobs) in out {
+        match merged.last_mut() {
+            Some((d, _, existing)) if *d == depth => existing.extend(blobs),
+            _ => merged.push((depth, node, blobs)),
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|(_, node, mut blobs)| {
+            blobs.sort_by_key(|(key, _)| *key);
+            (node, blobs.into_iter().map(|(_, b)| b).collect())
+        })
+        .collect())
 }
 
 pub(crate) fn subtree(conn: &Connection, id: &str, max_depth: usize) -> Result<Vec<(Node, usize)>> {

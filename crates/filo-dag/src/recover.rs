@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::canon;
 use crate::error::Result;
 use crate::model::{Blob, Node, blob_type, role};
-use crate::read::{LINEAGE_CTE, MAX_WALK, node_from_row};
+use crate::read::lineage_with_blobs;
 use crate::render::preview_truthy as truthy;
 use crate::store::Store;
 use crate::text::iso_utc;
@@ -57,57 +57,6 @@ impl Store {
         }
         Ok(out)
     }
-}
-
-/// A lineage row: depth, node, (part index, blob) pairs.
-type Walked = (i64, Node, Vec<(i64, Blob)>);
-
-/// The lineage of `head` (head first) with each node's blobs in part order, in one query: the
-/// lineage CTE joined with `json_each(parts_list)` and the blobs' primary key.
-fn lineage_with_blobs(conn: &rusqlite::Connection, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
-    let sql = format!(
-        "{LINEAGE_CTE} SELECT c.depth, c.id, c.parent_id, c.role, c.parts_list, c.timestamp, \
-           c.config_json, c.thought_signatures, c.system_prompt_hash, c.external_id, \
-           p.key, b.hash, b.type, b.content, b.thought_signature \
-         FROM chain c \
-         LEFT JOIN json_each(CASE WHEN json_valid(c.parts_list) THEN c.parts_list ELSE '[]' END) p \
-         LEFT JOIN blobs b ON b.hash = p.value"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
-    let mut out: Vec<Walked> = Vec::new();
-    while let Some(row) = rows.next()? {
-        let depth: i64 = row.get(0)?;
-        if out.last().is_none_or(|(d, _, _)| *d != depth) {
-            out.push((depth, node_from_row(row, 1)?, Vec::new()));
-        }
-        let hash: Option<String> = row.get(11)?;
-        if let (Some(hash), Some((_, _, blobs))) = (hash, out.last_mut()) {
-            let blob = Blob {
-                hash,
-                blob_type: row.get(12)?,
-                content: row.get(13)?,
-                thought_signature: row.get(14)?,
-            };
-            blobs.push((row.get::<_, Option<i64>>(10)?.unwrap_or(0), blob));
-        }
-    }
-    // Walk order and part order in practice; sorting and merging keep it right whatever the plan.
-    out.sort_by_key(|(depth, _, _)| *depth);
-    let mut merged: Vec<Walked> = Vec::with_capacity(out.len());
-    for (depth, node, blobs) in out {
-        match merged.last_mut() {
-            Some((d, _, existing)) if *d == depth => existing.extend(blobs),
-            _ => merged.push((depth, node, blobs)),
-        }
-    }
-    Ok(merged
-        .into_iter()
-        .map(|(_, node, mut blobs)| {
-            blobs.sort_by_key(|(key, _)| *key);
-            (node, blobs.into_iter().map(|(_, b)| b).collect())
-        })
-        .collect())
 }
 
 /// `external_id`, else the first 8 characters of the hash.
@@ -167,11 +116,14 @@ fn entry_of(
             }
             blob_type::PI_META => content.push(v),
             blob_type::PI_ENTRY => meta = Some(v),
-            blob_type::TEXT => content.push(json!({ "type": "text", "text": v })),
-            blob_type::THINKING => content.push(json!({ "type": "thinking", "thinking": v })),
-            blob_type::TOOL_CALL => content.push(tool_call_part(&v)),
+            blob_type::TEXT => content.push(obj([("type", "text".into()), ("text", v)])),
+            blob_type::THINKING => {
+                content.push(obj([("type", "thinking".into()), ("thinking", v)]));
+            }
+            blob_type::TOOL_CALL => content.push(tool_call_part(v)),
             blob_type::TOOL_RESULT => {
-                content.push(json!({ "type": "text", "text": tool_result_text(&v) }));
+                let text = tool_result_text(&v);
+                content.push(obj([("type", "text".into()), ("text", text.into())]));
                 last_result = Some(v);
             }
             _ => {}
@@ -193,24 +145,36 @@ fn entry_of(
         }
         plain_message(node, content, models)
     };
-    Some(json!({
-        "type": "message", "id": id, "parentId": parent_id, "timestamp": timestamp, "message": message,
-    }))
+    Some(obj([
+        ("type", "message".into()),
+        ("id", id.into()),
+        ("parentId", parent_id),
+        ("timestamp", timestamp.into()),
+        ("message", message),
+    ]))
 }
 
-fn tool_call_part(v: &Value) -> Value {
+/// An object from key/value pairs, moving the values (`json!` would re-serialize them).
+fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+fn tool_call_part(mut v: Value) -> Value {
     let id = match v.get("id") {
         Some(id) if truthy(id) => id.clone(),
-        _ => Value::String(canon::hash_value(v)),
+        _ => Value::String(canon::hash_value(&v)),
     };
-    let arguments = match v.get("arguments") {
-        Some(a) if !a.is_null() => a.clone(),
-        _ => json!({}),
+    let name = v.get_mut("name").map_or(Value::Null, Value::take);
+    let arguments = match v.get_mut("arguments").map(Value::take) {
+        Some(a) if !a.is_null() => a,
+        _ => Value::Object(Map::new()),
     };
-    json!({
-        "type": "toolCall", "id": id, "name": v.get("name").cloned().unwrap_or(Value::Null),
-        "arguments": arguments,
-    })
+    obj([
+        ("type", "toolCall".into()),
+        ("id", id),
+        ("name", name),
+        ("arguments", arguments),
+    ])
 }
 
 fn tool_result_text(v: &Value) -> String {
@@ -283,9 +247,9 @@ fn plain_message(node: &Node, content: Vec<Value>, models: &mut ModelCache) -> V
     message.insert("content".into(), Value::Array(content));
     if node.role == role::ASSISTANT {
         let (provider, model) = models.get(node.config_json.as_deref());
-        message.insert("api".into(), json!("chat"));
-        message.insert("provider".into(), json!(provider));
-        message.insert("model".into(), json!(model));
+        message.insert("api".into(), "chat".into());
+        message.insert("provider".into(), provider.into());
+        message.insert("model".into(), model.into());
         message.insert(
             "usage".into(),
             json!({
@@ -293,8 +257,8 @@ fn plain_message(node: &Node, content: Vec<Value>, models: &mut ModelCache) -> V
                 "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 },
             }),
         );
-        message.insert("stopReason".into(), json!("stop"));
+        message.insert("stopReason".into(), "stop".into());
     }
-    message.insert("timestamp".into(), json!(node.timestamp));
+    message.insert("timestamp".into(), node.timestamp.into());
     Value::Object(message)
 }

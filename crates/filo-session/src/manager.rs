@@ -289,6 +289,14 @@ impl SessionManager {
         })
     }
 
+    /// Put entries into the in-memory tree without writing them (entries rebuilt from another
+    /// store, such as the Playfilo DAG). An entry whose id exists replaces it in place.
+    pub fn merge_in_memory(&mut self, entries: Vec<SessionEntry>) {
+        for e in entries {
+            self.insert_entry(e);
+        }
+    }
+
     /// Move the leaf to an existing entry; the next append branches from there.
     pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
         if !self.index.contains_key(id) {

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 type BoxResult<T> = Result<T, Box<dyn Error>>;
 
-const RUNS: usize = 5;
+const RUNS: usize = 7;
 const WORDS: [&str; 16] = [
     "lorem", "ipsum", "dolor", "sit", "amet", "value", "result", "config", "server", "client",
     "buffer", "stream", "token", "parse", "render", "update",

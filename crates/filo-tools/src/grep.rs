@@ -56,7 +56,7 @@ fn build_matcher(q: &GrepQuery) -> Result<RegexMatcher, Error> {
         .fixed_strings(q.literal)
         .line_terminator(Some(b'\n'))
         .build(&q.pattern)
-        .map_err(|e| Error::message(format!("regex parse error:\n{e}")))
+        .map_err(|e| Error::message(e.to_string()))
 }
 
 /// All matches (file, 1-based lines) in walk order, up to the limit; and whether it was hit.

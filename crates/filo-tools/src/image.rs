@@ -105,23 +105,46 @@ fn round_scaled(value: u32, numerator: u32, denominator: u32) -> u32 {
     ((f64::from(value) * f64::from(numerator)) / f64::from(denominator)).round() as u32
 }
 
+/// The box and size an image must fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageLimits {
+    pub max_dimension: u32,
+    pub max_bytes: usize,
+}
+
+impl Default for ImageLimits {
+    fn default() -> Self {
+        ImageLimits {
+            max_dimension: MAX_DIMENSION,
+            max_bytes: MAX_IMAGE_BYTES,
+        }
+    }
+}
+
 /// Fit an image into pi's limits. Undecodable input is returned unchanged (as pi does).
 pub fn prepare_image(bytes: Vec<u8>, mime: &str) -> PreparedImage {
+    prepare_image_with(bytes, mime, ImageLimits::default())
+}
+
+/// Fit an image into `limits`: scale into the box, then try PNG and JPEG at falling qualities,
+/// then smaller scales (never below 100 px); the last attempt is returned if nothing fits.
+pub fn prepare_image_with(bytes: Vec<u8>, mime: &str, limits: ImageLimits) -> PreparedImage {
     let Ok(decoded) = image::load_from_memory(&bytes) else {
         return PreparedImage::unchanged(bytes, mime, 0, 0);
     };
     let (ow, oh) = (decoded.width(), decoded.height());
-    if ow <= MAX_DIMENSION && oh <= MAX_DIMENSION && bytes.len() <= MAX_IMAGE_BYTES {
+    let (max_dim, max_bytes) = (limits.max_dimension, limits.max_bytes);
+    if ow <= max_dim && oh <= max_dim && bytes.len() <= max_bytes {
         return PreparedImage::unchanged(bytes, mime, ow, oh);
     }
     let (mut tw, mut th) = (ow, oh);
-    if tw > MAX_DIMENSION {
-        th = round_scaled(th, MAX_DIMENSION, tw);
-        tw = MAX_DIMENSION;
+    if tw > max_dim {
+        th = round_scaled(th, max_dim, tw);
+        tw = max_dim;
     }
-    if th > MAX_DIMENSION {
-        tw = round_scaled(tw, MAX_DIMENSION, th);
-        th = MAX_DIMENSION;
+    if th > max_dim {
+        tw = round_scaled(tw, max_dim, th);
+        th = max_dim;
     }
     let done = |encoded: (Vec<u8>, &'static str), width: u32, height: u32| PreparedImage {
         bytes: encoded.0,
@@ -136,13 +159,13 @@ pub fn prepare_image(bytes: Vec<u8>, mime: &str) -> PreparedImage {
         return PreparedImage::unchanged(bytes, mime, ow, oh);
     };
     let (mut fw, mut fh) = (tw, th);
-    if best.0.len() <= MAX_IMAGE_BYTES {
+    if best.0.len() <= max_bytes {
         return done(best, fw, fh);
     }
     for quality in QUALITY_STEPS {
         if let Some(candidate) = smaller_encoding(&decoded, tw, th, quality) {
             best = candidate;
-            if best.0.len() <= MAX_IMAGE_BYTES {
+            if best.0.len() <= max_bytes {
                 return done(best, fw, fh);
             }
         }
@@ -156,7 +179,7 @@ pub fn prepare_image(bytes: Vec<u8>, mime: &str) -> PreparedImage {
         for quality in QUALITY_STEPS {
             if let Some(candidate) = smaller_encoding(&decoded, fw, fh, quality) {
                 best = candidate;
-                if best.0.len() <= MAX_IMAGE_BYTES {
+                if best.0.len() <= max_bytes {
                     return done(best, fw, fh);
                 }
             }
@@ -212,5 +235,39 @@ mod tests {
         );
         let again = image::load_from_memory(&out.bytes).unwrap();
         assert_eq!((again.width(), again.height()), (2000, 100));
+    }
+
+    #[test]
+    fn oversized_bytes_fall_back_to_smaller_encodings() {
+        // Noise compresses badly: at 300x300 neither encoding fits 20 KB until scaled down.
+        let mut seed = 7u32;
+        let img = RgbImage::from_fn(300, 300, |_, _| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let [a, b, c, _] = seed.to_le_bytes();
+            Rgb([a, b, c])
+        });
+        let bytes = encode_png(&DynamicImage::ImageRgb8(img)).unwrap();
+        let limits = ImageLimits {
+            max_dimension: 2000,
+            max_bytes: 20_000,
+        };
+        let out = prepare_image_with(bytes, "image/png", limits);
+        assert!(out.was_resized);
+        assert_eq!(out.mime_type, "image/jpeg");
+        assert!(out.bytes.len() <= 20_000, "{}", out.bytes.len());
+        assert!(out.width < 300 && out.width >= 100, "{}", out.width);
+        assert_eq!(out.width, out.height);
+        assert!(
+            out.dimension_note()
+                .unwrap()
+                .starts_with("[Image: original 300x300, displayed at ")
+        );
+    }
+
+    #[test]
+    fn undecodable_images_pass_through() {
+        let out = prepare_image(b"\x89PNG\r\n\x1a\ngarbage".to_vec(), "image/png");
+        assert!(!out.was_resized);
+        assert_eq!(out.mime_type, "image/png");
     }
 }

@@ -35,16 +35,19 @@ fn new_searcher() -> Searcher {
         .build()
 }
 
-/// Matching line numbers of one file, at most `limit`.
+/// Matching lines of one file, at most `limit`.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     path: &Path,
     limit: usize,
-) -> Vec<u64> {
+) -> Vec<Hit> {
     let mut lines = Vec::new();
-    let sink = Bytes(|line_number, _| {
-        lines.push(line_number);
+    let sink = Bytes(|line_number, bytes| {
+        lines.push(Hit {
+            line_number,
+            bytes: bytes.to_vec(),
+        });
         Ok(lines.len() < limit)
     });
     // Unreadable files are skipped, as ripgrep does (it only warns).

@@ -179,3 +179,45 @@ async fn abort_when_idle_does_nothing_and_the_next_run_is_not_cancelled() {
     agent.prompt("go").await.unwrap();
     assert_eq!(history(&agent), ["user:go", "assistant[Stop]:fine"]);
 }
+
+#[tokio::test]
+async fn abort_during_a_before_hook_aborts_every_remaining_call() {
+    let client = Scripted::new(vec![
+        tools_turn(&[
+            ("c1", "echo", json!({"text": "a"})),
+            ("c2", "echo", json!({"text": "b"})),
+        ]),
+        text_turn("not reached"),
+    ]);
+    let tool = TestTool::new("echo");
+    let max_running = Arc::clone(&tool.max_running);
+    let agent = agent_with(client, vec![Arc::new(tool)]);
+    let in_hook = Arc::new(Notify::new());
+    let signal = Arc::clone(&in_hook);
+    let hook: filo_agent::BeforeToolCall = Arc::new(move |_info, cancel| {
+        signal.notify_one();
+        Box::pin(async move {
+            cancel.cancelled().await;
+            Ok(filo_agent::ToolCallDecision::Allow)
+        })
+    });
+    agent.set_before_tool_call(Some(hook));
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.prompt("go").await }
+    });
+    in_hook.notified().await;
+    agent.abort();
+    run.await.unwrap().unwrap();
+    let aborted = format!("toolResult!:{ABORTED_TEXT}");
+    assert_eq!(
+        history(&agent)[1..],
+        [
+            "assistant[ToolUse]:".to_string(),
+            aborted.clone(),
+            aborted,
+            "assistant[Aborted]:".into(),
+        ]
+    );
+    assert_eq!(max_running.load(Ordering::SeqCst), 0, "no tool ran");
+}

@@ -378,3 +378,38 @@ async fn message_updates_carry_the_growing_partial() {
         .collect();
     assert_eq!(texts, ["", "a", "ab", "abc", "abc"]);
 }
+
+#[tokio::test]
+async fn without_transform_only_new_messages_are_converted() {
+    let client = Scripted::new(vec![
+        tools_turn(&[("c1", "echo", json!({"text": "hi"}))]),
+        text_turn("done"),
+    ]);
+    let agent = agent_with(
+        client.clone(),
+        vec![Arc::new(super::support::TestTool::new("echo"))],
+    );
+    agent.replace_messages(vec![
+        AgentMessage::user_text("earlier"),
+        AgentMessage::Custom(CustomMessage::new("note", serde_json::Map::new())),
+    ]);
+    let sizes = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&sizes);
+    agent.set_convert_to_llm(Arc::new(move |messages: &[AgentMessage]| {
+        seen.lock().unwrap().push(messages.len());
+        filo_agent::default_convert_to_llm(messages)
+    }));
+    agent.prompt("now").await.unwrap();
+    // First call: the whole history plus the prompt; second: the assistant and its tool result.
+    assert_eq!(*sizes.lock().unwrap(), [3, 2]);
+    assert_eq!(client.roles(0), ["user:earlier", "user:now"]);
+    assert_eq!(
+        client.roles(1),
+        [
+            "user:earlier",
+            "user:now",
+            "assistant:",
+            "toolResult:echo: hi"
+        ]
+    );
+}

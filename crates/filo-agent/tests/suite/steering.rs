@@ -281,3 +281,46 @@ async fn steering_while_parallel_tools_run_waits_for_them() {
     );
     assert_eq!(client.calls().len(), 2);
 }
+
+#[tokio::test]
+async fn steering_during_a_text_answer_opens_another_turn() {
+    let gate = Arc::new(Notify::new());
+    let client = Scripted::new(vec![
+        TurnBuilder::new()
+            .text(&["thinking"])
+            .step(Step::Wait(Arc::clone(&gate)))
+            .done(StopReason::Stop),
+        text_turn("adjusted"),
+    ]);
+    let agent = agent_with(client.clone(), vec![]);
+    let rec = Recorder::attach(&agent);
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.prompt("go").await }
+    });
+    eventually(|| {
+        agent
+            .stream_message()
+            .is_some_and(|m| m.role() == "assistant")
+    })
+    .await;
+    agent.steer(AgentMessage::user_text("shorter please"));
+    gate.notify_one();
+    run.await.unwrap().unwrap();
+    assert_eq!(
+        history(&agent),
+        [
+            "user:go",
+            "assistant[Stop]:thinking",
+            "user:shorter please",
+            "assistant[Stop]:adjusted",
+        ]
+    );
+    let kinds = rec.kinds();
+    assert_eq!(kinds.iter().filter(|k| *k == "agent_start").count(), 1);
+    assert_eq!(kinds.iter().filter(|k| *k == "turn_start").count(), 2);
+    assert_eq!(
+        client.roles(1).last().map(String::as_str),
+        Some("user:shorter please")
+    );
+}

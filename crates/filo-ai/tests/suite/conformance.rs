@@ -156,11 +156,11 @@ async fn usage_from_the_final_chunk() {
         .await;
         let u = msg.usage;
         let expected = match protocol {
-            // Anthropic reports cache writes; the OpenAI protocols report none.
+            // Anthropic reports cache writes; the others report none.
             Protocol::AnthropicMessages => (1200, 80, 300, 40),
-            Protocol::OpenAiCompletions | Protocol::OpenAiResponses => (1200, 80, 300, 0),
-            // Gemini counts cached tokens inside the prompt count (pi keeps promptTokenCount).
-            Protocol::GoogleGenerativeAi => (1500, 80, 300, 0),
+            Protocol::OpenAiCompletions
+            | Protocol::OpenAiResponses
+            | Protocol::GoogleGenerativeAi => (1200, 80, 300, 0),
         };
         assert_eq!(
             (u.input, u.output, u.cache_read, u.cache_write),
@@ -178,4 +178,37 @@ async fn usage_from_the_final_chunk() {
         assert!((u.cost.total - want).abs() < 1e-12, "{protocol:?}");
         assert!(u.cost.total > 0.0);
     }
+}
+
+#[tokio::test]
+async fn complete_returns_the_final_message() {
+    let mock = MockProvider::start(vec![
+        Turn::text("All done."),
+        Turn::Fault(filo_testkit::Fault::http(400)),
+    ])
+    .await;
+    let m = model(Protocol::OpenAiResponses, &mock);
+    let client = super::common::client();
+    let ok = filo_ai::complete(
+        &client,
+        &m,
+        &user("x"),
+        &StreamOptions::default(),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(
+        (ok.stop_reason, ok.text().as_str()),
+        (StopReason::Stop, "All done.")
+    );
+    let failed = filo_ai::complete(
+        &client,
+        &m,
+        &user("x"),
+        &StreamOptions::default(),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(failed.stop_reason, StopReason::Error);
+    assert!(failed.error_message.unwrap().starts_with("400 "));
 }

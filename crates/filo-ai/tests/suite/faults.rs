@@ -65,7 +65,10 @@ async fn idle_timeout_on_a_silent_stream() {
         let (_, msg) = collect(
             &m,
             &user("x"),
-            &StreamOptions::default(),
+            &StreamOptions {
+                idle_timeout: Some(Duration::from_millis(200)),
+                ..StreamOptions::default()
+            },
             CancellationToken::new(),
         )
         .await;

@@ -55,6 +55,15 @@ pub struct AgentArgs {
     /// Export a session file to HTML and exit: `--export <session.jsonl> [out.html]`.
     #[arg(long, value_name = "FILE", num_args = 1..=2)]
     pub export: Option<Vec<String>>,
+    /// The Playfilo memory database (default `~/.playfilo/playfilo.db`, env `PLAYFILO_DB`).
+    #[arg(long, value_name = "PATH", env = "PLAYFILO_DB")]
+    pub dag: Option<PathBuf>,
+    /// Run without the Playfilo memory (no mirroring, no life/recall/trace/tobe tools).
+    #[arg(long)]
+    pub no_dag: bool,
+    /// The DAG head ref this session writes (default `PI_HEAD:<session id>`).
+    #[arg(long, value_name = "NAME")]
+    pub head: Option<String>,
     /// Messages (`@file` arguments attach files).
     #[arg(value_name = "MESSAGE")]
     pub messages: Vec<String>,

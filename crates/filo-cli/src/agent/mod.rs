@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod print;
+pub mod rpc;
 pub mod setup;
 
 use std::io::{IsTerminal, Read, Write};
@@ -57,6 +58,9 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
         writeln!(err, "Warning: {w}")?;
     }
     let session = built.session;
+    for n in session.notices() {
+        writeln!(err, "Note: {n}")?;
+    }
     match mode.as_deref() {
         Some("json") => {
             let out: Arc<Mutex<Box<dyn Write + Send>>> =
@@ -80,6 +84,10 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             }
             let mut out = std::io::stdout().lock();
             print::run_text(&session, initial, &mut out, &mut err).await
+        }
+        Some("rpc") => {
+            drop(err);
+            rpc::run(session).await
         }
         _ => {
             writeln!(

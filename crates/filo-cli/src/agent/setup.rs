@@ -128,6 +128,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         args.append_system_prompt.as_deref(),
     );
     warnings.extend(w);
+    let extensions = playfilo_extension(args, paths)?;
     let session = AgentSession::create(AgentSessionOptions {
         cwd: paths.cwd.clone(),
         client: Arc::new(client),
@@ -139,10 +140,34 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         settings,
         api_key: api_key_resolver(auth, registry, env_arc),
         resources,
-        extensions: Vec::new(),
+        extensions,
         date: utc_date(),
     })?;
     Ok(Built { session, warnings })
+}
+
+/// The Playfilo memory, unless `--no-dag`. A database that cannot be opened is an error (it is
+/// left untouched); `--no-dag` runs without it.
+fn playfilo_extension(
+    args: &AgentArgs,
+    paths: &Paths,
+) -> anyhow::Result<Vec<Arc<dyn filo_core::Extension>>> {
+    if args.no_dag {
+        return Ok(Vec::new());
+    }
+    let mut config = filo_core::playfilo::PlayfiloConfig::under_home(&paths.home);
+    if let Some(p) = &args.dag {
+        config.db_path = paths.cwd.join(p);
+    }
+    config.head.clone_from(&args.head);
+    let path = config.db_path.clone();
+    let playfilo = filo_core::playfilo::Playfilo::open(config).with_context(|| {
+        format!(
+            "Playfilo database {}; use --no-dag to run without the memory",
+            path.display()
+        )
+    })?;
+    Ok(vec![Arc::new(playfilo)])
 }
 
 fn select_tools(

@@ -1,73 +1,11 @@
 //! End-to-end runs of the `filo` binary against the scripted mock provider.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
+use std::path::Path;
 
 use filo_testkit::{MockProvider, Reply, Turn, Usage};
 use serde_json::{Value, json};
 
-struct Home {
-    dir: tempfile::TempDir,
-}
-
-impl Home {
-    /// A temp HOME whose models.json points the `mock` provider at `mock`.
-    fn new(mock: &MockProvider) -> Home {
-        let dir = tempfile::tempdir().unwrap();
-        let agent = dir.path().join(".filo").join("agent");
-        std::fs::create_dir_all(&agent).unwrap();
-        std::fs::create_dir_all(dir.path().join("project")).unwrap();
-        let models = json!({"providers": {"mock": {
-            "baseUrl": format!("{}/v1", mock.url()),
-            "api": "openai-completions",
-            "apiKey": "MOCK_API_KEY",
-            "models": [{"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000}]
-        }}});
-        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
-        Home { dir }
-    }
-
-    fn project(&self) -> PathBuf {
-        self.dir.path().join("project")
-    }
-
-    fn sessions(&self) -> Vec<PathBuf> {
-        let root = self.dir.path().join(".filo/agent/sessions");
-        let mut out = Vec::new();
-        for d in std::fs::read_dir(root).into_iter().flatten().flatten() {
-            for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
-                out.push(f.path());
-            }
-        }
-        out
-    }
-
-    async fn filo(&self, args: &[&str]) -> (i32, String, String) {
-        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_filo"))
-            .args(args)
-            .current_dir(self.project())
-            .env_clear()
-            .env("HOME", self.dir.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("MOCK_API_KEY", "mock-secret")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-            .await
-            .expect("filo did not finish within 60 s")
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-}
+use super::common::Home;
 
 fn lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
@@ -223,7 +161,7 @@ async fn a_provider_error_exits_1_with_the_message() {
 async fn no_key_and_no_model_says_how_to_set_one() {
     let mock = MockProvider::start(vec![]).await;
     let home = Home::new(&mock);
-    std::fs::remove_file(home.dir.path().join(".filo/agent/models.json")).unwrap();
+    std::fs::remove_file(home.path().join(".filo/agent/models.json")).unwrap();
     let (code, _, err) = home.filo(&["-p", "hi"]).await;
     assert_eq!(code, 1);
     assert!(err.contains("API key"), "{err}");

@@ -1,2 +1,4 @@
 mod agent;
+mod common;
 mod dag;
+mod rpc;

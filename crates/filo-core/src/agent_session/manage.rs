@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use filo_ai::{Message, Model, ThinkingLevel};
+use filo_agent::{AgentEvent, QueueMode};
+use filo_ai::{ContentBlock, Message, Model, ThinkingLevel, UserContent};
 use filo_session::{EntryKind, SessionManager, SessionMessage};
 use serde::Serialize;
 
@@ -10,6 +11,7 @@ use super::{AgentSession, clamp_level, lock};
 use crate::CoreError;
 use crate::convert::to_agent;
 use crate::extension::SessionChange;
+use crate::resources::Source;
 
 /// Token and cost totals of a session (pi's `getSessionStats`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -26,6 +28,8 @@ pub struct SessionStats {
     pub cost: f64,
     /// Session-file writes that failed (each also reported as a warning event).
     pub persist_errors: u64,
+    /// Failures extensions absorbed (e.g. Playfilo DB writes), each also reported as a warning.
+    pub extension_errors: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -121,9 +125,23 @@ impl AgentSession {
 
     /// Start a new session in the same directory.
     pub async fn new_session(&self) -> Result<(), CoreError> {
+        self.new_session_with_parent(None).await
+    }
+
+    /// Start a new session whose header names `parent_session` (a session file path).
+    pub async fn new_session_with_parent(
+        &self,
+        parent_session: Option<String>,
+    ) -> Result<(), CoreError> {
         self.abort().await;
         self.inner.agent.reset();
-        lock(&self.inner.store).new_session(None, None);
+        {
+            let mut st = lock(&self.inner.state);
+            st.pending_steer.clear();
+            st.pending_follow_up.clear();
+            st.pending_bash.clear();
+        }
+        lock(&self.inner.store).new_session(None, parent_session);
         {
             let sid = self.session_id();
             self.inner.agent.set_session_id(Some(sid));
@@ -229,23 +247,22 @@ impl AgentSession {
         Ok(text)
     }
 
-    /// Totals over the session's entries.
+    /// Totals over the agent's current messages (pi's `getSessionStats`).
     pub fn stats(&self) -> SessionStats {
-        let store = lock(&self.inner.store);
         let mut s = SessionStats {
-            session_file: store
+            session_file: self
                 .session_file()
                 .map(|p| p.to_string_lossy().into_owned()),
-            session_id: store.session_id().to_string(),
+            session_id: self.session_id(),
             persist_errors: lock(&self.inner.state).persist_errors,
+            extension_errors: self.inner.extensions.iter().map(|e| e.error_count()).sum(),
             ..SessionStats::default()
         };
-        for e in store.entries() {
-            let Some(m) = e.message() else { continue };
+        for m in self.messages() {
             s.total_messages += 1;
-            match m {
-                SessionMessage::Llm(Message::User(_)) => s.user_messages += 1,
-                SessionMessage::Llm(Message::Assistant(a)) => {
+            match m.as_llm() {
+                Some(Message::User(_)) => s.user_messages += 1,
+                Some(Message::Assistant(a)) => {
                     s.assistant_messages += 1;
                     s.tool_calls += a.tool_calls().count();
                     s.tokens.input += a.usage.input;
@@ -254,8 +271,8 @@ impl AgentSession {
                     s.tokens.cache_write += a.usage.cache_write;
                     s.cost += a.usage.cost.total;
                 }
-                SessionMessage::Llm(Message::ToolResult(_)) => s.tool_results += 1,
-                _ => {}
+                Some(Message::ToolResult(_)) => s.tool_results += 1,
+                None => {}
             }
         }
         s.tokens.total =
@@ -266,5 +283,262 @@ impl AgentSession {
     /// Empty both queues; returns how many steering and follow-up messages were dropped.
     pub fn clear_queue(&self) {
         self.inner.agent.clear_all_queues();
+        let mut st = lock(&self.inner.state);
+        st.pending_steer.clear();
+        st.pending_follow_up.clear();
+    }
+}
+
+/// One entry of the RPC `get_commands` list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandInfo {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `extension`, `prompt` or `skill`.
+    pub source: &'static str,
+    /// `user`, `project` or `path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// A user message the session can be forked at.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkMessage {
+    pub entry_id: String,
+    pub text: String,
+}
+
+/// What [`AgentSession::cycle_model`] switched to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CycleModelResult {
+    pub model: Model,
+    pub thinking_level: ThinkingLevel,
+    /// Whether the cycle went through scoped models (`--models`); filo has none yet.
+    pub is_scoped: bool,
+}
+
+fn source_location(s: Source) -> &'static str {
+    match s {
+        Source::User => "user",
+        Source::Project => "project",
+        Source::Path => "path",
+    }
+}
+
+fn queue_mode_name(m: QueueMode) -> &'static str {
+    match m {
+        QueueMode::All => "all",
+        QueueMode::OneAtATime => "one-at-a-time",
+    }
+}
+
+/// The text of a user message: the string, or its text blocks joined.
+pub(super) fn user_text(content: &UserContent) -> String {
+    match content {
+        UserContent::Text(t) => t.clone(),
+        UserContent::Blocks(b) => b.iter().filter_map(ContentBlock::as_text).collect(),
+    }
+}
+
+impl AgentSession {
+    /// Models that have an API key (pi's `modelRegistry.getAvailable()`).
+    pub fn available_models(&self) -> Vec<Model> {
+        self.inner
+            .models
+            .iter()
+            .filter(|m| (self.inner.api_key)(&m.provider).is_some())
+            .cloned()
+            .collect()
+    }
+
+    /// Switch to the next (or previous) available model; `None` when there is at most one.
+    pub fn cycle_model(&self, forward: bool) -> Result<Option<CycleModelResult>, CoreError> {
+        let models = self.available_models();
+        if models.len() <= 1 {
+            return Ok(None);
+        }
+        let current = self.model();
+        let i = models
+            .iter()
+            .position(|m| current.as_ref().is_some_and(|c| c.same_as(m)))
+            .unwrap_or(0);
+        let n = models.len();
+        let next = models[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }]
+        .clone();
+        self.set_model(next.clone())?;
+        Ok(Some(CycleModelResult {
+            model: next,
+            thinking_level: self.thinking_level(),
+            is_scoped: false,
+        }))
+    }
+
+    /// Move to the next thinking level the model supports; `None` for a model that cannot think.
+    pub fn cycle_thinking_level(&self) -> Option<ThinkingLevel> {
+        if !self.model().is_some_and(|m| m.reasoning) {
+            return None;
+        }
+        let levels = self.available_thinking_levels();
+        let current = self.thinking_level();
+        let i = levels.iter().position(|l| *l == current).unwrap_or(0);
+        let next = levels[(i + 1) % levels.len()];
+        self.set_thinking_level(next);
+        Some(next)
+    }
+
+    /// How queued steering messages are delivered; saved as `steeringMode`.
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.inner.agent.set_steering_mode(mode);
+        self.save_setting("steeringMode", queue_mode_name(mode).into());
+    }
+
+    /// How queued follow-up messages are delivered; saved as `followUpMode`.
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.inner.agent.set_follow_up_mode(mode);
+        self.save_setting("followUpMode", queue_mode_name(mode).into());
+    }
+
+    /// `"all"` or `"one-at-a-time"`.
+    pub fn steering_mode(&self) -> &'static str {
+        queue_mode_name(self.inner.agent.steering_mode())
+    }
+
+    /// `"all"` or `"one-at-a-time"`.
+    pub fn follow_up_mode(&self) -> &'static str {
+        queue_mode_name(self.inner.agent.follow_up_mode())
+    }
+
+    /// Turn automatic compaction on or off (`compaction.enabled`, saved).
+    pub fn set_auto_compaction_enabled(&self, enabled: bool) {
+        self.save_nested_setting("compaction", "enabled", enabled.into());
+    }
+
+    pub fn auto_compaction_enabled(&self) -> bool {
+        lock(&self.inner.settings).get_bool("compaction.enabled", true)
+    }
+
+    /// Turn automatic retry on or off (`retry.enabled`, saved).
+    pub fn set_auto_retry_enabled(&self, enabled: bool) {
+        self.save_nested_setting("retry", "enabled", enabled.into());
+    }
+
+    pub fn auto_retry_enabled(&self) -> bool {
+        lock(&self.inner.settings).get_bool("retry.enabled", true)
+    }
+
+    /// Cancel the wait before a pending automatic retry.
+    pub fn abort_retry(&self) {
+        if let Some(c) = &lock(&self.inner.state).retry_cancel {
+            c.cancel();
+        }
+    }
+
+    /// Whether the session waits to retry a failed request.
+    pub fn is_retrying(&self) -> bool {
+        lock(&self.inner.state).retry_cancel.is_some()
+    }
+
+    /// Whether a compaction (manual or automatic) is running.
+    pub fn is_compacting(&self) -> bool {
+        lock(&self.inner.state).compaction_cancel.is_some()
+    }
+
+    /// Queued steering and follow-up messages not delivered yet.
+    pub fn pending_message_count(&self) -> usize {
+        let st = lock(&self.inner.state);
+        st.pending_steer.len() + st.pending_follow_up.len()
+    }
+
+    /// Every user message of the session file, in file order (pi's `getUserMessagesForForking`).
+    pub fn fork_messages(&self) -> Vec<ForkMessage> {
+        let store = lock(&self.inner.store);
+        store
+            .entries()
+            .iter()
+            .filter_map(|e| match e.message() {
+                Some(SessionMessage::Llm(Message::User(u))) => Some(ForkMessage {
+                    entry_id: e.id.clone(),
+                    text: user_text(&u.content),
+                }),
+                _ => None,
+            })
+            .filter(|f| !f.text.is_empty())
+            .collect()
+    }
+
+    /// Extension commands, prompt templates and skills (`skill:<name>`), in that order.
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        let mut out = Vec::new();
+        for ext in &self.inner.extensions {
+            out.extend(ext.commands().into_iter().map(|c| CommandInfo {
+                name: c.name,
+                description: Some(c.description).filter(|d| !d.is_empty()),
+                source: "extension",
+                location: None,
+                path: None,
+            }));
+        }
+        let r = &self.inner.resources;
+        out.extend(r.templates.iter().map(|t| CommandInfo {
+            name: t.name.clone(),
+            description: Some(t.description.clone()),
+            source: "prompt",
+            location: Some(source_location(t.source)),
+            path: None,
+        }));
+        out.extend(r.skills.iter().map(|s| CommandInfo {
+            name: format!("skill:{}", s.name),
+            description: Some(s.description.clone()),
+            source: "skill",
+            location: Some(source_location(s.source)),
+            path: Some(s.file_path.to_string_lossy().into_owned()),
+        }));
+        out
+    }
+
+    /// A user message started: it is no longer pending (pi removes the first matching text from
+    /// the steering list, else from the follow-up list).
+    pub(super) fn track_delivered(&self, ev: &AgentEvent) {
+        let AgentEvent::MessageStart { message } = ev else {
+            return;
+        };
+        let Some(Message::User(u)) = message.as_llm() else {
+            return;
+        };
+        let text = user_text(&u.content);
+        let mut st = lock(&self.inner.state);
+        if let Some(i) = st.pending_steer.iter().position(|t| *t == text) {
+            st.pending_steer.remove(i);
+        } else if let Some(i) = st.pending_follow_up.iter().position(|t| *t == text) {
+            st.pending_follow_up.remove(i);
+        }
+    }
+
+    fn save_setting(&self, key: &str, value: serde_json::Value) {
+        let mut s = lock(&self.inner.settings);
+        s.set(key, value);
+        let _ = s.save();
+    }
+
+    fn save_nested_setting(&self, section: &str, key: &str, value: serde_json::Value) {
+        let mut s = lock(&self.inner.settings);
+        let mut obj = s
+            .get(section)
+            .and_then(serde_json::Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        obj.insert(key.to_string(), value);
+        s.set(section, obj.into());
+        let _ = s.save();
     }
 }

@@ -5,7 +5,9 @@
 //! after each run the session retries retryable provider errors with backoff and compacts the
 //! context when it nears the model's window or overflowed it. Extensions see every step.
 
+mod bash;
 mod events;
+mod export;
 mod manage;
 mod run;
 
@@ -19,7 +21,9 @@ use filo_session::{EntryKind, SessionManager};
 use tokio_util::sync::CancellationToken;
 
 pub use events::{CompactionReason, CompactionResult, SessionEvent};
-pub use manage::SessionStats;
+
+pub use bash::BashResult;
+pub use manage::{CommandInfo, CycleModelResult, ForkMessage, SessionStats};
 pub use run::{PromptOptions, StreamingBehavior};
 
 use crate::CoreError;
@@ -76,6 +80,14 @@ struct RunState {
     overflow_attempted: bool,
     persist_errors: u64,
     last_persist_error: Option<String>,
+    /// The running user command (`execute_bash`) and its sequence number.
+    bash_cancel: Option<(u64, CancellationToken)>,
+    bash_seq: u64,
+    /// `bashExecution` messages recorded while streaming, appended at the next prompt.
+    pending_bash: Vec<filo_session::BashExecution>,
+    /// Texts of queued steering / follow-up messages not yet delivered (pi's display lists).
+    pending_steer: Vec<String>,
+    pending_follow_up: Vec<String>,
 }
 
 pub(crate) struct Inner {
@@ -95,6 +107,19 @@ pub(crate) struct Inner {
     date: String,
     /// Set when the model could not be restored or none was available.
     model_fallback_message: Option<String>,
+    /// What extensions reported while loading the session (e.g. resumed from the DAG).
+    notices: Vec<String>,
+}
+
+/// A weak handle to a session, for extensions (does not keep the session alive).
+#[derive(Clone)]
+pub struct SessionHandle(std::sync::Weak<Inner>);
+
+impl SessionHandle {
+    /// The session, if it still exists.
+    pub fn upgrade(&self) -> Option<AgentSession> {
+        self.0.upgrade().map(|inner| AgentSession { inner })
+    }
 }
 
 /// The SDK's session object. Cheap to clone; clones share everything.
@@ -127,7 +152,11 @@ impl AgentSession {
     /// Build a session (pi spec §3.11): restore or choose the model and thinking level, load the
     /// session's context into the agent, and record the first `model_change` /
     /// `thinking_level_change` entries of a new session.
-    pub fn create(options: AgentSessionOptions) -> Result<AgentSession, CoreError> {
+    pub fn create(mut options: AgentSessionOptions) -> Result<AgentSession, CoreError> {
+        let mut notices = Vec::new();
+        for ext in &options.extensions {
+            notices.extend(ext.prepare_session(&mut options.session));
+        }
         let ctx = options.session.build_context();
         let has_existing = !ctx.messages.is_empty();
         let key_ok = |m: &Model| (options.api_key)(&m.provider).is_some();
@@ -229,8 +258,12 @@ impl AgentSession {
                 base_system_prompt: Mutex::new(String::new()),
                 date: options.date,
                 model_fallback_message: fallback,
+                notices,
             }),
         };
+        for ext in &session.inner.extensions {
+            ext.attach(SessionHandle(Arc::downgrade(&session.inner)));
+        }
         session.rebuild_system_prompt();
         session.install_hooks();
         if has_existing {
@@ -269,6 +302,7 @@ impl AgentSession {
     }
 
     fn on_agent_event(&self, ev: &AgentEvent) {
+        self.track_delivered(ev);
         if let AgentEvent::MessageEnd { message } = ev {
             self.persist_message(message);
         }
@@ -462,6 +496,11 @@ impl AgentSession {
 
     pub fn session_name(&self) -> Option<String> {
         lock(&self.inner.store).session_name().map(str::to_string)
+    }
+
+    /// What extensions reported while loading the session.
+    pub fn notices(&self) -> &[String] {
+        &self.inner.notices
     }
 
     /// Why the model could not be restored or chosen, if so.

@@ -149,10 +149,12 @@ impl AgentSession {
         if self.inner.agent.is_streaming() {
             return match opts.streaming_behavior {
                 Some(StreamingBehavior::Steer) => {
+                    lock(&self.inner.state).pending_steer.push(text.clone());
                     self.inner.agent.steer(user_message(text, opts.images));
                     Ok(())
                 }
                 Some(StreamingBehavior::FollowUp) => {
+                    lock(&self.inner.state).pending_follow_up.push(text.clone());
                     self.inner.agent.follow_up(user_message(text, opts.images));
                     Ok(())
                 }
@@ -162,6 +164,7 @@ impl AgentSession {
                 )),
             };
         }
+        self.flush_pending_bash();
         let model = self.model().ok_or_else(|| {
             CoreError::Refused(
                 "No model selected. Set an API key or start a local model, then choose a model."
@@ -200,12 +203,14 @@ impl AgentSession {
     /// Queue a steering message (delivered after the current tool calls).
     pub fn steer(&self, text: &str, images: Vec<ContentBlock>) {
         let t = self.expand(text);
+        lock(&self.inner.state).pending_steer.push(t.clone());
         self.inner.agent.steer(user_message(t, images));
     }
 
     /// Queue a follow-up message (delivered when the agent would stop).
     pub fn follow_up(&self, text: &str, images: Vec<ContentBlock>) {
         let t = self.expand(text);
+        lock(&self.inner.state).pending_follow_up.push(t.clone());
         self.inner.agent.follow_up(user_message(t, images));
     }
 
@@ -240,6 +245,9 @@ impl AgentSession {
     /// After a run: retry transient errors, recover from overflow, compact on threshold.
     async fn after_run(&self) {
         loop {
+            if self.run_extension_continuation().await {
+                continue;
+            }
             let Some(last) = self.last_assistant() else {
                 break;
             };
@@ -288,6 +296,23 @@ impl AgentSession {
             }
             break;
         }
+    }
+
+    /// Ask extensions whether the finished run continues elsewhere (pi's tobe auto-continue):
+    /// replace the context and continue at once, retrying while the agent is still busy.
+    async fn run_extension_continuation(&self) -> bool {
+        let next = self.inner.extensions.iter().find_map(|e| e.run_finished());
+        let Some(messages) = next else { return false };
+        self.inner.agent.replace_messages(messages);
+        for _ in 0..5 {
+            match self.inner.agent.continue_run().await {
+                Err(filo_agent::AgentError::ContinueWhileRunning) => {
+                    self.inner.agent.wait_for_idle().await
+                }
+                _ => return true,
+            }
+        }
+        false
     }
 
     /// One retry step. Returns true when the agent ran again.

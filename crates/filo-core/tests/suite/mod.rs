@@ -1,3 +1,4 @@
+mod playfilo;
 mod session;
 
 use std::sync::Arc;

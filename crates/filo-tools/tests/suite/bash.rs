@@ -23,6 +23,22 @@ fn process_gone(pid: i32) -> bool {
     }
 }
 
+/// Wait (up to 2 s, for the reaper) until none of `pids` is alive.
+async fn assert_all_gone(pids: &[i32]) {
+    for _ in 0..200 {
+        if pids.iter().all(|&pid| process_gone(pid)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let alive: Vec<i32> = pids
+        .iter()
+        .copied()
+        .filter(|&pid| !process_gone(pid))
+        .collect();
+    panic!("processes of the group survived: {alive:?}");
+}
+
 async fn wait_for_file(path: &Path) -> String {
     for _ in 0..200 {
         if let Ok(text) = std::fs::read_to_string(path) {
@@ -187,15 +203,7 @@ async fn abort_kills_the_whole_process_group() {
     let message = failure(call.await.unwrap());
     assert_eq!(message, "started\n\n\nCommand aborted");
     assert!(started.elapsed() < Duration::from_secs(5));
-    let mut gone = false;
-    for _ in 0..200 {
-        if process_gone(shell_pid) && process_gone(bg_pid) {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(gone, "processes of the group survived the abort");
+    assert_all_gone(&[shell_pid, bg_pid]).await;
 }
 
 #[tokio::test]
@@ -269,4 +277,28 @@ async fn one_huge_line_shows_its_tail() {
         &t[51200..],
         format!("\n\n[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: {full}]")
     );
+}
+
+#[tokio::test]
+async fn dropping_the_call_kills_the_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = bash(dir.path());
+    let command = "sleep 30 & echo $! > bg.pid; echo $$ > sh.pid; wait";
+    let call = tokio::spawn(async move {
+        tool.execute(ToolCallContext::new("c", json!({"command": command})))
+            .await
+    });
+    let shell_pid: i32 = wait_for_file(&dir.path().join("sh.pid"))
+        .await
+        .trim()
+        .parse()
+        .unwrap();
+    let bg_pid: i32 = wait_for_file(&dir.path().join("bg.pid"))
+        .await
+        .trim()
+        .parse()
+        .unwrap();
+    call.abort();
+    assert!(call.await.unwrap_err().is_cancelled());
+    assert_all_gone(&[shell_pid, bg_pid]).await;
 }

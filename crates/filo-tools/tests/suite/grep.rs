@@ -125,6 +125,13 @@ async fn crlf_files_render_without_carriage_returns() {
         .await
         .unwrap();
     assert_eq!(text(&out), "w.txt-1- one\nw.txt:2: two hit\nw.txt-3- three");
+    let out = run(&tool, json!({"pattern": "hit"})).await.unwrap();
+    assert_eq!(text(&out), "w.txt:2: two hit");
+    // A lone CR: the search counts one line, pi's renderer splits it in two and shows its
+    // line 1 — kept as pi does it.
+    write(dir.path(), "w.txt", "a\rb hit\nc\n");
+    let out = run(&tool, json!({"pattern": "hit"})).await.unwrap();
+    assert_eq!(text(&out), "w.txt:1: a");
 }
 
 #[tokio::test]
@@ -132,7 +139,9 @@ async fn bad_pattern_and_missing_path() {
     let dir = tempfile::tempdir().unwrap();
     let tool = GrepTool::with_settings(settings(dir.path()));
     let message = failure(run(&tool, json!({"pattern": "("})).await);
-    assert!(message.starts_with("regex parse error:"), "{message}");
+    assert!(message.starts_with("regex parse error:\n"), "{message}");
+    assert!(!message[1..].contains("regex parse error"), "{message}");
+    assert!(message.ends_with("error: unclosed group"), "{message}");
     let message = failure(run(&tool, json!({"pattern": "x", "path": "nope"})).await);
     assert_eq!(
         message,

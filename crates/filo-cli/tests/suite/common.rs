@@ -1,0 +1,89 @@
+//! Shared helpers: a temporary HOME wired to the scripted mock provider, and running `filo`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use filo_testkit::MockProvider;
+use serde_json::json;
+
+pub struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    /// A temp HOME whose models.json points the `mock` provider at `mock`.
+    pub fn new(mock: &MockProvider) -> Home {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join(".filo").join("agent");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        let models = json!({"providers": {"mock": {
+            "baseUrl": format!("{}/v1", mock.url()),
+            "api": "openai-completions",
+            "apiKey": "MOCK_API_KEY",
+            "models": [{"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000}]
+        }}});
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        Home { dir }
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    pub fn sessions(&self) -> Vec<PathBuf> {
+        let root = self.dir.path().join(".filo/agent/sessions");
+        let mut out = Vec::new();
+        for d in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
+                out.push(f.path());
+            }
+        }
+        out
+    }
+
+    pub async fn filo(&self, args: &[&str]) -> (i32, String, String) {
+        let child = self
+            .command(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .expect("filo did not finish within 60 s")
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// The HOME directory itself.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Write `~/.filo/agent/settings.json`.
+    pub fn write_settings(&self, settings: &serde_json::Value) {
+        let path = self.dir.path().join(".filo/agent/settings.json");
+        std::fs::write(path, settings.to_string()).unwrap();
+    }
+
+    /// A `filo` command with this HOME, the project as cwd and the mock key; nothing else from
+    /// the environment but PATH.
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_filo"));
+        c.args(args)
+            .current_dir(self.project())
+            .env_clear()
+            .env("HOME", self.dir.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("MOCK_API_KEY", "mock-secret")
+            .kill_on_drop(true);
+        c
+    }
+}

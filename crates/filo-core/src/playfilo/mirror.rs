@@ -1,0 +1,111 @@
+//! Session entries as Playfilo nodes, the way the canonical (Filo) shim writes them
+//! (playfilo spec §4.2), so the rows are readable by the reference.
+//!
+//! Deliberate differences, all keeping the row shapes: a string user content is stored as a
+//! `text` blob (the reference wraps the whole message in `pi_meta`, which its loader cannot read
+//! back, §10.3 #13), and `config_json` names `"agent":"filo"` (not hashed; the reference only
+//! checks that the key is truthy).
+
+use filo_ai::{ContentBlock, Message, UserContent};
+use filo_dag::{NewBlob, NodeCommit, Parent, role};
+use filo_session::{EntryKind, SessionEntry, SessionMessage};
+use serde_json::{Map, Value, json};
+
+use crate::extension::EntryContext;
+
+fn block_blob(b: &ContentBlock) -> NewBlob {
+    match b {
+        ContentBlock::Text(t) => NewBlob::text(t.text.clone()),
+        ContentBlock::Thinking(t) => NewBlob::thinking(t.thinking.clone()),
+        ContentBlock::ToolCall(tc) => {
+            NewBlob::tool_call(&tc.id, &tc.name, Some(tc.arguments.clone()))
+        }
+        ContentBlock::Image(_) => NewBlob::pi_meta(serde_json::to_value(b).unwrap_or(Value::Null)),
+    }
+}
+
+/// Role and parts of an entry.
+pub fn entry_parts(entry: &SessionEntry) -> (String, Vec<NewBlob>) {
+    match &entry.kind {
+        EntryKind::Message(SessionMessage::Llm(Message::ToolResult(t))) => {
+            let content = serde_json::to_value(&t.content).unwrap_or(Value::Array(vec![]));
+            (
+                role::TOOL_RESULT.into(),
+                vec![NewBlob::tool_result(
+                    &t.tool_call_id,
+                    &t.tool_name,
+                    content,
+                    t.is_error,
+                )],
+            )
+        }
+        EntryKind::Message(SessionMessage::Llm(Message::User(u))) => {
+            let parts = match &u.content {
+                UserContent::Text(s) => vec![NewBlob::text(s.clone())],
+                UserContent::Blocks(b) => b.iter().map(block_blob).collect(),
+            };
+            (role::USER.into(), parts)
+        }
+        EntryKind::Message(SessionMessage::Llm(Message::Assistant(a))) => (
+            role::ASSISTANT.into(),
+            a.content.iter().map(block_blob).collect(),
+        ),
+        EntryKind::Message(other) => (
+            other.role().to_string(),
+            vec![NewBlob::pi_meta(other.to_value())],
+        ),
+        _ => (
+            role::PI_INTERNAL.into(),
+            vec![NewBlob::pi_meta(entry.to_value())],
+        ),
+    }
+}
+
+/// The unified `config_json` (§3.3), keys in the reference's order.
+pub fn config_json(ctx: &EntryContext) -> String {
+    let mut m = Map::new();
+    m.insert("agent".into(), "filo".into());
+    m.insert(
+        "model".into(),
+        ctx.model
+            .as_ref()
+            .map_or(Value::Null, |m| json!({"provider": m.provider, "id": m.id})),
+    );
+    m.insert("thinkingLevel".into(), ctx.thinking_level.as_str().into());
+    let tools: Vec<Value> = ctx
+        .tools
+        .iter()
+        .map(|(n, d)| json!({"name": n, "description": d}))
+        .collect();
+    m.insert("tools".into(), Value::Array(tools));
+    Value::Object(m).to_string()
+}
+
+/// The commit for one appended entry.
+pub fn entry_commit(
+    entry: &SessionEntry,
+    ctx: &EntryContext,
+    parent: Option<&str>,
+    now_ms: i64,
+) -> NodeCommit {
+    let (role, parts) = entry_parts(entry);
+    let mut c = NodeCommit::new(role, now_ms)
+        .parent(parent.map_or(Parent::Root, |p| Parent::Node(p.to_string())))
+        .external_id(entry.id.clone())
+        .config_json(config_json(ctx));
+    c.parts = parts;
+    if !ctx.system_prompt.is_empty() {
+        c = c.system_prompt(ctx.system_prompt.clone());
+    }
+    c
+}
+
+/// The tool-call ids of an assistant entry.
+pub fn tool_call_ids(entry: &SessionEntry) -> Vec<String> {
+    match entry.message() {
+        Some(SessionMessage::Llm(Message::Assistant(a))) => {
+            a.tool_calls().map(|t| t.id.clone()).collect()
+        }
+        _ => Vec::new(),
+    }
+}

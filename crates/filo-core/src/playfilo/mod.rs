@@ -1,0 +1,421 @@
+//! Playfilo memory in the agent (playfilo spec §4–§9): every appended session entry is mirrored
+//! into the shared DAG, a session resumes from the DAG, and the model gets `life`, `recall`,
+//! `trace` and `tobe`. Built as an [`Extension`] of the SDK.
+//!
+//! Deliberate differences from the reference, each for a bug in playfilo spec §10:
+//! - each session has its own head ref (`PI_HEAD:<session id>`, or `--head`), and `PI_HEAD` is
+//!   still written for other Playfilo tools, by compare-and-set: a conflict is reported, never
+//!   clobbered (§10.3 #18);
+//! - `tobe` skips the aborted turn's entries by identity, not by a count, keeps its state per
+//!   session, knows its calling assistant explicitly, refuses targets providers would reject, keeps
+//!   steering typed during the jump, and continues in the new timeline before the session reports
+//!   idle (§10.4 #21–26);
+//! - resume scans back for the last mirrored entry (§10.3 #19), bounds boot inheritance at the
+//!   session's first entry (§10.3 #17), and keeps the session file's full-fidelity copy of each
+//!   entry (usage, signatures, stop reasons) where it has one, taking only the lineage from the DAG
+//!   (§10.3 #16);
+//! - DB failures are reported as warnings and counted, not swallowed (§10.3 #20).
+
+mod mirror;
+mod resume;
+mod tobe;
+mod tools;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use filo_agent::{AgentMessage, AgentTool};
+use filo_dag::{Expect, NewAction, Store};
+use filo_session::{SessionEntry, SessionManager, SessionMessage};
+use futures::future::BoxFuture;
+
+use crate::agent_session::{SessionEvent, SessionHandle};
+use crate::extension::{BeforeAgentStart, EntryContext, Extension, SessionChange, SessionInfo};
+
+pub use mirror::{config_json, entry_commit, entry_parts};
+pub use tools::SystemZone;
+
+/// Where the memory lives and how this session names its head.
+#[derive(Clone)]
+pub struct PlayfiloConfig {
+    /// The database (`~/.playfilo/playfilo.db` by default).
+    pub db_path: PathBuf,
+    /// The head ref; `None` = `PI_HEAD:<session id>`.
+    pub head: Option<String>,
+    /// `INCUBATION_SEED.md`, prepended to the system prompt when present.
+    pub seed_path: Option<PathBuf>,
+    /// The wall clock in ms (commit timestamps and ages).
+    pub clock: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
+
+impl PlayfiloConfig {
+    /// The defaults under a home directory: `<home>/.playfilo/{playfilo.db,INCUBATION_SEED.md}`.
+    pub fn under_home(home: &Path) -> Self {
+        let dir = home.join(".playfilo");
+        PlayfiloConfig {
+            db_path: dir.join("playfilo.db"),
+            head: None,
+            seed_path: Some(dir.join("INCUBATION_SEED.md")),
+            clock: Arc::new(filo_session::ids::now_ms),
+        }
+    }
+}
+
+/// The jump in progress between `tobe` and the end of the aborted run.
+pub(crate) struct Window {
+    /// Tool calls of the assistant that called `tobe`: their results stay out of the DAG.
+    pub call_ids: HashSet<String>,
+    /// The new context: target lineage + carryover.
+    pub context: Vec<AgentMessage>,
+    /// The carryover's entry id: the session leaf once the run ends.
+    pub carryover_entry: String,
+    /// User messages typed during the jump, re-sent in the new timeline.
+    pub steering: Vec<AgentMessage>,
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    /// The session's head node (mirrors the head ref).
+    pub head: Option<String>,
+    /// The last `PI_HEAD` value this session wrote or read (for compare-and-set).
+    pub pi_head_seen: Option<String>,
+    pub head_ref: String,
+    /// The last mirrored assistant: entry id, node id, its tool-call ids.
+    pub last_assistant: Option<(String, String, Vec<String>)>,
+    pub window: Option<Window>,
+    pub errors: u64,
+    pub warned_pi_head: bool,
+    /// The head before the last session load (for SESSION_SWITCH).
+    pub switched_from: Option<String>,
+    /// Results of an assistant message that calls `tobe`, held back until the jump resolves.
+    pub held: Option<Held>,
+}
+
+/// Tool results held back while a `tobe` call of the same assistant message is pending: dropped
+/// when the jump happens, committed when it does not.
+pub(crate) struct Held {
+    pub call_ids: HashSet<String>,
+    pub entries: Vec<(SessionEntry, EntryContext)>,
+}
+
+pub(crate) struct Shared {
+    pub store: Mutex<Store>,
+    pub state: Mutex<State>,
+    pub config: PlayfiloConfig,
+    pub session: Mutex<Option<SessionHandle>>,
+    seed: Option<String>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Shared {
+    pub(crate) fn now(&self) -> i64 {
+        (self.config.clock)()
+    }
+
+    pub(crate) fn session(&self) -> Option<crate::AgentSession> {
+        lock(&self.session)
+            .as_ref()
+            .and_then(SessionHandle::upgrade)
+    }
+
+    /// Report a DB failure: counted, and shown as a warning event.
+    pub(crate) fn fail(&self, what: &str, err: &dyn std::fmt::Display) {
+        lock(&self.state).errors += 1;
+        if let Some(s) = self.session() {
+            s.emit(&SessionEvent::Warning {
+                message: format!("Playfilo: {what} failed: {err}"),
+            });
+        }
+    }
+
+    /// Move this session's head to `node`, and `PI_HEAD` too unless another agent moved it.
+    pub(crate) fn move_heads(&self, node: &str) {
+        let (head_ref, seen) = {
+            let st = lock(&self.state);
+            (st.head_ref.clone(), st.pi_head_seen.clone())
+        };
+        let store = lock(&self.store);
+        if let Err(e) = store.set_ref(&head_ref, node) {
+            drop(store);
+            self.fail("moving the head", &e);
+            return;
+        }
+        let current = store.get_ref("PI_HEAD").ok().flatten();
+        let ours = current.is_none() || current == seen;
+        let result = if ours {
+            store.compare_and_set_ref("PI_HEAD", current.as_deref(), Some(node))
+        } else {
+            Ok(())
+        };
+        drop(store);
+        let mut st = lock(&self.state);
+        st.head = Some(node.to_string());
+        match result {
+            Ok(()) if ours => st.pi_head_seen = Some(node.to_string()),
+            Ok(()) => {
+                if !st.warned_pi_head {
+                    st.warned_pi_head = true;
+                    drop(st);
+                    if let Some(s) = self.session() {
+                        s.emit(&SessionEvent::Warning {
+                            message: "Playfilo: PI_HEAD was moved by another agent; this session keeps its own head and leaves PI_HEAD alone".into(),
+                        });
+                    }
+                }
+            }
+            Err(e) => {
+                drop(st);
+                self.fail("updating PI_HEAD", &e);
+            }
+        }
+    }
+
+    pub(crate) fn log(
+        &self,
+        action: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+        metadata: Option<String>,
+    ) {
+        let a = NewAction {
+            timestamp: self.now(),
+            action_type: action.into(),
+            from_node: from.map(str::to_string),
+            to_node: to.map(str::to_string),
+            metadata,
+        };
+        let r = lock(&self.store).log_action(&a);
+        if let Err(e) = r {
+            self.fail("logging an action", &e);
+        }
+    }
+
+    /// Mirror one entry (unless the tobe window skips it or a pending tobe holds it).
+    fn mirror(&self, entry: &SessionEntry, ctx: &EntryContext) {
+        if self.skipped_by_window(entry) {
+            return;
+        }
+        if let Some(SessionMessage::Llm(filo_ai::Message::ToolResult(t))) = entry.message() {
+            let mut st = lock(&self.state);
+            if let Some(h) = st
+                .held
+                .as_mut()
+                .filter(|h| h.call_ids.contains(&t.tool_call_id))
+            {
+                h.entries.push((entry.clone(), ctx.clone()));
+                return;
+            }
+        }
+        self.commit_entry(entry, ctx);
+    }
+
+    /// Commit what a pending `tobe` held back (the jump did not happen).
+    pub(crate) fn release_held(&self) {
+        let held = lock(&self.state).held.take();
+        for (entry, ctx) in held.map(|h| h.entries).unwrap_or_default() {
+            self.commit_entry(&entry, &ctx);
+        }
+    }
+
+    fn commit_entry(&self, entry: &SessionEntry, ctx: &EntryContext) {
+        let parent = {
+            let st = lock(&self.state);
+            st.head.clone()
+        };
+        let parent = match parent {
+            Some(p) => Some(p),
+            // Boot inheritance: a brand-new session continues the shared life.
+            None => lock(&self.store).get_ref("PI_HEAD").ok().flatten(),
+        };
+        let commit = entry_commit(entry, ctx, parent.as_deref(), self.now());
+        let head_ref = lock(&self.state).head_ref.clone();
+        let commit = commit.move_ref(head_ref, Expect::Any);
+        let result = lock(&self.store).commit_node(&commit);
+        match result {
+            Ok(c) => {
+                let ids = mirror::tool_call_ids(entry);
+                {
+                    let mut st = lock(&self.state);
+                    if let Some(SessionMessage::Llm(filo_ai::Message::Assistant(a))) =
+                        entry.message()
+                    {
+                        if a.tool_calls().any(|t| t.name == "tobe") {
+                            st.held = Some(Held {
+                                call_ids: ids.iter().cloned().collect(),
+                                entries: Vec::new(),
+                            });
+                        }
+                        st.last_assistant = Some((entry.id.clone(), c.id.clone(), ids));
+                    }
+                    if st.pi_head_seen.is_none() {
+                        st.pi_head_seen = parent.clone();
+                    }
+                }
+                self.move_heads(&c.id);
+            }
+            Err(e) => self.fail("mirroring an entry", &e),
+        }
+    }
+
+    /// While a jump is in flight: the calling assistant's tool results, the aborted assistant and
+    /// user messages typed meanwhile stay out of the DAG (the latter are re-sent afterwards).
+    fn skipped_by_window(&self, entry: &SessionEntry) -> bool {
+        let mut st = lock(&self.state);
+        let Some(w) = st.window.as_mut() else {
+            return false;
+        };
+        match entry.message() {
+            Some(SessionMessage::Llm(filo_ai::Message::ToolResult(t))) => {
+                w.call_ids.contains(&t.tool_call_id)
+            }
+            Some(SessionMessage::Llm(filo_ai::Message::Assistant(a))) => {
+                a.stop_reason == filo_ai::StopReason::Aborted
+            }
+            Some(SessionMessage::Llm(m @ filo_ai::Message::User(_))) => {
+                w.steering.push(AgentMessage::Llm(m.clone()));
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The Playfilo extension for one session.
+pub struct Playfilo {
+    shared: Arc<Shared>,
+}
+
+impl Playfilo {
+    /// Open (or create) the database. A file that is not a Playfilo database is an error and is
+    /// left untouched.
+    pub fn open(config: PlayfiloConfig) -> Result<Playfilo, filo_dag::DagError> {
+        if let Some(dir) = config.db_path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let store = Store::open(&config.db_path)?;
+        let seed = config
+            .seed_path
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        Ok(Playfilo {
+            shared: Arc::new(Shared {
+                store: Mutex::new(store),
+                state: Mutex::new(State::default()),
+                config,
+                session: Mutex::new(None),
+                seed,
+            }),
+        })
+    }
+
+    /// The head ref this session writes.
+    pub fn head_ref(&self) -> String {
+        lock(&self.shared.state).head_ref.clone()
+    }
+
+    /// The session's head node.
+    pub fn head(&self) -> Option<String> {
+        lock(&self.shared.state).head.clone()
+    }
+
+    /// DB failures so far.
+    pub fn error_count(&self) -> u64 {
+        lock(&self.shared.state).errors
+    }
+
+    fn set_head_ref_for(&self, session_id: &str) {
+        let name = self
+            .shared
+            .config
+            .head
+            .clone()
+            .unwrap_or_else(|| format!("PI_HEAD:{session_id}"));
+        let head = lock(&self.shared.store).get_ref(&name).ok().flatten();
+        let mut st = lock(&self.shared.state);
+        st.head_ref = name;
+        st.head = head;
+    }
+}
+
+impl Extension for Playfilo {
+    fn name(&self) -> &str {
+        "playfilo"
+    }
+
+    fn attach(&self, session: SessionHandle) {
+        *lock(&self.shared.session) = Some(session);
+    }
+
+    fn prepare_session(&self, manager: &mut SessionManager) -> Vec<String> {
+        {
+            let mut st = lock(&self.shared.state);
+            st.switched_from = st.head.clone();
+        }
+        self.set_head_ref_for(manager.session_id());
+        resume::resume_from_dag(&self.shared, manager)
+    }
+
+    fn run_finished(&self) -> Option<Vec<AgentMessage>> {
+        tobe::finish_jump(&self.shared)
+    }
+
+    fn tools(&self, _session: &SessionInfo) -> Vec<Arc<dyn AgentTool>> {
+        tools::all(&self.shared)
+    }
+
+    fn session_changed(&self, change: SessionChange, session: &SessionInfo) {
+        match change {
+            SessionChange::New | SessionChange::Fork => {
+                self.set_head_ref_for(&session.session_id);
+            }
+            SessionChange::Resume => {
+                let before = lock(&self.shared.state).switched_from.clone();
+                let after = self.head();
+                if after.is_some() || before.is_some() {
+                    let path = session
+                        .session_file
+                        .as_ref()
+                        .map(|p| p.to_string_lossy().into_owned());
+                    let meta = serde_json::json!({"trigger": "human", "session": path.unwrap_or_default()});
+                    self.shared.log(
+                        filo_dag::action_type::SESSION_SWITCH,
+                        before.as_deref(),
+                        after.as_deref(),
+                        Some(meta.to_string()),
+                    );
+                }
+            }
+            SessionChange::Start | SessionChange::Shutdown => {}
+        }
+    }
+
+    fn before_agent_start(
+        &self,
+        _prompt: &str,
+        system_prompt: &str,
+    ) -> BoxFuture<'_, BeforeAgentStart> {
+        let out = BeforeAgentStart {
+            system_prompt: self
+                .shared
+                .seed
+                .as_ref()
+                .map(|seed| format!("{seed}\n\n{system_prompt}")),
+            messages: Vec::new(),
+        };
+        Box::pin(async move { out })
+    }
+
+    fn entry_appended(&self, entry: &SessionEntry, ctx: &EntryContext) {
+        self.shared.mirror(entry, ctx);
+    }
+
+    fn error_count(&self) -> u64 {
+        Playfilo::error_count(self)
+    }
+}

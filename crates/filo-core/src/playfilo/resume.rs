@@ -1,0 +1,107 @@
+//! Resume from the DAG (playfilo spec §5.2, with the fixes of §10.3 #12–19): the session's
+//! lineage comes from the DAG head, so a context changed by time travel is what resumes.
+
+use filo_dag::short_id;
+use filo_session::{EntryKind, SessionEntry, SessionManager};
+
+use super::{Shared, lock};
+
+fn same_kind(a: &SessionEntry, b: &SessionEntry) -> bool {
+    a.kind.type_name() == b.kind.type_name()
+        && match (&a.kind, &b.kind) {
+            (EntryKind::Message(x), EntryKind::Message(y)) => x.role() == y.role(),
+            _ => true,
+        }
+}
+
+/// The node to resume from: the session's own head when the DB has it, else the last entry of the
+/// file that was mirrored (scanning backwards past entries the DAG skipped).
+fn resume_target(
+    shared: &Shared,
+    manager: &SessionManager,
+) -> Result<Option<String>, filo_dag::DagError> {
+    let head_ref = lock(&shared.state).head_ref.clone();
+    let store = lock(&shared.store);
+    if let Some(h) = store.get_ref(&head_ref)? {
+        return Ok(Some(h));
+    }
+    for e in manager.entries().iter().rev() {
+        if let Some(id) = store.node_id_by_external_id(&e.id)? {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
+/// Rebuild the session tree from the DAG lineage. Returns notices for the user.
+pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> Vec<String> {
+    if manager.entries().is_empty() {
+        return Vec::new();
+    }
+    let target = match resume_target(shared, manager) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Vec::new(),
+        Err(e) => {
+            shared.fail("finding the resume point", &e);
+            return vec![format!(
+                "Playfilo: could not read the DAG ({e}); resumed from the session file"
+            )];
+        }
+    };
+    let values = match lock(&shared.store).load_entries(Some(&target)) {
+        Ok(v) => v,
+        Err(e) => {
+            shared.fail("loading the lineage", &e);
+            return vec![format!(
+                "Playfilo: could not load the lineage ({e}); resumed from the session file"
+            )];
+        }
+    };
+    let mut dag: Vec<SessionEntry> = values
+        .iter()
+        .filter_map(|v| SessionEntry::from_value(v).ok())
+        .collect();
+    // Boot inheritance stops at this session's first entry when the lineage still passes it.
+    if let Some(first) = manager.entries().first().map(|e| e.id.clone()) {
+        if let Some(k) = dag.iter().position(|e| e.id == first) {
+            dag.drain(..k);
+            if let Some(e) = dag.first_mut() {
+                e.parent_id = None;
+            }
+        }
+    }
+    // The file's copy keeps usage, signatures and stop reasons; the DAG decides the lineage.
+    for e in &mut dag {
+        if let Some(f) = manager.entry(&e.id).filter(|f| same_kind(f, e)) {
+            let parent = e.parent_id.take();
+            *e = f.clone();
+            e.parent_id = parent;
+        }
+    }
+    let file_path: Vec<String> = manager
+        .branch_path(None)
+        .iter()
+        .map(|e| e.id.clone())
+        .collect();
+    let dag_path: Vec<String> = dag.iter().map(|e| e.id.clone()).collect();
+    let leaf = dag.last().map(|e| e.id.clone());
+    manager.merge_in_memory(dag);
+    if let Some(l) = &leaf {
+        let _ = manager.branch(l);
+    }
+    {
+        let current = lock(&shared.store).get_ref("PI_HEAD").ok().flatten();
+        let mut st = lock(&shared.state);
+        st.pi_head_seen = current;
+    }
+    shared.move_heads(&target);
+    shared.log(filo_dag::action_type::BOOT, None, Some(&target), None);
+    let mut notices = Vec::new();
+    if file_path != dag_path {
+        notices.push(format!(
+            "Resumed from the Playfilo DAG at {}: the session file's history differs from the DAG lineage (time travel or another agent); the DAG wins.",
+            short_id(&target)
+        ));
+    }
+    notices
+}

@@ -1,0 +1,272 @@
+//! `tobe`: jump back to an earlier node carrying a note to the past self (playfilo spec §6, V2
+//! flow with the fixes of §10.4).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use filo_agent::{AgentMessage, AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
+use filo_ai::{ContentBlock, Message, UserContent, UserMessage};
+use filo_dag::{DagError, NewBlob, NodeCommit, Parent, blob_type, role, short_id};
+use filo_session::{SessionEntry, SessionMessage};
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::{Shared, Window, lock};
+use crate::convert::to_agent;
+
+/// The carryover text (§6.3), byte for byte.
+pub fn carryover_text(message: &str) -> String {
+    format!(
+        "[SYSTEM / INCARNATION NOTE]: {message}\n[SYSTEM WARNING]: State transitioned. The file system (World) may not match your memory. Check the environment before executing tasks."
+    )
+}
+
+const STARTED: &str = "Time travel initiated. Aborting current turn — your next response will be in the new timeline.";
+
+pub(crate) struct TobeTool {
+    pub shared: Arc<Shared>,
+}
+
+/// `pi:<id>` is an external id first; bare text is a hash prefix first; each falls back to the
+/// other only when the first finds nothing (§10.2 #10). Ambiguity is reported (§10.4 #26).
+fn resolve(shared: &Shared, arg: &str) -> Result<String, String> {
+    let store = lock(&shared.store);
+    let not_found = || format!("Error: Node not found for \"{arg}\".");
+    let by_ext = |s: &str| {
+        store
+            .node_id_by_external_id(s)
+            .map_err(|e| format!("Error: {e}"))
+    };
+    if let Some(ext) = arg.strip_prefix("pi:") {
+        if let Some(id) = by_ext(ext)? {
+            return Ok(id);
+        }
+        return store.resolve_prefix(ext).map_err(|_| not_found());
+    }
+    match store.resolve_prefix(arg) {
+        Ok(id) => Ok(id),
+        Err(DagError::Ambiguous { prefix, count }) => Err(format!(
+            "Error: Ambiguous hash prefix \"{prefix}\" matches {count} nodes."
+        )),
+        Err(_) => by_ext(arg)?.ok_or_else(not_found),
+    }
+}
+
+/// Targets providers would reject (§10.4 #25): an assistant whose tool calls are unanswered there,
+/// and a departure node.
+fn refuse_reason(shared: &Shared, target: &str) -> Result<Option<String>, DagError> {
+    let store = lock(&shared.store);
+    let Some(node) = store.node(target)? else {
+        return Ok(Some(format!("Error: Node {} not found.", short_id(target))));
+    };
+    let blobs = store.blobs(node.parts.iter())?;
+    let has = |t: &str| blobs.values().any(|b| b.blob_type == t);
+    if node.role == role::ASSISTANT && has(blob_type::TOOL_CALL) {
+        return Ok(Some(format!(
+            "Error: Cannot travel to {}: it is an assistant message whose tool calls would be left unanswered. Choose its tool result or the message before it.",
+            short_id(target)
+        )));
+    }
+    let departure = blobs.values().any(|b| {
+        b.blob_type == blob_type::TOOL_RESULT
+            && b.value().and_then(|v| v.get("toolCallId").cloned()) == Some(json!("tobe_departure"))
+    });
+    if departure {
+        return Ok(Some(format!(
+            "Error: Cannot travel to {}: it is a departure marker of an earlier jump. Choose a node of a conversation.",
+            short_id(target)
+        )));
+    }
+    Ok(None)
+}
+
+impl TobeTool {
+    async fn jump(
+        &self,
+        ctx: &ToolCallContext,
+        target_arg: &str,
+        carryover: &str,
+    ) -> Result<String, ToolError> {
+        let shared = &self.shared;
+        let session = shared
+            .session()
+            .ok_or_else(|| ToolError::Fatal("tobe: the session is gone".into()))?;
+        let target = match resolve(shared, target_arg) {
+            Ok(t) => t,
+            Err(text) => return Ok(text),
+        };
+        match refuse_reason(shared, &target) {
+            Ok(Some(text)) => return Ok(text),
+            Ok(None) => {}
+            Err(e) => return Ok(format!("Error: {e}")),
+        }
+        // The calling assistant, passed explicitly: the mirrored assistant holding this call.
+        let caller = lock(&shared.state)
+            .last_assistant
+            .clone()
+            .filter(|(_, _, ids)| ids.iter().any(|i| i == &ctx.call_id));
+        let now = shared.now();
+        let departure = match &caller {
+            Some((_, node, _)) => {
+                let blob = NewBlob::tool_result(
+                    "tobe_departure",
+                    "tobe",
+                    json!([{"type": "text", "text": format!("Incarnation initiated → {}", short_id(&target))}]),
+                    false,
+                );
+                let commit = NodeCommit::new(role::TOOL_RESULT, now)
+                    .parent(Parent::Node(node.clone()))
+                    .part(blob);
+                match lock(&shared.store).commit_node(&commit) {
+                    Ok(c) => Some(c.id),
+                    Err(e) => return Ok(format!("Error: {e}")),
+                }
+            }
+            None => None,
+        };
+        let values = match lock(&shared.store).load_entries(Some(&target)) {
+            Ok(v) => v,
+            Err(e) => return Ok(format!("Error: {e}")),
+        };
+        let mut entries: Vec<SessionEntry> = values
+            .iter()
+            .filter_map(|v| SessionEntry::from_value(v).ok())
+            .collect();
+        let text = carryover_text(carryover);
+        let (context, carry_id) = {
+            let mut manager = session.session_manager();
+            for e in &mut entries {
+                let same = manager
+                    .entry(&e.id)
+                    .filter(|f| f.kind.type_name() == e.kind.type_name())
+                    .cloned();
+                if let Some(f) = same {
+                    let parent = e.parent_id.take();
+                    *e = f;
+                    e.parent_id = parent;
+                }
+            }
+            let target_entry = entries.last().map(|e| e.id.clone());
+            manager.merge_in_memory(entries);
+            match &target_entry {
+                Some(id) => {
+                    let _ = manager.branch(id);
+                }
+                None => manager.reset_leaf(),
+            }
+            let context: Vec<AgentMessage> = manager
+                .build_context()
+                .messages
+                .iter()
+                .map(to_agent)
+                .collect();
+            let carry = SessionMessage::Llm(Message::User(UserMessage {
+                content: UserContent::Blocks(vec![ContentBlock::text(text.clone())]),
+                timestamp: now,
+            }));
+            let carry_id = manager
+                .append_message(carry)
+                .map_err(|e| ToolError::Fatal(e.to_string()))?;
+            // The rest of the aborted turn stays on the old branch, under the calling assistant.
+            if let Some((entry, _, _)) = &caller {
+                let _ = manager.branch(entry);
+            }
+            (context, carry_id)
+        };
+        let carry_commit = NodeCommit::new(role::USER, now)
+            .parent(Parent::Node(target.clone()))
+            .part(NewBlob::text(text.clone()))
+            .external_id(carry_id.clone());
+        let carry_node = match lock(&shared.store).commit_node(&carry_commit) {
+            Ok(c) => c.id,
+            Err(e) => return Ok(format!("Error: {e}")),
+        };
+        shared.move_heads(&carry_node);
+        shared.log(
+            filo_dag::action_type::INCARNATE,
+            departure.as_deref(),
+            Some(&carry_node),
+            Some(carryover.to_string()),
+        );
+        let mut context = context;
+        context.push(AgentMessage::user_text(text));
+        let call_ids: HashSet<String> = match &caller {
+            Some((_, _, ids)) => ids.iter().cloned().collect(),
+            None => std::iter::once(ctx.call_id.clone()).collect(),
+        };
+        {
+            let mut st = lock(&shared.state);
+            st.window = Some(Window {
+                call_ids,
+                context,
+                carryover_entry: carry_id,
+                steering: Vec::new(),
+            });
+            st.held = None;
+        }
+        session.agent().abort();
+        Ok(STARTED.to_string())
+    }
+}
+
+/// At the end of the aborted run: move the session leaf to the carryover, re-send steering typed
+/// during the jump, and hand the new context to the session to continue.
+pub(crate) fn finish_jump(shared: &Shared) -> Option<Vec<AgentMessage>> {
+    shared.release_held();
+    let window = lock(&shared.state).window.take()?;
+    let session = shared.session()?;
+    let _ = session.session_manager().branch(&window.carryover_entry);
+    for m in window.steering {
+        session.agent().steer(m);
+    }
+    Some(window.context)
+}
+
+impl AgentTool for TobeTool {
+    fn name(&self) -> &str {
+        "tobe"
+    }
+
+    fn label(&self) -> &str {
+        "To Be (State Switch)"
+    }
+
+    fn description(&self) -> &str {
+        "Manifest a specific past state into your current reality. On success, your current turn ends and you awaken in the target timeline with a [SYSTEM / INCARNATION NOTE] containing your carryover message, followed by a [SYSTEM WARNING] about filesystem desync."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "target_node_hash": {"type": "string", "description": "The node identifier from life output. Can be a hash prefix (e.g. 'a1b2c3d4e5f6') or a pi:uuid."},
+            "carryover_message": {"type": "string", "description": "A message to your past self explaining WHY you are jumping. This will appear as [SYSTEM / INCARNATION NOTE] in the target timeline."}
+        }, "required": ["target_node_hash", "carryover_message"]})
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let target = ctx
+                .args
+                .get("target_node_hash")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let carry = ctx
+                .args
+                .get("carryover_message")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let (Some(target), Some(carry)) = (target, carry) else {
+                return Ok(ToolOutput::text("Invalid command."));
+            };
+            let result = self.jump(&ctx, &target, &carry).await;
+            if lock(&self.shared.state).window.is_none() {
+                // No jump: the results held back for it belong to the DAG after all.
+                self.shared.release_held();
+            }
+            result.map(ToolOutput::text)
+        })
+    }
+}
