@@ -131,6 +131,9 @@ impl Agent {
 
     /// Run the loop with a prompt; resolves when the run has finished. Errors only when the
     /// prompt was refused; a failed run is recorded in the messages and [`AgentState::error`].
+    ///
+    /// The run is spawned on the current tokio runtime (calling this outside one panics), so
+    /// dropping this future does not stop it; [`Agent::abort`] does.
     pub async fn prompt(&self, prompt: impl Into<Prompt>) -> Result<(), AgentError> {
         let messages = prompt.into().into_messages();
         let handle = self.begin(AgentError::PromptWhileRunning, |_| {
@@ -361,6 +364,44 @@ impl Agent {
 
     pub fn messages(&self) -> Vec<AgentMessage> {
         lock(&self.inner.core).state.messages.clone()
+    }
+
+    /// The model, without copying the rest of the state.
+    pub fn model(&self) -> Option<Model> {
+        lock(&self.inner.core).state.model.clone()
+    }
+
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        lock(&self.inner.core).state.thinking_level
+    }
+
+    pub fn system_prompt(&self) -> String {
+        lock(&self.inner.core).state.system_prompt.clone()
+    }
+
+    /// The active tools (shared handles).
+    pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        lock(&self.inner.core)
+            .state
+            .tools
+            .tools()
+            .cloned()
+            .collect()
+    }
+
+    pub fn message_count(&self) -> usize {
+        lock(&self.inner.core).state.messages.len()
+    }
+
+    /// The newest message for which `pick` returns something, scanning from the end without
+    /// copying the history.
+    pub fn find_last<T>(&self, pick: impl Fn(&AgentMessage) -> Option<T>) -> Option<T> {
+        lock(&self.inner.core)
+            .state
+            .messages
+            .iter()
+            .rev()
+            .find_map(pick)
     }
 
     pub fn is_streaming(&self) -> bool {

@@ -14,17 +14,24 @@
 //! results in the order the model asked for them (as current pi does). All tool futures are polled inside the loop's task, so
 //! dropping the run drops them: no task outlives it.
 //!
+//! A tool that panics is caught and reported to the model as `Tool <name> panicked: <message>`.
+//!
+//! After-hooks run on the loop's task: while one runs, the other calls of the wave are not
+//! polled (their progress updates wait in the channel).
+//!
 //! Cancellation is a token tree: run → turn → tool call. On abort a running tool gets
 //! [`LoopConfig::abort_grace`](crate::LoopConfig::abort_grace) to return its own result, after
 //! which it is dropped and reported as `Operation aborted`.
 
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
 use filo_ai::{AssistantMessage, ToolCall, ToolResultMessage};
-use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -305,7 +312,14 @@ impl Executor<'_, '_> {
                     Executed::from_result(Err(ToolError::failed(ABORTED_TEXT))),
                 );
             }
-            let result = with_grace(tool.execute(ctx), &cancel, grace).await;
+            let name = tool.name().to_string();
+            let run = AssertUnwindSafe(with_grace(tool.execute(ctx), &cancel, grace));
+            let result = run.catch_unwind().await.unwrap_or_else(|panic| {
+                Err(ToolError::failed(format!(
+                    "Tool {name} panicked: {}",
+                    panic_text(panic.as_ref())
+                )))
+            });
             (index, Executed::from_result(result))
         })
     }
@@ -404,6 +418,15 @@ fn plan_waves(prepared: &[(usize, Prepared)]) -> Vec<std::ops::Range<usize>> {
         }
     }
     waves
+}
+
+/// The message of a panic payload.
+fn panic_text(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("unknown panic")
 }
 
 /// Await a tool; once `cancel` fires, give it `grace` to return on its own.

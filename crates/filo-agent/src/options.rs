@@ -60,7 +60,7 @@ impl Prompt {
     }
 }
 
-/// How an [`Agent`] starts out (pi's constructor options).
+/// How an [`Agent`](crate::Agent) starts out (pi's constructor options).
 #[derive(Clone)]
 pub struct AgentOptions {
     pub system_prompt: String,

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::client::StreamOptions;
-use crate::message::Context;
+use crate::message::{Context, StopReason};
 use crate::testutil::{chunked, model, run, sse, user_ctx};
 use crate::transport::FixtureResponse;
 

@@ -22,7 +22,7 @@ struct Chunk<'a> {
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
-    error: Option<Value>,
+    error: Option<Box<Value>>,
 }
 
 #[derive(Deserialize)]
@@ -46,7 +46,9 @@ struct ChunkDelta<'a> {
     #[serde(default, borrow)]
     reasoning_text: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
-    tool_calls: FewVec<ToolDelta<'a>>,
+    /// Boxed: only tool-call chunks carry it, and inline it would make every chunk costly to
+    /// move through the deserializer.
+    tool_calls: Option<Box<FewVec<ToolDelta<'a>>>>,
     #[serde(default)]
     reasoning_details: Vec<Value>,
 }
@@ -318,7 +320,8 @@ impl Decoder for CompletionsDecoder {
                 if let Some((field, text)) = reasoning {
                     self.thinking(field, text, out);
                 }
-                for (position, t) in delta.tool_calls.into_iter().enumerate() {
+                let calls = delta.tool_calls.map(|b| *b).unwrap_or_default();
+                for (position, t) in calls.into_iter().enumerate() {
                     self.tool(position, t, out);
                 }
                 if !delta.reasoning_details.is_empty() {

@@ -414,16 +414,22 @@ fn commit_rows(dir: &Path, rows: &mut Vec<Row>) -> Res<Vec<String>> {
             rate(n, r)
         ),
     });
-    let store = Store::open(dir.join("lineage.db"))?;
     let n = 100_000;
-    let (ids, d) = timed(|| build_chain(&store, n, 1_000))?;
-    rows.push(Row {
-        name: format!("commit_batch, 1,000 nodes per transaction ({n} nodes)"),
-        filo: d,
-        reference: None,
-        note: format!("{:.0} nodes/s", rate(n, d)),
-    });
-    Ok(ids)
+    let mut kept = Vec::new();
+    for batch in [1_000usize, 10_000] {
+        let store = Store::open(dir.join(format!("lineage-{batch}.db")))?;
+        let (ids, d) = timed(|| build_chain(&store, n, batch))?;
+        rows.push(Row {
+            name: format!("commit_batch, {batch} nodes per transaction ({n} nodes)"),
+            filo: d,
+            reference: None,
+            note: format!("{:.0} nodes/s", rate(n, d)),
+        });
+        if batch == 1_000 {
+            kept = ids;
+        }
+    }
+    Ok(kept)
 }
 
 fn rate(n: usize, d: Duration) -> f64 {
@@ -431,8 +437,8 @@ fn rate(n: usize, d: Duration) -> f64 {
 }
 
 fn lineage_rows(dir: &Path, ids: &[String], rows: &mut Vec<Row>) -> Res<()> {
-    let store = Store::open(dir.join("lineage.db"))?;
-    let conn = open_reference(&dir.join("lineage.db"))?;
+    let store = Store::open(dir.join("lineage-1000.db"))?;
+    let conn = open_reference(&dir.join("lineage-1000.db"))?;
     for depth in [10_000usize, 100_000] {
         let head = &ids[depth - 1];
         let (nodes, d) = best(3, || Ok(store.lineage_with_blobs(head)?.len()))?;
@@ -510,7 +516,8 @@ fn life_rows(dir: &Path, rows: &mut Vec<Row>) -> Res<()> {
     store.set_ref("PI_HEAD", &focus)?;
     let conn = open_reference(&path)?;
     let opts = LifeOptions::default();
-    let (out, d) = best(5, || Ok(life(&store, &opts, T0 + 100_000_000)?))?;
+    let runs = if std::env::var_os("FILO_BENCH_PROFILE_LIFE").is_some() { 500 } else { 5 };
+    let (out, d) = best(runs, || Ok(life(&store, &opts, T0 + 100_000_000)?))?;
     let (lines, r) = best(3, || reference_life(&conn))?;
     rows.push(Row {
         name: "life, focus with 1,000 siblings (3 descendants each)".into(),
@@ -615,13 +622,12 @@ fn main() -> Res<()> {
         }
     }
     if only.iter().any(|o| o == "profile-load") {
-        // Not a table row: a loop to run under `perf record` (filo's load_entries only).
+        // Not a table row: a loop to run under `perf record`.
         let store = Store::open(dir.path().join("profile.db"))?;
         let ids = build_chain(&store, 100_000, 1_000)?;
-        let head = ids.last().map(String::as_str);
         let ((), d) = timed(|| {
             for _ in 0..10 {
-                std::hint::black_box(store.load_entries(head)?);
+                std::hint::black_box(store.load_entries(ids.last().map(String::as_str))?);
             }
             Ok(())
         })?;

@@ -22,13 +22,36 @@ pub(crate) fn node_from_row(row: &Row<'_>, offset: usize) -> rusqlite::Result<No
         id: row.get(offset)?,
         parent_id: row.get(offset + 1)?,
         role: row.get(offset + 2)?,
-        parts: serde_json::from_str(&parts_list).unwrap_or_default(),
+        parts: parse_parts(&parts_list),
         timestamp: row.get(offset + 4)?,
         config_json: row.get(offset + 5)?,
         thought_signatures: row.get(offset + 6)?,
         system_prompt_hash: row.get(offset + 7)?,
         external_id: row.get(offset + 8)?,
     })
+}
+
+/// `JSON.parse(parts_list)` for a list of hashes. Writers produce `["<hex>","<hex>"]`, which
+/// is split directly; anything else goes through serde (unparsable text gives an empty list).
+pub(crate) fn parse_parts(text: &str) -> Vec<String> {
+    let simple = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .and_then(|inner| {
+            if inner.is_empty() {
+                return Some(Vec::new());
+            }
+            inner
+                .split(',')
+                .map(|item| {
+                    let h = item.strip_prefix('"')?.strip_suffix('"')?;
+                    h.bytes()
+                        .all(|b| b.is_ascii_alphanumeric())
+                        .then(|| h.to_owned())
+                })
+                .collect::<Option<Vec<String>>>()
+        });
+    simple.unwrap_or_else(|| serde_json::from_str(text).unwrap_or_default())
 }
 
 fn blob_from_row(row: &Row<'_>) -> rusqlite::Result<Blob> {
@@ -252,9 +275,6 @@ pub(crate) fn lineage(conn: &Connection, head: &str, limit: Option<usize>) -> Re
     Ok(out.into_iter().map(|(_, n)| n).collect())
 }
 
-/// A lineage row while it is being assembled: depth, node, (part index, blob) pairs.
-type Walked = (i64, Node, Vec<(i64, Blob)>);
-
 /// The lineage of `head` (head first) with each node's blobs in part order (missing blobs
 /// left out), in one query: the lineage CTE joined with `json_each(parts_list)` and the blobs'
 /// primary key.
@@ -268,14 +288,17 @@ pub(crate) fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(N
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
-    let mut out: Vec<Walked> = Vec::new();
+    // Rows come in walk order, each node's parts in order; `depths` checks that.
+    let mut out: Vec<(Node, Vec<(i64, Blob)>)> = Vec::new();
+    let mut depths: Vec<i64> = Vec::new();
     while let Some(row) = rows.next()? {
         let depth: i64 = row.get(0)?;
-        if out.last().is_none_or(|(d, _, _)| *d != depth) {
-            out.push((depth, node_from_row(row, 1)?, Vec::new()));
+        if depths.last() != Some(&depth) {
+            depths.push(depth);
+            out.push((node_from_row(row, 1)?, Vec::new()));
         }
         let hash: Option<String> = row.get(11)?;
-        if let (Some(hash), Some((_, _, blobs))) = (hash, out.last_mut()) {
+        if let (Some(hash), Some((_, blobs))) = (hash, out.last_mut()) {
             let blob = Blob {
                 hash,
                 blob_type: row.get(12)?,
@@ -285,19 +308,30 @@ pub(crate) fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(N
             blobs.push((row.get::<_, Option<i64>>(10)?.unwrap_or(0), blob));
         }
     }
-    // Walk order and part order in practice; sorting and merging keep it right whatever the plan.
-    out.sort_by_key(|(depth, _, _)| *depth);
-    let mut merged: Vec<Walked> = Vec::with_capacity(out.len());
-    for (depth, node, blobs) in out {
-        match merged.last_mut() {
-            Some((d, _, existing)) if *d == depth => existing.extend(blobs),
-            _ => merged.push((depth, node, blobs)),
+    let in_order = depths
+        .iter()
+        .enumerate()
+        .all(|(i, d)| usize::try_from(*d).ok() == Some(i));
+    if !in_order {
+        // Another query plan: restore walk order and merge the pieces of each node.
+        let mut keyed: Vec<_> = depths.into_iter().zip(out).collect();
+        keyed.sort_by_key(|(d, _)| *d);
+        out = Vec::with_capacity(keyed.len());
+        let mut last = None;
+        for (depth, (node, blobs)) in keyed {
+            match out.last_mut() {
+                Some((_, existing)) if last == Some(depth) => existing.extend(blobs),
+                _ => out.push((node, blobs)),
+            }
+            last = Some(depth);
         }
     }
-    Ok(merged
+    Ok(out
         .into_iter()
-        .map(|(_, node, mut blobs)| {
-            blobs.sort_by_key(|(key, _)| *key);
+        .map(|(node, mut blobs)| {
+            if !blobs.is_sorted_by_key(|(key, _)| *key) {
+                blobs.sort_by_key(|(key, _)| *key);
+            }
             (node, blobs.into_iter().map(|(_, b)| b).collect())
         })
         .collect())
@@ -318,4 +352,18 @@ pub(crate) fn subtree(conn: &Connection, id: &str, max_depth: usize) -> Result<V
         Ok((node_from_row(r, 1)?, usize::try_from(depth).unwrap_or(0)))
     })?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_parts;
+
+    #[test]
+    fn parts_lists_parse_like_json() {
+        assert_eq!(parse_parts("[]"), Vec::<String>::new());
+        assert_eq!(parse_parts(r#"["ab","cd"]"#), ["ab", "cd"]);
+        assert_eq!(parse_parts(r#"[ "ab" , "c\u0064" ]"#), ["ab", "cd"]);
+        assert_eq!(parse_parts(r#"["a,b"]"#), ["a,b"]);
+        assert_eq!(parse_parts("not json"), Vec::<String>::new());
+    }
 }

@@ -1,6 +1,5 @@
 //! Entry ids, session ids and timestamps as pi makes them.
 
-use std::collections::HashSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A fresh session id (UUID v4).
@@ -8,12 +7,12 @@ pub fn new_session_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-/// An 8-hex entry id (the first 8 chars of a UUID v4) not in `used`; after 100 collisions, a whole
-/// UUID, as pi does.
-pub fn new_entry_id(used: &HashSet<String>) -> String {
+/// An 8-hex entry id (the first 8 chars of a UUID v4) for which `taken` is false; after 100
+/// collisions, a whole UUID, as pi does.
+pub fn new_entry_id(taken: impl Fn(&str) -> bool) -> String {
     for _ in 0..100 {
         let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-        if !used.contains(&id) {
+        if !taken(&id) {
             return id;
         }
     }
@@ -70,7 +69,7 @@ mod tests {
 
     #[test]
     fn entry_ids_are_eight_hex() {
-        let id = new_entry_id(&HashSet::new());
+        let id = new_entry_id(|_| false);
         assert_eq!(id.len(), 8);
         assert!(
             id.chars()

@@ -180,9 +180,8 @@ impl SessionManager {
 
     /// Append an entry of `kind` as a child of the leaf; returns its id.
     pub fn append(&mut self, kind: EntryKind) -> Result<String, SessionError> {
-        let used: HashSet<String> = self.index.keys().cloned().collect();
         let entry = SessionEntry {
-            id: new_entry_id(&used),
+            id: new_entry_id(|x| self.index.contains_key(x)),
             parent_id: self.leaf.clone(),
             timestamp: iso_from_ms(now_ms()),
             kind,

@@ -34,7 +34,7 @@ fn v1_to_v2(lines: &mut [Value]) {
         let Some(obj) = line.as_object_mut() else {
             continue;
         };
-        let id = new_entry_id(&used);
+        let id = new_entry_id(|x| used.contains(x));
         used.insert(id.clone());
         obj.insert("id".into(), id.clone().into());
         obj.insert(

@@ -264,6 +264,11 @@ fn edit_bench(
         file_write(&text)?;
         call(rt, &tool, &args).map(|_| ())
     })?;
+    let (plan_med, _) = measure(|| {
+        filo_tools::edit::plan_edit(&text, "big.rs", old, new)
+            .map(|_| ())
+            .map_err(Into::into)
+    })?;
     let (naive_med, naive_min) = measure(|| {
         file_write(&text)?;
         let content = std::fs::read_to_string(dir.path().join("big.rs"))?;
@@ -281,11 +286,64 @@ fn edit_bench(
         "edit 10 MB (ASCII)"
     };
     rows.push(format!(
-        "| {label} | 1 | {} | {} | - | naive: {} | naive: {} | - |",
+        "| {label} | 1 | {} | {} | plan only: {} | naive: {} | naive: {} | - |",
         ms(filo_med),
         ms(filo_min),
+        ms(plan_med),
         ms(naive_med),
         ms(naive_min)
+    ));
+    Ok(())
+}
+
+/// One 100 MB file searched through the tool (single-threaded search) against `rg -j1`.
+fn single_file_bench(rt: &tokio::runtime::Runtime, rows: &mut Vec<String>) -> BoxResult<()> {
+    let dir = tempfile::tempdir()?;
+    let mut rng = Rng(7);
+    let mut text = String::with_capacity(105_000_000);
+    let mut n = 0;
+    while text.len() < 100_000_000 {
+        n += 1;
+        line(&mut rng, &mut text, n);
+    }
+    let path = dir.path().join("one.rs");
+    std::fs::write(&path, &text)?;
+    let grep = GrepTool::with_settings(Arc::new(ToolSettings::new(dir.path())));
+    let args =
+        json!({"pattern": "ZEPHYR_TOKEN_42", "path": "one.rs", "literal": true, "limit": 100000});
+    let (med, min) = measure(|| call(rt, &grep, &args).map(|_| ()))?;
+    let matches = text.matches("ZEPHYR_TOKEN_42").count();
+    let rg_cols = if rg_available() {
+        let run = || -> BoxResult<usize> {
+            let out = Command::new("rg")
+                .args([
+                    "-j1",
+                    "--json",
+                    "--line-number",
+                    "--color=never",
+                    "--hidden",
+                    "--fixed-strings",
+                    "ZEPHYR_TOKEN_42",
+                ])
+                .arg(&path)
+                .stderr(Stdio::null())
+                .output()?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            Ok(text
+                .lines()
+                .filter(|l| l.starts_with("{\"type\":\"match\""))
+                .count())
+        };
+        let found = run()?;
+        let (rmed, rmin) = measure(|| run().map(|_| ()))?;
+        format!("{} | {} | {found}", ms(rmed), ms(rmin))
+    } else {
+        "n/a (rg not installed) | n/a | n/a".to_string()
+    };
+    rows.push(format!(
+        "| grep one 100 MB file (rg -j1) | {matches} | {} | {} | - | {rg_cols} |",
+        ms(med),
+        ms(min)
     ));
     Ok(())
 }
@@ -296,11 +354,12 @@ fn main() -> BoxResult<()> {
         .build()?;
     let mut rows = Vec::new();
     grep_bench(&rt, &mut rows)?;
+    single_file_bench(&rt, &mut rows)?;
     edit_bench(&rt, &mut rows, false)?;
     edit_bench(&rt, &mut rows, true)?;
     println!();
     println!(
-        "| case | matches | filo tool median | filo tool min | filo search-only median | baseline median | baseline min | baseline matches |"
+        "| case | matches | filo tool median | filo tool min | filo core median | baseline median | baseline min | baseline matches |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     for row in rows {

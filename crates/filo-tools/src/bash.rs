@@ -29,10 +29,14 @@ const DESCRIPTION: &str = "Execute a bash command in the current working directo
 /// After the shell exits, how long to wait for more output from pipes that background
 /// processes may still hold open.
 const DRAIN_GRACE: Duration = Duration::from_millis(50);
+/// Shortest gap between two streamed updates (a command printing byte by byte would otherwise
+/// send one 50 KB snapshot per byte).
+const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Deserialize)]
 struct BashArgs {
     command: String,
+    #[serde(default, deserialize_with = "crate::args::lenient_number")]
     timeout: Option<f64>,
 }
 
@@ -62,6 +66,40 @@ fn forward<R: AsyncRead + Unpin + Send + 'static>(
             }
         }
     })
+}
+
+/// Rate-limits updates: the first chunk after a quiet spell is sent at once, later ones at most
+/// every [`UPDATE_INTERVAL`], and whatever is pending is flushed at the end. Each update still
+/// carries the full accumulated tail, so none is lost by skipping.
+#[derive(Debug, Default)]
+struct Throttle {
+    last: Option<tokio::time::Instant>,
+    dirty: bool,
+}
+
+impl Throttle {
+    fn changed(&mut self, updates: &UpdateSink, output: &OutputAccumulator) {
+        let due = self.last.is_none_or(|t| t.elapsed() >= UPDATE_INTERVAL);
+        self.dirty = true;
+        if due {
+            self.flush(updates, output);
+        }
+    }
+
+    fn flush_at(&self) -> Option<tokio::time::Instant> {
+        match (self.dirty, self.last) {
+            (true, Some(t)) => Some(t + UPDATE_INTERVAL),
+            _ => None,
+        }
+    }
+
+    fn flush(&mut self, updates: &UpdateSink, output: &OutputAccumulator) {
+        if self.dirty {
+            send_update(updates, &output.snapshot());
+            self.dirty = false;
+            self.last = Some(tokio::time::Instant::now());
+        }
+    }
 }
 
 fn send_update(updates: &UpdateSink, snapshot: &Snapshot) {
@@ -201,7 +239,9 @@ async fn supervise(
     };
     tokio::pin!(timer);
     let mut open = true;
+    let mut throttle = Throttle::default();
     let ending = loop {
+        let flush_at = throttle.flush_at();
         tokio::select! {
             biased;
             () = cancel.cancelled() => break Ending::Aborted,
@@ -209,10 +249,13 @@ async fn supervise(
             chunk = rx.recv(), if open => match chunk {
                 Some(chunk) => {
                     output.push(&chunk)?;
-                    send_update(updates, &output.snapshot());
+                    throttle.changed(updates, output);
                 }
                 None => open = false,
             },
+            () = tokio::time::sleep_until(flush_at.unwrap_or_else(tokio::time::Instant::now)), if flush_at.is_some() => {
+                throttle.flush(updates, output);
+            }
             status = child.wait() => {
                 let status = status.map_err(|e| Error::Internal(format!("waiting for bash failed: {e}")))?;
                 break Ending::Exited(status.code());
@@ -229,8 +272,9 @@ async fn supervise(
     // Whatever is still buffered in the pipes; stop early if a background job holds them open.
     while let Ok(Some(chunk)) = tokio::time::timeout(DRAIN_GRACE, rx.recv()).await {
         output.push(&chunk)?;
-        send_update(updates, &output.snapshot());
+        throttle.changed(updates, output);
     }
+    throttle.flush(updates, output);
     for reader in readers {
         reader.abort();
     }

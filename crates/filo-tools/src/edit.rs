@@ -1,6 +1,7 @@
 //! `edit`: replace one unique occurrence of a text in a file, exact first then fuzzy, keeping the
 //! file's BOM and line endings, and report a line-numbered diff.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -73,8 +74,12 @@ pub fn plan_edit(raw: &str, path: &str, old_text: &str, new_text: &str) -> Resul
         )));
     }
     let (diff, first_changed_line) = generate_diff_string(&base, &replaced, DIFF_CONTEXT_LINES);
+    let new_file = match restore_line_endings(&replaced, ending) {
+        Cow::Borrowed(_) if bom.is_empty() => replaced,
+        restored => format!("{bom}{restored}"),
+    };
     Ok(EditPlan {
-        new_file: format!("{bom}{}", restore_line_endings(&replaced, ending)),
+        new_file,
         diff,
         first_changed_line,
     })

@@ -31,6 +31,7 @@ const DEFAULT_LIMIT: f64 = 1000.0;
 struct FindArgs {
     pattern: String,
     path: Option<String>,
+    #[serde(default, deserialize_with = "crate::args::lenient_number")]
     limit: Option<f64>,
 }
 

@@ -2,6 +2,8 @@
 //! space (NFKC, trailing whitespace per line, smart quotes, Unicode dashes, special spaces).
 //! Also line-ending and BOM handling.
 
+use std::borrow::Cow;
+
 use unicode_normalization::UnicodeNormalization;
 
 /// The file's line ending: CRLF when the first `\n` is part of a `\r\n`.
@@ -19,20 +21,20 @@ pub fn detect_line_ending(content: &str) -> LineEnding {
     }
 }
 
-/// `\r\n` and lone `\r` become `\n`.
-pub fn normalize_to_lf(text: &str) -> String {
+/// `\r\n` and lone `\r` become `\n` (borrowed when there is no `\r`).
+pub fn normalize_to_lf(text: &str) -> Cow<'_, str> {
     if text.contains('\r') {
-        text.replace("\r\n", "\n").replace('\r', "\n")
+        Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
-        text.to_string()
+        Cow::Borrowed(text)
     }
 }
 
-/// Put the file's line ending back.
-pub fn restore_line_endings(text: &str, ending: LineEnding) -> String {
+/// Put the file's line ending back (borrowed for LF).
+pub fn restore_line_endings(text: &str, ending: LineEnding) -> Cow<'_, str> {
     match ending {
-        LineEnding::Lf => text.to_string(),
-        LineEnding::CrLf => text.replace('\n', "\r\n"),
+        LineEnding::Lf => Cow::Borrowed(text),
+        LineEnding::CrLf => Cow::Owned(text.replace('\n', "\r\n")),
     }
 }
 
@@ -78,25 +80,25 @@ pub fn normalize_for_fuzzy_match(text: &str) -> String {
 
 /// Where `old` was found and the text the replacement must be applied to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Match {
+pub struct Match<'a> {
     /// Byte index into `content`.
     pub index: usize,
     /// Byte length of the matched text in `content`.
     pub length: usize,
     /// Whether the normalised space had to be used.
     pub fuzzy: bool,
-    /// The original content (exact) or its normalised form (fuzzy).
-    pub content: String,
+    /// The original content (exact, borrowed) or its normalised form (fuzzy).
+    pub content: Cow<'a, str>,
 }
 
 /// Exact `find`, else the same in normalised space; `None` when absent from both.
-pub fn fuzzy_find(content: &str, old: &str) -> Option<Match> {
+pub fn fuzzy_find<'a>(content: &'a str, old: &str) -> Option<Match<'a>> {
     if let Some(index) = content.find(old) {
         return Some(Match {
             index,
             length: old.len(),
             fuzzy: false,
-            content: content.to_string(),
+            content: Cow::Borrowed(content),
         });
     }
     let fuzzy_content = normalize_for_fuzzy_match(content);
@@ -106,7 +108,7 @@ pub fn fuzzy_find(content: &str, old: &str) -> Option<Match> {
         index,
         length: fuzzy_old.len(),
         fuzzy: true,
-        content: fuzzy_content,
+        content: Cow::Owned(fuzzy_content),
     })
 }
 
@@ -160,5 +162,24 @@ mod tests {
         assert_eq!(m.content, "it's");
         assert_eq!(fuzzy_find("abc", "xyz"), None);
         assert_eq!(count_occurrences("x\u{2019} x'", "x'"), 2);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn normalisation_is_idempotent_and_keeps_exact_matches(
+            text in "[a-c '\\n\u{2018}\u{201C}\u{2013}\u{00A0}\u{FF41}\u{3000}\t]{0,60}",
+            start in 0usize..60,
+            len in 0usize..20,
+        ) {
+            let once = normalize_for_fuzzy_match(&text);
+            proptest::prop_assert_eq!(normalize_for_fuzzy_match(&once), once.clone());
+            let chars: Vec<char> = text.chars().collect();
+            let start = start.min(chars.len());
+            let end = (start + len).min(chars.len());
+            let needle: String = chars[start..end].iter().collect();
+            let found = fuzzy_find(&text, &needle);
+            proptest::prop_assert!(found.is_some());
+            proptest::prop_assert!(!found.map(|m| m.fuzzy).unwrap_or(true));
+        }
     }
 }

@@ -31,10 +31,17 @@ struct GrepArgs {
     pattern: String,
     path: Option<String>,
     glob: Option<String>,
-    #[serde(rename = "ignoreCase")]
+    #[serde(
+        rename = "ignoreCase",
+        default,
+        deserialize_with = "crate::args::lenient_bool"
+    )]
     ignore_case: Option<bool>,
+    #[serde(default, deserialize_with = "crate::args::lenient_bool")]
     literal: Option<bool>,
+    #[serde(default, deserialize_with = "crate::args::lenient_number")]
     context: Option<f64>,
+    #[serde(default, deserialize_with = "crate::args::lenient_number")]
     limit: Option<f64>,
 }
 

@@ -23,6 +23,7 @@ const DEFAULT_LIMIT: f64 = 500.0;
 #[derive(Debug, Deserialize)]
 struct LsArgs {
     path: Option<String>,
+    #[serde(default, deserialize_with = "crate::args::lenient_number")]
     limit: Option<f64>,
 }
 

@@ -191,4 +191,20 @@ mod tests {
         assert_eq!(snap.truncation.output_lines, 2000);
         assert!(snap.truncation.content.ends_with("line 19999\n"));
     }
+
+    #[test]
+    fn many_short_lines_are_spilled_at_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = OutputAccumulator::new(dir.path());
+        acc.push("x\n".repeat(3000).as_bytes()).unwrap();
+        assert_eq!(acc.snapshot().full_output_path, None);
+        acc.finish().unwrap();
+        let snap = acc.snapshot();
+        assert_eq!(
+            snap.truncation.truncated_by,
+            Some(crate::truncate::TruncatedBy::Lines)
+        );
+        let path = snap.full_output_path.unwrap();
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "x\n".repeat(3000));
+    }
 }

@@ -24,7 +24,9 @@ const DESCRIPTION: &str = "Read the contents of a file. Supports text files and 
 #[derive(Debug, Deserialize)]
 struct ReadArgs {
     path: String,
+    #[serde(default, deserialize_with = "crate::args::lenient_number")]
     offset: Option<f64>,
+    #[serde(default, deserialize_with = "crate::args::lenient_number")]
     limit: Option<f64>,
 }
 

@@ -267,4 +267,36 @@ mod tests {
         assert_eq!(json["firstLineExceedsLimit"], false);
         assert_eq!(json["maxLines"], 1);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn head_is_a_bounded_prefix(text in "[a-zé\\n]{0,300}", lines in 1usize..20, bytes in 1usize..120) {
+            let t = truncate_head(&text, limits(lines, bytes));
+            proptest::prop_assert!(text.starts_with(&t.content));
+            proptest::prop_assert!(t.output_lines <= lines);
+            proptest::prop_assert!(t.content.len() <= bytes || !t.truncated);
+            proptest::prop_assert_eq!(t.output_bytes, t.content.len());
+            proptest::prop_assert_eq!(t.total_lines, text.split('\n').count());
+            if !t.truncated {
+                proptest::prop_assert_eq!(&t.content, &text);
+            } else if !t.first_line_exceeds_limit {
+                proptest::prop_assert_eq!(t.output_lines, t.content.split('\n').count());
+                // Whole lines only: the next character of the input is the newline ending it.
+                proptest::prop_assert_eq!(text.as_bytes()[t.content.len()], b'\n');
+            }
+        }
+
+        #[test]
+        fn tail_is_a_bounded_suffix(text in "[a-zé\\n]{0,300}", lines in 1usize..20, bytes in 4usize..120) {
+            let t = truncate_tail(&text, limits(lines, bytes));
+            proptest::prop_assert!(text.ends_with(&t.content));
+            proptest::prop_assert!(t.output_lines <= lines);
+            proptest::prop_assert!(t.content.len() <= bytes || !t.truncated);
+            if t.truncated && !t.last_line_partial {
+                proptest::prop_assert_eq!(t.output_lines, t.content.split('\n').count());
+                let cut = text.len() - t.content.len();
+                proptest::prop_assert!(cut == 0 || text.as_bytes()[cut - 1] == b'\n');
+            }
+        }
+    }
 }

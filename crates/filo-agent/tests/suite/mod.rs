@@ -3,6 +3,7 @@ mod agent_api;
 mod e2e;
 mod events;
 mod hooks;
+mod invariants;
 mod steering;
 mod support;
 mod tools;

@@ -228,3 +228,52 @@ async fn a_failing_tool_is_model_facing_a_fatal_one_ends_the_run() {
         Some("store is gone")
     );
 }
+
+struct Panics;
+
+impl AgentTool for Panics {
+    fn name(&self) -> &str {
+        "panics"
+    }
+    fn label(&self) -> &str {
+        "panics"
+    }
+    fn description(&self) -> &str {
+        "always panics"
+    }
+    fn parameters(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    fn execute(
+        &self,
+        _ctx: filo_agent::ToolCallContext,
+    ) -> futures::future::BoxFuture<'_, Result<filo_agent::ToolOutput, ToolError>> {
+        Box::pin(async { panic!("index out of bounds") })
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_an_error_result() {
+    let client = Scripted::new(vec![
+        tools_turn(&[
+            ("c1", "panics", json!({})),
+            ("c2", "echo", json!({"text": "still here"})),
+        ]),
+        text_turn("recovered"),
+    ]);
+    let agent = agent_with(
+        client,
+        vec![Arc::new(Panics), Arc::new(TestTool::new("echo"))],
+    );
+    agent.prompt("go").await.unwrap();
+    assert_eq!(
+        history(&agent),
+        [
+            "user:go",
+            "assistant[ToolUse]:",
+            "toolResult!:Tool panics panicked: index out of bounds",
+            "toolResult:echo: still here",
+            "assistant[Stop]:recovered",
+        ]
+    );
+}

@@ -2,4 +2,5 @@ mod common;
 mod conformance;
 mod faults;
 mod handoff;
+mod providers;
 mod requests;

@@ -86,6 +86,10 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             print::run_text(&session, initial, &mut out, &mut err).await
         }
         Some("rpc") => {
+            if args.messages.iter().any(|m| m.starts_with('@')) {
+                writeln!(err, "Error: @file arguments are not supported in RPC mode")?;
+                return Ok(ExitCode::FAILURE);
+            }
             drop(err);
             rpc::run(session).await
         }

@@ -49,7 +49,12 @@ async fn print_mode_runs_a_bash_tool_and_continue_resumes_the_session() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["read", "bash", "edit", "write"]);
+    assert_eq!(
+        tools,
+        [
+            "read", "bash", "edit", "write", "life", "recall", "trace", "tobe"
+        ]
+    );
     let second = reqs[1].body.to_string();
     assert!(
         second.contains("filo-was-here"),

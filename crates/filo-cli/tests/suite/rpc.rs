@@ -76,8 +76,8 @@ impl Rpc {
                 .await
                 .unwrap_or_else(|_| panic!("timed out waiting for {what}; seen {:#?}", self.seen))
                 .unwrap_or_else(|| panic!("stdout closed waiting for {what}"));
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            let v: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
             self.seen.push(v.clone());
             if pred(&v) {
                 return v;
@@ -154,7 +154,10 @@ async fn a_prompt_answers_at_once_then_streams_events_and_the_state_reflects_it(
     );
     rpc.event("agent_end").await;
     let events: Vec<&Value> = rpc.seen[1..].iter().collect();
-    assert!(events.iter().all(|e| e.get("id").is_none()), "events carry no id");
+    assert!(
+        events.iter().all(|e| e.get("id").is_none()),
+        "events carry no id"
+    );
     let kinds: Vec<&str> = events
         .iter()
         .map(|e| e["type"].as_str().unwrap())
@@ -209,13 +212,19 @@ async fn a_prompt_answers_at_once_then_streams_events_and_the_state_reflects_it(
         json!({"id": "n0", "type": "response", "command": "set_session_name",
                "success": false, "error": "Session name cannot be empty"})
     );
-    rpc.call("n1", json!({"type": "set_session_name", "name": " my run "}))
-        .await;
+    rpc.call(
+        "n1",
+        json!({"type": "set_session_name", "name": " my run "}),
+    )
+    .await;
     let state = rpc.call("s2", json!({"type": "get_state"})).await;
     assert_eq!(state["sessionName"], "my run");
 
     let export = rpc
-        .call("e", json!({"type": "export_html", "outputPath": "out/s.html"}))
+        .call(
+            "e",
+            json!({"type": "export_html", "outputPath": "out/s.html"}),
+        )
         .await;
     let html = std::fs::read_to_string(export["path"].as_str().unwrap()).unwrap();
     assert!(html.contains("say &lt;b&gt;hi&lt;/b&gt;"), "{html}");
@@ -227,8 +236,9 @@ async fn a_prompt_answers_at_once_then_streams_events_and_the_state_reflects_it(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steering_while_a_turn_stalls_is_delivered_after_it() {
     let mock = MockProvider::start(vec![
-        stalled("first answer goes on", 1),
+        stalled("first answer goes on", 2),
         Turn::Reply(Reply::text("steered answer")),
+        Turn::text("third"),
     ])
     .await;
     let home = Home::new(&mock);
@@ -255,6 +265,13 @@ async fn steering_while_a_turn_stalls_is_delivered_after_it() {
     let state = rpc.call("s", json!({"type": "get_state"})).await;
     assert_eq!(state["isStreaming"], true);
     assert_eq!(state["pendingMessageCount"], 1);
+    let b = rpc
+        .call(
+            "b",
+            json!({"type": "bash", "command": "echo while-streaming"}),
+        )
+        .await;
+    assert_eq!(b["output"], "while-streaming\n");
 
     let steered = rpc
         .until("steer delivered", |v| {
@@ -274,6 +291,20 @@ async fn steering_while_a_turn_stalls_is_delivered_after_it() {
     assert_eq!(state["pendingMessageCount"], 0);
     let second = mock.requests()[1].body.to_string();
     assert!(second.contains("change course"), "{second}");
+    assert!(
+        !second.contains("while-streaming"),
+        "bash run while streaming waits for the next prompt"
+    );
+    rpc.call("p3", json!({"type": "prompt", "message": "next"}))
+        .await;
+    rpc.event("agent_end").await;
+    let third = mock.requests()[2].body.to_string();
+    assert!(third.contains("while-streaming"), "{third}");
+    let messages = rpc.call("m2", json!({"type": "get_messages"})).await;
+    assert_eq!(
+        roles(&messages["messages"])[4..],
+        ["bashExecution", "user", "assistant"]
+    );
     assert_eq!(rpc.close().await, 0);
 }
 
@@ -282,7 +313,8 @@ async fn abort_ends_a_stalled_stream_as_aborted() {
     let mock = MockProvider::start(vec![stalled("never finished here", 30)]).await;
     let home = Home::new(&mock);
     let mut rpc = Rpc::start(&home, &[]);
-    rpc.call("p", json!({"type": "prompt", "message": "go"})).await;
+    rpc.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
     rpc.until("assistant start", is_assistant_start).await;
     rpc.send(json!({"id": "a", "type": "abort"})).await;
     let end = rpc
@@ -356,6 +388,8 @@ async fn compact_summarizes_and_replaces_the_context() {
     let mock = MockProvider::start(vec![
         Turn::Reply(Reply::text("first answer").with_usage(Usage::new(100, 10))),
         Turn::Reply(Reply::text("second answer").with_usage(Usage::new(200, 10))),
+        // One summary call, plus one for the split turn's prefix when the cut lands mid-turn.
+        Turn::text("## Goal\nthe summary"),
         Turn::text("## Goal\nthe summary"),
     ])
     .await;
@@ -367,13 +401,25 @@ async fn compact_summarizes_and_replaces_the_context() {
         rpc.event("agent_end").await;
     }
     let c = rpc
-        .call("c", json!({"type": "compact", "customInstructions": "keep it short"}))
+        .call(
+            "c",
+            json!({"type": "compact", "customInstructions": "keep it short"}),
+        )
         .await;
-    assert!(c["summary"].as_str().unwrap().contains("the summary"), "{c}");
+    assert!(
+        c["summary"].as_str().unwrap().contains("the summary"),
+        "{c}"
+    );
     assert!(c["firstKeptEntryId"].is_string());
     assert!(c["tokensBefore"].as_u64().unwrap() > 0);
-    let summary_request = mock.requests()[2].body.to_string();
-    assert!(summary_request.contains("keep it short"));
+    let summaries: Vec<String> = mock.requests()[2..]
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        summaries.iter().any(|b| b.contains("keep it short")),
+        "the custom instructions reach the summary request"
+    );
     let messages = rpc.call("m", json!({"type": "get_messages"})).await;
     let r = roles(&messages["messages"]);
     assert_eq!(r[0], "compactionSummary", "{r:?}");
@@ -399,7 +445,10 @@ async fn fork_messages_list_user_turns_and_fork_starts_a_branch_before_one() {
     let forked = rpc
         .call("fk", json!({"type": "fork", "entryId": entry}))
         .await;
-    assert_eq!(forked, json!({"text": "second question", "cancelled": false}));
+    assert_eq!(
+        forked,
+        json!({"text": "second question", "cancelled": false})
+    );
     let messages = rpc.call("m", json!({"type": "get_messages"})).await;
     assert_eq!(roles(&messages["messages"]), ["user", "assistant"]);
     let after = rpc.call("s2", json!({"type": "get_state"})).await;
@@ -407,14 +456,27 @@ async fn fork_messages_list_user_turns_and_fork_starts_a_branch_before_one() {
 
     rpc.send(json!({"id": "bad", "type": "fork", "entryId": "nope"}))
         .await;
-    let err = rpc
-        .until("fork error", |v| v["command"] == "parse")
-        .await;
+    let err = rpc.until("fork error", |v| v["command"] == "parse").await;
     assert_eq!(
         err["error"],
         "Failed to parse command: Invalid entry ID for forking"
     );
     assert!(err.get("id").is_none());
+
+    let old = before["sessionFile"].as_str().unwrap();
+    let switched = rpc
+        .call("sw", json!({"type": "switch_session", "sessionPath": old}))
+        .await;
+    assert_eq!(switched, json!({"cancelled": false}));
+    let messages = rpc.call("m2", json!({"type": "get_messages"})).await;
+    assert_eq!(messages["messages"].as_array().unwrap().len(), 4);
+    let fresh = rpc
+        .call("new", json!({"type": "new_session", "parentSession": old}))
+        .await;
+    assert_eq!(fresh, json!({"cancelled": false}));
+    let state = rpc.call("s3", json!({"type": "get_state"})).await;
+    assert_eq!(state["messageCount"], 0);
+    assert_ne!(state["sessionId"], before["sessionId"]);
     assert_eq!(rpc.close().await, 0);
 }
 
@@ -422,6 +484,13 @@ async fn fork_messages_list_user_turns_and_fork_starts_a_branch_before_one() {
 async fn protocol_errors_and_framing() {
     let mock = MockProvider::start(vec![]).await;
     let home = Home::new(&mock);
+    let prompts = home.path().join(".filo/agent/prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("review.md"),
+        "---\ndescription: Review the diff\n---\nReview $1",
+    )
+    .unwrap();
     let mut rpc = Rpc::start(&home, &[]);
     rpc.send(json!({"id": "u", "type": "frobnicate"})).await;
     let unknown = rpc.until("unknown", |v| v["type"] == "response").await;
@@ -430,7 +499,8 @@ async fn protocol_errors_and_framing() {
         json!({"type": "response", "command": "frobnicate", "success": false,
                "error": "Unknown command: frobnicate"})
     );
-    rpc.send_raw("{\"id\": \"x\", \"type\": \"get_state\"\n").await;
+    rpc.send_raw("{\"id\": \"x\", \"type\": \"get_state\"\n")
+        .await;
     let parse = rpc.until("parse error", |v| v["type"] == "response").await;
     assert_eq!(parse["command"], "parse");
     assert_eq!(parse["success"], false);
@@ -460,17 +530,149 @@ async fn protocol_errors_and_framing() {
     assert_eq!(cycled, Value::Null, "one model: nothing to cycle to");
     rpc.call("sm", json!({"type": "set_steering_mode", "mode": "all"}))
         .await;
-    rpc.call("ac", json!({"type": "set_auto_compaction", "enabled": false}))
+    rpc.call(
+        "ac",
+        json!({"type": "set_auto_compaction", "enabled": false}),
+    )
+    .await;
+    rpc.call("tl", json!({"type": "set_thinking_level", "level": "high"}))
         .await;
+    let cycled = rpc
+        .call("ct", json!({"type": "cycle_thinking_level"}))
+        .await;
+    assert_eq!(cycled, Value::Null, "the mock model cannot think");
+    rpc.send(json!({"id": "bad", "type": "set_thinking_level", "level": "max"}))
+        .await;
+    let bad = rpc.until("bad level", |v| v["command"] == "parse").await;
+    assert_eq!(
+        bad["error"],
+        "Failed to parse command: Invalid thinking level \"max\""
+    );
     let state = rpc.call("s2", json!({"type": "get_state"})).await;
     assert_eq!(state["steeringMode"], "all");
     assert_eq!(state["autoCompactionEnabled"], false);
+    assert_eq!(
+        state["thinkingLevel"], "off",
+        "clamped to what the model supports"
+    );
     // The last command has no newline: it is still read at end of input.
-    rpc.send_raw("{\"id\":\"last\",\"type\":\"get_commands\"}").await;
+    rpc.send_raw("{\"id\":\"last\",\"type\":\"get_commands\"}")
+        .await;
     drop(rpc.stdin.take());
     let last = rpc.response("last").await;
-    assert_eq!(last["data"], json!({"commands": []}));
+    assert_eq!(
+        last["data"],
+        json!({"commands": [{"name": "review", "description": "Review the diff (user)",
+                             "source": "prompt", "location": "user"}]})
+    );
     assert_eq!(rpc.close().await, 0);
     let settings = std::fs::read_to_string(home.path().join(".filo/agent/settings.json")).unwrap();
     assert!(settings.contains("\"steeringMode\": \"all\""), "{settings}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_and_thinking_levels_cycle_and_clamp() {
+    let mock = MockProvider::start(vec![]).await;
+    let home = Home::new(&mock);
+    let models = json!({"providers": {"mock": {
+        "baseUrl": format!("{}/v1", mock.url()),
+        "api": "openai-completions",
+        "apiKey": "MOCK_API_KEY",
+        "models": [
+            {"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000},
+            {"id": "mock-think", "reasoning": true, "contextWindow": 100000, "maxTokens": 1000}
+        ]
+    }}});
+    std::fs::write(
+        home.path().join(".filo/agent/models.json"),
+        models.to_string(),
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(&home, &[]);
+    let available = rpc
+        .call("am", json!({"type": "get_available_models"}))
+        .await;
+    assert_eq!(available["models"].as_array().unwrap().len(), 2);
+    let cycled = rpc.call("cm", json!({"type": "cycle_model"})).await;
+    assert_eq!(cycled["model"]["id"], "mock-think");
+    assert_eq!(cycled["isScoped"], false);
+    assert_eq!(cycled["thinkingLevel"], "off");
+    let level = rpc
+        .call("ct", json!({"type": "cycle_thinking_level"}))
+        .await;
+    assert_eq!(level, json!({"level": "minimal"}));
+    rpc.call(
+        "tl",
+        json!({"type": "set_thinking_level", "level": "xhigh"}),
+    )
+    .await;
+    let state = rpc.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["model"]["id"], "mock-think");
+    assert_eq!(
+        state["thinkingLevel"], "high",
+        "xhigh is not supported here"
+    );
+    let model = rpc
+        .call(
+            "sm",
+            json!({"type": "set_model", "provider": "mock", "modelId": "mock-model"}),
+        )
+        .await;
+    assert_eq!(model["id"], "mock-model");
+    assert_eq!(model["provider"], "mock");
+    let state = rpc.call("s2", json!({"type": "get_state"})).await;
+    assert_eq!(state["thinkingLevel"], "off");
+    assert_eq!(rpc.close().await, 0);
+    let settings = std::fs::read_to_string(home.path().join(".filo/agent/settings.json")).unwrap();
+    assert!(
+        settings.contains("\"defaultModel\": \"mock-model\""),
+        "{settings}"
+    );
+}
+
+/// Processes whose command line is exactly `sleep <secs>`.
+fn sleepers(secs: &str) -> usize {
+    let wanted = format!("sleep\0{secs}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c == wanted.as_bytes())
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn end_of_input_aborts_the_run_and_kills_a_running_bash() {
+    let mock = MockProvider::start(vec![stalled("never finished here", 30)]).await;
+    let home = Home::new(&mock);
+    let mut rpc = Rpc::start(&home, &[]);
+    rpc.call("p", json!({"type": "prompt", "message": "go"}))
+        .await;
+    rpc.until("assistant start", is_assistant_start).await;
+    rpc.send(json!({"id": "b", "type": "bash", "command": "sleep 29.137"}))
+        .await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while sleepers("29.137") == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "bash never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(rpc.stdin.take());
+    // Everything up to the end of output, in whatever order the two endings come.
+    while let Ok(Some(line)) = tokio::time::timeout(WAIT, rpc.lines.recv()).await {
+        rpc.seen.push(serde_json::from_str(&line).unwrap());
+    }
+    let end = rpc
+        .seen
+        .iter()
+        .find(|v| v["type"] == "message_end" && v["message"]["role"] == "assistant")
+        .expect("the assistant message ended");
+    assert_eq!(end["message"]["stopReason"], "aborted");
+    let bash = rpc
+        .seen
+        .iter()
+        .find(|v| v["id"] == "b")
+        .expect("the bash command answered");
+    assert_eq!(bash["data"]["cancelled"], true);
+    assert_eq!(rpc.close().await, 0);
+    assert_eq!(sleepers("29.137"), 0, "no process left behind");
 }

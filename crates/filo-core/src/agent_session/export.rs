@@ -39,9 +39,9 @@ pub fn escape_html(s: &str) -> String {
 }
 
 fn block(out: &mut String, class: &str, role: &str, body: &str) {
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<div class=\"entry {}\"><div class=\"role\">{}</div>{body}</div>\n",
+        "<div class=\"entry {}\"><div class=\"role\">{}</div>{body}</div>",
         escape_html(class),
         escape_html(role)
     );

@@ -364,14 +364,14 @@ impl AgentSession {
     }
 
     fn entry_context(&self) -> EntryContext {
-        let state = self.inner.agent.state();
+        let agent = &self.inner.agent;
         EntryContext {
             session: self.info(),
-            model: state.model,
-            thinking_level: state.thinking_level,
-            system_prompt: state.system_prompt,
-            tools: state
-                .tools
+            model: agent.model(),
+            thinking_level: agent.thinking_level(),
+            system_prompt: agent.system_prompt(),
+            tools: agent
+                .tools()
                 .iter()
                 .map(|t| (t.name().to_string(), t.description().to_string()))
                 .collect(),
@@ -424,9 +424,10 @@ impl AgentSession {
 
     /// Rebuild the system prompt from the active tools and resources.
     pub fn rebuild_system_prompt(&self) {
-        let state = self.inner.agent.state();
-        let tools: Vec<PromptTool> = state
-            .tools
+        let tools: Vec<PromptTool> = self
+            .inner
+            .agent
+            .tools()
             .iter()
             .map(|t| PromptTool {
                 name: t.name().to_string(),
@@ -465,11 +466,11 @@ impl AgentSession {
     }
 
     pub fn model(&self) -> Option<Model> {
-        self.inner.agent.state().model
+        self.inner.agent.model()
     }
 
     pub fn thinking_level(&self) -> ThinkingLevel {
-        self.inner.agent.state().thinking_level
+        self.inner.agent.thinking_level()
     }
 
     pub fn is_streaming(&self) -> bool {
@@ -481,7 +482,7 @@ impl AgentSession {
     }
 
     pub fn system_prompt(&self) -> String {
-        self.inner.agent.state().system_prompt
+        self.inner.agent.system_prompt()
     }
 
     pub fn session_id(&self) -> String {
@@ -520,10 +521,9 @@ impl AgentSession {
 
     /// The text of the last assistant message.
     pub fn last_assistant_text(&self) -> Option<String> {
-        self.messages()
-            .iter()
-            .rev()
-            .find_map(|m| m.as_assistant().map(filo_ai::AssistantMessage::text))
+        self.inner
+            .agent
+            .find_last(|m| m.as_assistant().map(filo_ai::AssistantMessage::text))
     }
 }
 

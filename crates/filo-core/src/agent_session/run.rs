@@ -116,12 +116,7 @@ impl AgentSession {
     }
 
     fn last_assistant(&self) -> Option<AssistantMessage> {
-        self.inner
-            .agent
-            .messages()
-            .iter()
-            .rev()
-            .find_map(|m| m.as_assistant().cloned())
+        self.inner.agent.find_last(|m| m.as_assistant().cloned())
     }
 
     /// Send a prompt and run the agent until it is idle, including retries and compaction.

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use filo_agent::{AgentMessage, AgentTool};
-use filo_dag::{Expect, NewAction, Store};
+use filo_dag::{Expect, NewAction, NodeCommit, Store};
 use filo_session::{SessionEntry, SessionManager, SessionMessage};
 use futures::future::BoxFuture;
 
@@ -99,7 +99,15 @@ pub(crate) struct Held {
     pub entries: Vec<(SessionEntry, EntryContext)>,
 }
 
+/// Work for the background writer.
+enum Job {
+    Commit(Box<(SessionEntry, EntryContext)>),
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
 pub(crate) struct Shared {
+    /// Commits run on a background thread, off the agent's path; `flush` waits for them.
+    writer: Mutex<Option<std::sync::mpsc::Sender<Job>>>,
     pub store: Mutex<Store>,
     pub state: Mutex<State>,
     pub config: PlayfiloConfig,
@@ -133,44 +141,29 @@ impl Shared {
     }
 
     /// Move this session's head to `node`, and `PI_HEAD` too unless another agent moved it.
+    /// Move this session's head to an existing `node` (a jump or a resume), and `PI_HEAD` too
+    /// unless another agent moved it since this session last saw it.
     pub(crate) fn move_heads(&self, node: &str) {
         let (head_ref, seen) = {
             let st = lock(&self.state);
             (st.head_ref.clone(), st.pi_head_seen.clone())
         };
-        let store = lock(&self.store);
-        if let Err(e) = store.set_ref(&head_ref, node) {
-            drop(store);
-            self.fail("moving the head", &e);
-            return;
-        }
-        let current = store.get_ref("PI_HEAD").ok().flatten();
-        let ours = current.is_none() || current == seen;
-        let result = if ours {
-            store.compare_and_set_ref("PI_HEAD", current.as_deref(), Some(node))
-        } else {
-            Ok(())
-        };
-        drop(store);
-        let mut st = lock(&self.state);
-        st.head = Some(node.to_string());
-        match result {
-            Ok(()) if ours => st.pi_head_seen = Some(node.to_string()),
-            Ok(()) => {
-                if !st.warned_pi_head {
-                    st.warned_pi_head = true;
-                    drop(st);
-                    if let Some(s) = self.session() {
-                        s.emit(&SessionEvent::Warning {
-                            message: "Playfilo: PI_HEAD was moved by another agent; this session keeps its own head and leaves PI_HEAD alone".into(),
-                        });
-                    }
+        let result = {
+            let store = lock(&self.store);
+            store.set_ref(&head_ref, node).and_then(|()| {
+                let current = store.get_ref("PI_HEAD")?;
+                let ours = current.is_none() || current == seen;
+                if ours {
+                    store.compare_and_set_ref("PI_HEAD", current.as_deref(), Some(node))?;
                 }
-            }
-            Err(e) => {
-                drop(st);
-                self.fail("updating PI_HEAD", &e);
-            }
+                Ok(ours)
+            })
+        };
+        lock(&self.state).head = Some(node.to_string());
+        match result {
+            Ok(true) => lock(&self.state).pi_head_seen = Some(node.to_string()),
+            Ok(false) => self.warn_pi_head_moved(),
+            Err(e) => self.fail("moving the heads", &e),
         }
     }
 
@@ -194,70 +187,138 @@ impl Shared {
         }
     }
 
-    /// Mirror one entry (unless the tobe window skips it or a pending tobe holds it).
+    /// Mirror one entry (unless the tobe window skips it or a pending tobe holds it). Decided
+    /// here, in event order; the commit itself is queued for the writer.
     fn mirror(&self, entry: &SessionEntry, ctx: &EntryContext) {
         if self.skipped_by_window(entry) {
             return;
         }
-        if let Some(SessionMessage::Llm(filo_ai::Message::ToolResult(t))) = entry.message() {
-            let mut st = lock(&self.state);
-            if let Some(h) = st
-                .held
-                .as_mut()
-                .filter(|h| h.call_ids.contains(&t.tool_call_id))
-            {
-                h.entries.push((entry.clone(), ctx.clone()));
-                return;
+        match entry.message() {
+            Some(SessionMessage::Llm(filo_ai::Message::ToolResult(t))) => {
+                let mut st = lock(&self.state);
+                if let Some(h) = st
+                    .held
+                    .as_mut()
+                    .filter(|h| h.call_ids.contains(&t.tool_call_id))
+                {
+                    h.entries.push((entry.clone(), ctx.clone()));
+                    return;
+                }
             }
+            Some(SessionMessage::Llm(filo_ai::Message::Assistant(a)))
+                if a.tool_calls().any(|t| t.name == "tobe") =>
+            {
+                let call_ids = a.tool_calls().map(|t| t.id.clone()).collect();
+                lock(&self.state).held = Some(Held {
+                    call_ids,
+                    entries: Vec::new(),
+                });
+            }
+            _ => {}
         }
-        self.commit_entry(entry, ctx);
+        self.enqueue(entry.clone(), ctx.clone());
+    }
+
+    fn enqueue(&self, entry: SessionEntry, ctx: EntryContext) {
+        let sent = lock(&self.writer)
+            .as_ref()
+            .map(|w| w.send(Job::Commit(Box::new((entry, ctx)))));
+        if let Some(Err(std::sync::mpsc::SendError(Job::Commit(job)))) = sent {
+            // The writer is gone (only while shutting down): commit here.
+            self.commit_entry(&job.0, &job.1);
+        }
+    }
+
+    /// Wait until every queued commit is in the database.
+    pub(crate) fn flush(&self) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sent = lock(&self.writer)
+            .as_ref()
+            .is_some_and(|w| w.send(Job::Flush(tx)).is_ok());
+        if sent {
+            let _ = rx.recv();
+        }
     }
 
     /// Commit what a pending `tobe` held back (the jump did not happen).
     pub(crate) fn release_held(&self) {
         let held = lock(&self.state).held.take();
         for (entry, ctx) in held.map(|h| h.entries).unwrap_or_default() {
-            self.commit_entry(&entry, &ctx);
+            self.enqueue(entry, ctx);
         }
     }
 
     fn commit_entry(&self, entry: &SessionEntry, ctx: &EntryContext) {
-        let parent = {
-            let st = lock(&self.state);
-            st.head.clone()
-        };
+        let parent = lock(&self.state).head.clone();
         let parent = match parent {
             Some(p) => Some(p),
             // Boot inheritance: a brand-new session continues the shared life.
             None => lock(&self.store).get_ref("PI_HEAD").ok().flatten(),
         };
         let commit = entry_commit(entry, ctx, parent.as_deref(), self.now());
-        let head_ref = lock(&self.state).head_ref.clone();
-        let commit = commit.move_ref(head_ref, Expect::Any);
-        let result = lock(&self.store).commit_node(&commit);
-        match result {
-            Ok(c) => {
-                let ids = mirror::tool_call_ids(entry);
-                {
-                    let mut st = lock(&self.state);
-                    if let Some(SessionMessage::Llm(filo_ai::Message::Assistant(a))) =
-                        entry.message()
-                    {
-                        if a.tool_calls().any(|t| t.name == "tobe") {
-                            st.held = Some(Held {
-                                call_ids: ids.iter().cloned().collect(),
-                                entries: Vec::new(),
-                            });
-                        }
-                        st.last_assistant = Some((entry.id.clone(), c.id.clone(), ids));
-                    }
-                    if st.pi_head_seen.is_none() {
-                        st.pi_head_seen = parent.clone();
-                    }
+        match self.commit_moving_heads(commit, parent.as_deref()) {
+            Ok(id) => {
+                if let Some(SessionMessage::Llm(filo_ai::Message::Assistant(_))) = entry.message() {
+                    let ids = mirror::tool_call_ids(entry);
+                    lock(&self.state).last_assistant = Some((entry.id.clone(), id, ids));
                 }
-                self.move_heads(&c.id);
             }
             Err(e) => self.fail("mirroring an entry", &e),
+        }
+    }
+
+    /// Commit a node and move this session's head and `PI_HEAD` to it in the same transaction.
+    /// `PI_HEAD` moves only while it still holds what this session last saw; if another agent
+    /// moved it, the node and the session head are committed without it, and that is reported.
+    fn commit_moving_heads(
+        &self,
+        commit: NodeCommit,
+        inherited: Option<&str>,
+    ) -> filo_dag::Result<String> {
+        let (head_ref, expected, lost) = {
+            let st = lock(&self.state);
+            let expected = st
+                .pi_head_seen
+                .clone()
+                .or_else(|| inherited.map(str::to_string));
+            (st.head_ref.clone(), expected, st.warned_pi_head)
+        };
+        let with_head = commit.move_ref(head_ref, Expect::Any);
+        let attempt = if lost {
+            Err(None)
+        } else {
+            let both = with_head
+                .clone()
+                .move_ref("PI_HEAD", Expect::Value(expected));
+            lock(&self.store).commit_node(&both).map_err(Some)
+        };
+        let committed = match attempt {
+            Ok(c) => {
+                lock(&self.state).pi_head_seen = Some(c.id.clone());
+                c
+            }
+            Err(Some(filo_dag::DagError::RefConflict { .. })) | Err(None) => {
+                let c = lock(&self.store).commit_node(&with_head)?;
+                self.warn_pi_head_moved();
+                c
+            }
+            Err(Some(e)) => return Err(e),
+        };
+        lock(&self.state).head = Some(committed.id.clone());
+        Ok(committed.id)
+    }
+
+    fn warn_pi_head_moved(&self) {
+        let first = {
+            let mut st = lock(&self.state);
+            !std::mem::replace(&mut st.warned_pi_head, true)
+        };
+        if first {
+            if let Some(s) = self.session() {
+                s.emit(&SessionEvent::Warning {
+                    message: "Playfilo: PI_HEAD was moved by another agent; this session keeps its own head and leaves PI_HEAD alone".into(),
+                });
+            }
         }
     }
 
@@ -289,6 +350,14 @@ pub struct Playfilo {
     shared: Arc<Shared>,
 }
 
+impl Drop for Playfilo {
+    /// Nothing queued is lost: wait for the writer, then let it stop.
+    fn drop(&mut self) {
+        self.shared.flush();
+        lock(&self.shared.writer).take();
+    }
+}
+
 impl Playfilo {
     /// Open (or create) the database. A file that is not a Playfilo database is an error and is
     /// left untouched.
@@ -303,15 +372,41 @@ impl Playfilo {
             .and_then(|p| std::fs::read_to_string(p).ok())
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
-        Ok(Playfilo {
-            shared: Arc::new(Shared {
-                store: Mutex::new(store),
-                state: Mutex::new(State::default()),
-                config,
-                session: Mutex::new(None),
-                seed,
-            }),
-        })
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let shared = Arc::new(Shared {
+            writer: Mutex::new(Some(tx)),
+            store: Mutex::new(store),
+            state: Mutex::new(State::default()),
+            config,
+            session: Mutex::new(None),
+            seed,
+        });
+        let weak = Arc::downgrade(&shared);
+        std::thread::Builder::new()
+            .name("playfilo-writer".into())
+            .spawn(move || {
+                for job in rx {
+                    match job {
+                        Job::Commit(job) => match weak.upgrade() {
+                            Some(shared) => shared.commit_entry(&job.0, &job.1),
+                            None => break,
+                        },
+                        Job::Flush(ack) => {
+                            let _ = ack.send(());
+                        }
+                    }
+                }
+            })
+            .map_err(|e| filo_dag::DagError::Io {
+                path: shared.config.db_path.clone(),
+                source: e,
+            })?;
+        Ok(Playfilo { shared })
+    }
+
+    /// Wait until every mirrored entry is committed.
+    pub fn flush(&self) {
+        self.shared.flush();
     }
 
     /// The head ref this session writes.
@@ -319,17 +414,21 @@ impl Playfilo {
         lock(&self.shared.state).head_ref.clone()
     }
 
-    /// The session's head node.
+    /// The session's head node (after every queued commit landed).
     pub fn head(&self) -> Option<String> {
+        self.shared.flush();
         lock(&self.shared.state).head.clone()
     }
 
     /// DB failures so far.
     pub fn error_count(&self) -> u64 {
+        self.shared.flush();
         lock(&self.shared.state).errors
     }
 
     fn set_head_ref_for(&self, session_id: &str) {
+        // Entries still queued belong to the previous head.
+        self.shared.flush();
         let name = self
             .shared
             .config

@@ -35,6 +35,7 @@ fn resume_target(
 
 /// Rebuild the session tree from the DAG lineage. Returns notices for the user.
 pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> Vec<String> {
+    shared.flush();
     if manager.entries().is_empty() {
         return Vec::new();
     }

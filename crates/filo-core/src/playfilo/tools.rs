@@ -75,6 +75,7 @@ fn text(args: &Value, key: &str) -> Option<String> {
 
 impl MemoryTool {
     fn render(&self, args: &Value) -> Result<String, filo_dag::DagError> {
+        self.shared.flush();
         let ref_name = lock(&self.shared.state).head_ref.clone();
         let store = lock(&self.shared.store);
         match self.kind {

@@ -153,6 +153,7 @@ async fn appendix_b_conversation_mirrors_and_travels() {
     assert!(!reqs[4].body.to_string().contains("Actually, use Python"));
 
     // T -> C -> R in the DAG, the departure hanging off the tobe caller, the aborted turn absent.
+    mem.playfilo.flush();
     let store = Store::open(&mem.db).unwrap();
     let r = store.node(&mem.playfilo.head().unwrap()).unwrap().unwrap();
     let c = store
@@ -236,6 +237,7 @@ async fn tobe_among_three_parallel_calls_skips_all_their_results() {
     );
     mock.push(Reply::text("New timeline."));
     s.prompt("jump", PromptOptions::default()).await.unwrap();
+    mem.playfilo.flush();
     let store = Store::open(&mem.db).unwrap();
     let head = store.node(&mem.playfilo.head().unwrap()).unwrap().unwrap();
     let carry = store
@@ -268,6 +270,7 @@ async fn nested_tobe_and_refused_targets() {
     s.prompt("one", PromptOptions::default()).await.unwrap();
     let user1 = last_entry_id(s, |m| m.role() == "user");
     let done_one = mem.playfilo.head().unwrap();
+    mem.playfilo.flush();
     let store = Store::open(&mem.db).unwrap();
     let echo_caller = store
         .lineage(&done_one, None)
@@ -341,6 +344,7 @@ async fn seed_is_prepended_and_tools_registered() {
         .collect();
     assert_eq!(tools, ["echo", "bash", "life", "recall", "trace", "tobe"]);
     // The mirrored nodes carry the composed prompt and the config.
+    mem.playfilo.flush();
     let store = Store::open(&mem.db).unwrap();
     let head = store.node(&mem.playfilo.head().unwrap()).unwrap().unwrap();
     let config: Value = serde_json::from_str(head.config_json.as_deref().unwrap()).unwrap();
@@ -400,6 +404,7 @@ async fn resume_rebuilds_from_the_dag_after_a_jump() {
         !body.contains("Answer two."),
         "the abandoned branch is not resumed"
     );
+    mem.playfilo.flush();
     let store = Store::open(&mem.db).unwrap();
     assert!(
         store

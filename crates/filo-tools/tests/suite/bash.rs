@@ -302,3 +302,49 @@ async fn dropping_the_call_kills_the_process_group() {
     assert!(call.await.unwrap_err().is_cancelled());
     assert_all_gone(&[shell_pid, bg_pid]).await;
 }
+
+#[tokio::test]
+async fn background_jobs_holding_the_pipe_do_not_block_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let command = "sleep 5 & echo $! > bg.pid; echo done";
+    let out = run(&bash(dir.path()), json!({"command": command}))
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "done\n");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    // The job was started on purpose and survives the call, as in pi; the test stops it.
+    let bg_pid: i32 = wait_for_file(&dir.path().join("bg.pid"))
+        .await
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!process_gone(bg_pid));
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &bg_pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_all_gone(&[bg_pid]).await;
+}
+
+#[tokio::test]
+async fn chatty_output_is_throttled_but_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen: Arc<Mutex<Vec<ToolOutput>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    let command = "for i in $(seq 1 40); do echo $i; sleep 0.01; done";
+    let mut ctx = ToolCallContext::new("c", json!({"command": command}));
+    ctx.updates = Arc::new(move |update| sink.lock().unwrap().push(update));
+    let out = bash(dir.path()).execute(ctx).await.unwrap();
+    let expected: String = (1..=40).map(|i| format!("{i}\n")).collect();
+    assert_eq!(text(&out), expected);
+    let updates = seen.lock().unwrap();
+    // 40 separate writes at least 10 ms apart, updates at most every 50 ms.
+    assert!(
+        updates.len() >= 2 && updates.len() <= 30,
+        "{} updates",
+        updates.len()
+    );
+    assert_eq!(updates.last().map(text), Some(expected.as_str()));
+}

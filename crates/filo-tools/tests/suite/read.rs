@@ -243,3 +243,17 @@ async fn bad_arguments_get_validation_text() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn numeric_strings_are_accepted_like_pi() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("n.txt"), "a\nb\nc").unwrap();
+    let tool = ReadTool::with_settings(settings(dir.path()));
+    let out = run(&tool, json!({"path": "n.txt", "offset": "2", "limit": "1"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&out),
+        "b\n\n[1 more lines in file. Use offset=3 to continue.]"
+    );
+}

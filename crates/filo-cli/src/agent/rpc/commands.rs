@@ -116,6 +116,23 @@ fn queue_mode(v: &Value) -> Result<QueueMode, String> {
     }
 }
 
+/// The `message` of a steer / follow-up; an extension command cannot be queued.
+fn queueable<'a>(s: &AgentSession, v: &'a Value) -> Result<&'a str, String> {
+    let message = str_field(v, "message")?;
+    if let Some(rest) = message.strip_prefix('/') {
+        let name = rest.split_whitespace().next().unwrap_or_default();
+        if s.commands()
+            .iter()
+            .any(|c| c.source == "extension" && c.name == name)
+        {
+            return Err(format!(
+                "Extension command \"/{name}\" cannot be queued. Use prompt() or execute the command when not streaming."
+            ));
+        }
+    }
+    Ok(message)
+}
+
 /// Handle one input line.
 pub(super) async fn handle(
     session: &AgentSession,
@@ -216,11 +233,11 @@ async fn start(tasks: &mut JoinSet<()>, work: impl Future<Output = ()> + Send + 
 async fn run(s: &AgentSession, kind: &str, v: &Value) -> Handled {
     match kind {
         "steer" => {
-            s.steer(str_field(v, "message")?, images(v)?);
+            s.steer(queueable(s, v)?, images(v)?);
             ok()
         }
         "follow_up" => {
-            s.follow_up(str_field(v, "message")?, images(v)?);
+            s.follow_up(queueable(s, v)?, images(v)?);
             ok()
         }
         "abort" => {
