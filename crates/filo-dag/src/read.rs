@@ -162,10 +162,11 @@ impl Store {
         // Ids are hashes over the parent id, so the graph has no cycles; the depth bound only
         // protects against forged rows.
         let sql = "WITH RECURSIVE d(root, id, depth) AS ( \
-               SELECT id, id, 0 FROM nodes WHERE parent_id = ?1 \
+               SELECT rowid, id, 0 FROM nodes WHERE parent_id = ?1 \
                UNION ALL SELECT d.root, n.id, d.depth + 1 FROM d JOIN nodes n ON n.parent_id = d.id \
                  WHERE d.depth < ?2) \
-             SELECT root, COUNT(*) - 1 FROM d GROUP BY root";
+             SELECT n.id, g.c FROM (SELECT root, COUNT(*) - 1 AS c FROM d GROUP BY root) g \
+             JOIN nodes n ON n.rowid = g.root";
         let mut stmt = self.conn.prepare_cached(sql)?;
         let rows = stmt.query_map(rusqlite::params![parent, MAX_WALK], |r| {
             Ok((

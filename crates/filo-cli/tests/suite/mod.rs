@@ -1,4 +1,5 @@
 mod agent;
 mod common;
 mod dag;
+mod memory;
 mod rpc;

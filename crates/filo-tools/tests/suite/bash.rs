@@ -333,16 +333,16 @@ async fn chatty_output_is_throttled_but_complete() {
     let dir = tempfile::tempdir().unwrap();
     let seen: Arc<Mutex<Vec<ToolOutput>>> = Arc::default();
     let sink = Arc::clone(&seen);
-    let command = "for i in $(seq 1 40); do echo $i; sleep 0.01; done";
+    let command = "for i in $(seq 1 60); do echo $i; sleep 0.005; done";
     let mut ctx = ToolCallContext::new("c", json!({"command": command}));
     ctx.updates = Arc::new(move |update| sink.lock().unwrap().push(update));
     let out = bash(dir.path()).execute(ctx).await.unwrap();
-    let expected: String = (1..=40).map(|i| format!("{i}\n")).collect();
+    let expected: String = (1..=60).map(|i| format!("{i}\n")).collect();
     assert_eq!(text(&out), expected);
     let updates = seen.lock().unwrap();
-    // 40 separate writes at least 10 ms apart, updates at most every 50 ms.
+    // 60 separate writes at least 5 ms apart, updates at most every 50 ms.
     assert!(
-        updates.len() >= 2 && updates.len() <= 30,
+        updates.len() >= 2 && updates.len() <= 45,
         "{} updates",
         updates.len()
     );

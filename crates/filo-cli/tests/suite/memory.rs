@@ -1,0 +1,165 @@
+//! The Playfilo memory across processes: a process killed right after a jump resumes in the new
+//! timeline, and two processes share one database without mixing their lineages.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use filo_dag::Store;
+use filo_testkit::{Fault, MockProvider, Reply, Turn};
+use serde_json::{Value, json};
+
+use super::common::Home;
+
+const MODEL: [&str; 4] = ["--provider", "mock", "--model", "mock-model"];
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    MODEL.iter().copied().chain(extra.iter().copied()).collect()
+}
+
+fn entries(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_killed_right_after_a_jump_resumes_in_the_new_timeline() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("Answer one.")),
+        Turn::Reply(Reply::text("Answer two.")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let (code, _, err) = home.filo(&args(&["-p", "q1"])).await;
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = home.filo(&args(&["-c", "-p", "q2"])).await;
+    assert_eq!(code, 0, "{err}");
+    let file = home.sessions().pop().unwrap();
+    let answer_one = entries(&file)
+        .into_iter()
+        .find(|e| e["message"]["content"][0]["text"] == "Answer one.")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The jump happens, then the continuation stalls and the process is killed.
+    mock.push(Reply::tool_call(
+        "t1",
+        "tobe",
+        json!({"target_node_hash": format!("pi:{answer_one}"), "carryover_message": "back"}),
+    ));
+    mock.push(Fault::Stall {
+        after_events: 0,
+        reply: Reply::text("never"),
+        stall: Duration::from_secs(30),
+    });
+    let mut child = home
+        .command(&args(&["-c", "-p", "go back"]))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while mock.requests().len() < 4 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the continuation never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.kill().await.unwrap();
+
+    mock.push(Reply::text("Still here."));
+    let (code, out, err) = home.filo(&args(&["-c", "-p", "status?"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "Still here.\n");
+    let body = mock.requests().last().unwrap().body.to_string();
+    assert!(
+        body.contains("Answer one.") && body.contains("[SYSTEM / INCARNATION NOTE]: back"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("Answer two."),
+        "the abandoned timeline is not resumed: {body}"
+    );
+    assert!(!body.contains("go back"), "the aborted turn is not resumed");
+    assert!(
+        err.contains("the DAG wins"),
+        "the user is told the file and the DAG disagree: {err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_share_one_database_with_separate_heads() {
+    let replies: Vec<Turn> = (0..6)
+        .map(|i| Turn::Reply(Reply::text(format!("reply {i}"))))
+        .collect();
+    let mock = MockProvider::start(replies).await;
+    let a = Home::new(&mock);
+    let b = Home::new(&mock);
+    let db = a.path().join("shared.db");
+    let db_arg = db.to_str().unwrap().to_string();
+    let run = |home: &Home, tag: &str| {
+        let prompts: Vec<String> = (1..=3).map(|i| format!("{tag} prompt {i}")).collect();
+        let mut argv: Vec<String> = MODEL.iter().map(|s| s.to_string()).collect();
+        argv.extend(["--dag".to_string(), db_arg.clone(), "-p".to_string()]);
+        argv.extend(prompts);
+        let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+        home.command(&refs)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (ca, cb) = (run(&a, "alpha"), run(&b, "beta"));
+    let (oa, ob) = tokio::join!(ca.wait_with_output(), cb.wait_with_output());
+    let (oa, ob) = (oa.unwrap(), ob.unwrap());
+    assert!(
+        oa.status.success(),
+        "{}",
+        String::from_utf8_lossy(&oa.stderr)
+    );
+    assert!(
+        ob.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ob.stderr)
+    );
+
+    let store = Store::open(&db).unwrap();
+    for home in [&a, &b] {
+        let file = home.sessions().pop().unwrap();
+        let lines = entries(&file);
+        let sid = lines[0]["id"].as_str().unwrap().to_string();
+        let own: Vec<String> = lines[1..]
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect();
+        let head = store
+            .get_ref(&format!("PI_HEAD:{sid}"))
+            .unwrap()
+            .expect("each session has its own head");
+        let mut lineage: Vec<String> = store
+            .lineage(&head, None)
+            .unwrap()
+            .into_iter()
+            .map(|n| n.external_id.unwrap_or_default())
+            .collect();
+        lineage.reverse();
+        // Above this session's first entry may hang another session's past (boot inheritance);
+        // from there on, the lineage is exactly this session's entries, in order.
+        let first = lineage
+            .iter()
+            .position(|id| id == &own[0])
+            .expect("the session's first entry is on its lineage");
+        assert_eq!(
+            lineage[first..],
+            own[..],
+            "session {sid} kept its own lineage"
+        );
+    }
+}
