@@ -1,5 +1,6 @@
 mod agent;
 mod common;
 mod dag;
+mod local_model;
 mod memory;
 mod rpc;
