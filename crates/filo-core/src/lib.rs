@@ -27,8 +27,8 @@ pub mod settings;
 pub mod system_prompt;
 
 pub use agent_session::{
-    AgentSession, AgentSessionOptions, ApiKeyResolver, PromptOptions, Resources, SessionEvent,
-    SessionListener, SessionStats, StreamingBehavior,
+    AgentSession, AgentSessionOptions, ApiKeyResolver, NavigateOptions, NavigateResult,
+    PromptOptions, Resources, SessionEvent, SessionListener, SessionStats, StreamingBehavior,
 };
 pub use auth::AuthStorage;
 pub use extension::Extension;

@@ -117,6 +117,31 @@ impl SessionManager {
         Ok(s)
     }
 
+    /// Load a session file without ever writing to it (no migration rewrite; appends stay in
+    /// memory). For exports and inspection.
+    pub fn open_read_only(path: &Path) -> Result<Self, SessionError> {
+        let loaded = read_session_file(path)?;
+        let header = loaded
+            .header
+            .ok_or_else(|| SessionError::NotASessionFile(path.to_path_buf()))?;
+        let mut s = SessionManager {
+            header,
+            entries: Vec::new(),
+            index: HashMap::new(),
+            leaf: None,
+            session_dir: None,
+            file: None,
+            flushed: false,
+            needs_newline: false,
+            warnings: loaded.warnings,
+        };
+        for e in loaded.entries {
+            s.insert_entry(e);
+        }
+        s.leaf = s.entries.last().map(|e| e.id.clone());
+        Ok(s)
+    }
+
     /// Continue the most recently modified valid session in `session_dir`, or start a new one.
     pub fn continue_recent(cwd: &str, session_dir: &Path) -> Result<Self, SessionError> {
         match crate::list::most_recent_session(session_dir) {

@@ -73,10 +73,9 @@ pub fn find_matches(q: &GrepQuery, cancel: &CancellationToken) -> Result<Found, 
     if q.root.is_file() {
         return Ok(search_single(&matcher, &q.root, limit));
     }
-    let threads = std::env::var("FILO_EXP_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(0usize);
-    let threads = if threads > 0 { threads } else { std::thread::available_parallelism()
+    let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(8) };
+        .min(8);
     search_tree(&q.root, q.glob.as_deref(), &matcher, limit, threads, cancel)
 }
 

@@ -18,6 +18,10 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Error;
 use crate::walk::walker;
 
+/// Files handed to a worker at a time: fewer lock hand-offs and wake-ups than one per file,
+/// small enough to keep the workers balanced.
+const JOB_BATCH: usize = 16;
+
 /// One matching line: its 1-based number and its raw bytes (terminator included).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hit {
@@ -108,9 +112,9 @@ pub fn search_tree(
 ) -> Result<Found, Error> {
     let walk = walker(root, glob)?;
     let stop = AtomicBool::new(false);
-    let (job_tx, job_rx) = mpsc::sync_channel::<(usize, PathBuf)>(1024);
+    let (job_tx, job_rx) = mpsc::sync_channel::<Vec<(usize, PathBuf)>>(64);
     let job_rx = Mutex::new(job_rx);
-    let (result_tx, result_rx) = mpsc::channel::<(usize, PathBuf, Vec<Hit>)>();
+    let (result_tx, result_rx) = mpsc::channel::<Vec<(usize, PathBuf, Vec<Hit>)>>();
     let mut merger = Merger {
         pending: BTreeMap::new(),
         next: 0,
@@ -125,13 +129,18 @@ pub fn search_tree(
             let files = walk
                 .filter_map(Result::ok)
                 .filter(|e| e.file_type().is_some_and(|t| t.is_file()));
+            let mut batch = Vec::with_capacity(JOB_BATCH);
             for (seq, entry) in files.enumerate() {
-                if stop.load(Ordering::Relaxed)
-                    || cancel.is_cancelled()
-                    || job_tx.send((seq, entry.into_path())).is_err()
-                {
-                    break;
+                if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
+                    return;
                 }
+                batch.push((seq, entry.into_path()));
+                if batch.len() == JOB_BATCH && job_tx.send(std::mem::take(&mut batch)).is_err() {
+                    return;
+                }
+            }
+            if !batch.is_empty() {
+                let _ = job_tx.send(batch);
             }
         });
         for _ in 0..threads.max(1) {
@@ -139,24 +148,34 @@ pub fn search_tree(
             scope.spawn(move || {
                 let mut searcher = new_searcher();
                 loop {
+                    // The lock is held only while taking one batch of files.
                     let job = job_rx.lock().map(|rx| rx.recv());
-                    let Ok(Ok((seq, path))) = job else { break };
-                    let lines = if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
-                        Vec::new()
-                    } else {
-                        search_file(&mut searcher, &matcher, &path, limit)
-                    };
-                    if result_tx.send((seq, path, lines)).is_err() {
+                    let Ok(Ok(batch)) = job else { break };
+                    let results: Vec<_> = batch
+                        .into_iter()
+                        .map(|(seq, path)| {
+                            let skip = stop.load(Ordering::Relaxed) || cancel.is_cancelled();
+                            let hits = if skip {
+                                Vec::new()
+                            } else {
+                                search_file(&mut searcher, &matcher, &path, limit)
+                            };
+                            (seq, path, hits)
+                        })
+                        .collect();
+                    if result_tx.send(results).is_err() {
                         break;
                     }
                 }
             });
         }
         drop(result_tx);
-        for (seq, path, lines) in result_rx.iter() {
-            if !reached && merger.add(seq, path, lines) {
-                reached = true;
-                stop.store(true, Ordering::Relaxed);
+        for results in result_rx.iter() {
+            for (seq, path, hits) in results {
+                if !reached && merger.add(seq, path, hits) {
+                    reached = true;
+                    stop.store(true, Ordering::Relaxed);
+                }
             }
         }
     });

@@ -17,6 +17,9 @@ pub use args::AgentArgs;
 /// Run the agent as the flags say. Returns the process exit code.
 pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
     let paths = setup::Paths::resolve(env)?;
+    if let Some(export) = &args.export {
+        return export_html(&paths, export);
+    }
     if let Some(search) = &args.list_models {
         let (registry, _) = filo_core::loader::load_registry(&paths.agent_dir);
         let mut out = std::io::stdout().lock();
@@ -69,7 +72,9 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
                 writeln!(err, "No models available.")?;
                 return Ok(ExitCode::FAILURE);
             }
-            print::run_json(&session, initial, out).await
+            let code = print::run_json(&session, initial, out).await;
+            session.shutdown().await;
+            code
         }
         Some("text") => {
             if session.model().is_none() {
@@ -83,7 +88,9 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
             let mut out = std::io::stdout().lock();
-            print::run_text(&session, initial, &mut out, &mut err).await
+            let code = print::run_text(&session, initial, &mut out, &mut err).await;
+            session.shutdown().await;
+            code
         }
         Some("rpc") => {
             if args.messages.iter().any(|m| m.starts_with('@')) {
@@ -101,4 +108,22 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// `--export <session.jsonl> [out.html]`: the session file is only read, never rewritten.
+fn export_html(paths: &setup::Paths, export: &[String]) -> anyhow::Result<ExitCode> {
+    let input = paths.cwd.join(&export[0]);
+    let manager = filo_session::SessionManager::open_read_only(&input)?;
+    let html = filo_core::agent_session::export::render_session_html(&manager)?;
+    let stem = input
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let out = match export.get(1) {
+        Some(p) => paths.cwd.join(p),
+        None => paths.cwd.join(format!("filo-session-{stem}.html")),
+    };
+    filo_core::agent_session::export::write_html(&out, &html)?;
+    writeln!(std::io::stdout(), "Exported to {}", out.display())?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -171,3 +171,28 @@ async fn no_key_and_no_model_says_how_to_set_one() {
     assert_eq!(code, 1);
     assert!(err.contains("API key"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_writes_html_and_never_rewrites_the_session_file() {
+    let mock = MockProvider::start(vec![]).await;
+    let home = Home::new(&mock);
+    // A v1 file (no ids): opening it for a run would migrate it; exporting must not touch it.
+    let v1 = concat!(
+        r#"{"type":"session","id":"s1","timestamp":"2025-11-01T10:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"message","timestamp":"2025-11-01T10:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"<b>bold?</b> & more"}],"timestamp":1}}"#,
+        "\n",
+    );
+    let file = home.project().join("old.jsonl");
+    std::fs::write(&file, v1).unwrap();
+    let (code, out, err) = home.filo(&["--export", "old.jsonl", "out.html"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("Exported to "));
+    let html = std::fs::read_to_string(home.project().join("out.html")).unwrap();
+    assert!(html.contains("&lt;b&gt;bold?&lt;/b&gt; &amp; more"));
+    assert!(!html.contains("<b>bold?</b>"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), v1);
+    let (code, _, err) = home.filo(&["--export", "missing.jsonl"]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("missing.jsonl"), "{err}");
+}

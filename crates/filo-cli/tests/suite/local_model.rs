@@ -16,11 +16,21 @@ fn a_real_prompt_through_the_local_model() {
     }
     let script = repo_root().join("scripts/local-model.sh");
     let already_running = std::net::TcpStream::connect("127.0.0.1:8080").is_ok();
-    let started = Command::new("bash").arg(&script).arg("start").status().unwrap();
+    let started = Command::new("bash")
+        .arg(&script)
+        .arg("start")
+        .status()
+        .unwrap();
     assert!(started.success(), "scripts/local-model.sh start failed");
     let home = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_filo"))
-        .args(["--provider", "llamacpp", "--no-session", "-p", "Say hello in five words."])
+        .args([
+            "--provider",
+            "llamacpp",
+            "--no-session",
+            "-p",
+            "Say hello in five words.",
+        ])
         .env("HOME", home.path())
         .output()
         .unwrap();
@@ -28,6 +38,10 @@ fn a_real_prompt_through_the_local_model() {
         let _ = Command::new("bash").arg(&script).arg("stop").status();
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!text.trim().is_empty(), "the model answered nothing");
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use filo_ai::{AssistantMessage, ContentBlock, Message, StopReason, UserContent};
-use filo_session::{EntryKind, SessionEntry, SessionMessage};
+use filo_session::{EntryKind, SessionEntry, SessionManager, SessionMessage};
 
 use super::{AgentSession, lock};
 use crate::CoreError;
@@ -218,53 +218,65 @@ fn render_entry(out: &mut String, e: &SessionEntry) {
     }
 }
 
+/// The current branch of a session as one self-contained HTML page (everything escaped, images
+/// inline). Refuses a session with no message yet.
+pub fn render_session_html(store: &SessionManager) -> Result<String, CoreError> {
+    let path = store.branch_path(None);
+    if !path.iter().any(|e| matches!(e.kind, EntryKind::Message(_))) {
+        return Err(CoreError::Refused(
+            "Nothing to export yet - start a conversation first".into(),
+        ));
+    }
+    let header = store.header();
+    let title = store
+        .session_name()
+        .map_or_else(|| format!("Session {}", header.id), str::to_string);
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<header><h1>{}</h1><div class=\"meta\">id {} · started {} · cwd {}</div></header>\n",
+        escape_html(&title),
+        escape_html(&title),
+        escape_html(&header.id),
+        escape_html(&header.timestamp),
+        escape_html(&header.cwd)
+    );
+    for e in &path {
+        render_entry(&mut html, e);
+    }
+    html.push_str("</body></html>\n");
+    Ok(html)
+}
+
+/// Write `html` to `target`, creating its directory.
+pub fn write_html(target: &Path, html: &str) -> Result<(), CoreError> {
+    if let Some(dir) = target.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| CoreError::io(dir, e))?;
+    }
+    std::fs::write(target, html).map_err(|e| CoreError::io(target, e))
+}
+
 impl AgentSession {
     /// Write the current branch of the session as a self-contained HTML file. The default path
-    /// is `filo-session-<session file name>.html` in the session's directory; a relative path is
+    /// is `filo-session-<session file name>.html` in the working directory; a relative path is
     /// taken from there too. Returns the path written.
     pub fn export_to_html(&self, output_path: Option<&Path>) -> Result<PathBuf, CoreError> {
-        let store = lock(&self.inner.store);
-        let file = store
-            .session_file()
-            .ok_or_else(|| CoreError::Refused("Cannot export in-memory session to HTML".into()))?;
-        let path = store.branch_path(None);
-        if !path.iter().any(|e| matches!(e.kind, EntryKind::Message(_))) {
-            return Err(CoreError::Refused(
-                "Nothing to export yet - start a conversation first".into(),
-            ));
-        }
-        let stem = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let (html, stem) = {
+            let store = lock(&self.inner.store);
+            let file = store.session_file().ok_or_else(|| {
+                CoreError::Refused("Cannot export in-memory session to HTML".into())
+            })?;
+            let stem = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (render_session_html(&store)?, stem)
+        };
         let target = match output_path {
             Some(p) => self.inner.cwd.join(p),
             None => self.inner.cwd.join(format!("filo-session-{stem}.html")),
         };
-        let header = store.header();
-        let title = store
-            .session_name()
-            .map_or_else(|| format!("Session {}", header.id), str::to_string);
-        let mut html = String::new();
-        let _ = write!(
-            html,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<header><h1>{}</h1><div class=\"meta\">id {} · started {} · cwd {}</div></header>\n",
-            escape_html(&title),
-            escape_html(&title),
-            escape_html(&header.id),
-            escape_html(&header.timestamp),
-            escape_html(&header.cwd)
-        );
-        for e in &path {
-            render_entry(&mut html, e);
-        }
-        html.push_str("</body></html>\n");
-        drop(path);
-        drop(store);
-        if let Some(dir) = target.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| CoreError::io(dir, e))?;
-        }
-        std::fs::write(&target, html).map_err(|e| CoreError::io(&target, e))?;
+        write_html(&target, &html)?;
         Ok(target)
     }
 }

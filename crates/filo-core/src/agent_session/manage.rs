@@ -542,3 +542,15 @@ impl AgentSession {
         let _ = s.save();
     }
 }
+
+impl AgentSession {
+    /// End the session: abort any work and tell extensions (pi's `session_shutdown`), which
+    /// flush what they buffer.
+    pub async fn shutdown(&self) {
+        self.abort().await;
+        let info = self.info();
+        for ext in &self.inner.extensions {
+            ext.session_changed(SessionChange::Shutdown, &info);
+        }
+    }
+}

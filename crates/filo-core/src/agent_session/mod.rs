@@ -7,9 +7,10 @@
 
 mod bash;
 mod events;
-mod export;
+pub mod export;
 mod manage;
 mod run;
+mod tree;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +26,7 @@ pub use events::{CompactionReason, CompactionResult, SessionEvent};
 pub use bash::BashResult;
 pub use manage::{CommandInfo, CycleModelResult, ForkMessage, SessionStats};
 pub use run::{PromptOptions, StreamingBehavior};
+pub use tree::{NavigateOptions, NavigateResult};
 
 use crate::CoreError;
 use crate::convert::{convert_to_llm, to_agent};

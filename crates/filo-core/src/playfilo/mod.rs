@@ -90,6 +90,9 @@ pub(crate) struct State {
     pub switched_from: Option<String>,
     /// Results of an assistant message that calls `tobe`, held back until the jump resolves.
     pub held: Option<Held>,
+    /// Session entry id → its node, so a new entry hangs under its session parent's node (the
+    /// session tree can move: tree navigation, forks, jumps).
+    pub nodes: std::collections::HashMap<String, String>,
 }
 
 /// Tool results held back while a `tobe` call of the same assistant message is pending: dropped
@@ -248,16 +251,28 @@ impl Shared {
         }
     }
 
-    fn commit_entry(&self, entry: &SessionEntry, ctx: &EntryContext) {
-        let parent = lock(&self.state).head.clone();
-        let parent = match parent {
-            Some(p) => Some(p),
-            // Boot inheritance: a brand-new session continues the shared life.
-            None => lock(&self.store).get_ref("PI_HEAD").ok().flatten(),
+    /// The node a new entry hangs under: its session parent's node when known, else this
+    /// session's head, else (a brand-new session) `PI_HEAD` — boot inheritance.
+    fn parent_for(&self, entry: &SessionEntry) -> Option<String> {
+        let (known, head) = {
+            let st = lock(&self.state);
+            let known = entry
+                .parent_id
+                .as_ref()
+                .and_then(|p| st.nodes.get(p).cloned());
+            (known, st.head.clone())
         };
+        known
+            .or(head)
+            .or_else(|| lock(&self.store).get_ref("PI_HEAD").ok().flatten())
+    }
+
+    fn commit_entry(&self, entry: &SessionEntry, ctx: &EntryContext) {
+        let parent = self.parent_for(entry);
         let commit = entry_commit(entry, ctx, parent.as_deref(), self.now());
         match self.commit_moving_heads(commit, parent.as_deref()) {
             Ok(id) => {
+                lock(&self.state).nodes.insert(entry.id.clone(), id.clone());
                 if let Some(SessionMessage::Llm(filo_ai::Message::Assistant(_))) = entry.message() {
                     let ids = mirror::tool_call_ids(entry);
                     lock(&self.state).last_assistant = Some((entry.id.clone(), id, ids));
@@ -490,7 +505,8 @@ impl Extension for Playfilo {
                     );
                 }
             }
-            SessionChange::Start | SessionChange::Shutdown => {}
+            SessionChange::Shutdown => self.shared.flush(),
+            SessionChange::Start => {}
         }
     }
 

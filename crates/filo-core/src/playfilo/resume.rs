@@ -95,6 +95,9 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
         let mut st = lock(&shared.state);
         st.pi_head_seen = current;
     }
+    if let Some(l) = &leaf {
+        lock(&shared.state).nodes.insert(l.clone(), target.clone());
+    }
     shared.move_heads(&target);
     shared.log(filo_dag::action_type::BOOT, None, Some(&target), None);
     let mut notices = Vec::new();

@@ -181,6 +181,10 @@ impl TobeTool {
             Ok(c) => c.id,
             Err(e) => return Ok(format!("Error: {e}")),
         };
+        {
+            let mut st = lock(&shared.state);
+            st.nodes.insert(carry_id.clone(), carry_node.clone());
+        }
         shared.move_heads(&carry_node);
         shared.log(
             filo_dag::action_type::INCARNATE,

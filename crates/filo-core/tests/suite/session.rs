@@ -251,3 +251,65 @@ async fn prompt_while_streaming_needs_a_behavior_and_steers() {
         Some("answer to steer")
     );
 }
+
+#[tokio::test]
+async fn navigate_tree_with_a_branch_summary() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("first answer")),
+        Turn::Reply(Reply::text("second answer")),
+        Turn::Reply(Reply::text("## Goal\nexplored the second question")),
+    ])
+    .await;
+    let f = session_with(&mock, 100_000, json!({}));
+    f.session
+        .prompt("first question", PromptOptions::default())
+        .await
+        .unwrap();
+    f.session
+        .prompt("second question", PromptOptions::default())
+        .await
+        .unwrap();
+    let second_user = {
+        let m = f.session.session_manager();
+        m.entries()
+            .iter()
+            .rev()
+            .find(|e| e.message().is_some_and(|m| m.role() == "user"))
+            .unwrap()
+            .id
+            .clone()
+    };
+    let opts = filo_core::NavigateOptions {
+        summarize: true,
+        label: Some("retry".into()),
+        ..Default::default()
+    };
+    let r = f.session.navigate_tree(&second_user, opts).await.unwrap();
+    assert_eq!(r.editor_text.as_deref(), Some("second question"));
+    let texts: Vec<String> = f
+        .session
+        .messages()
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap())
+        .collect();
+    assert_eq!(
+        texts.len(),
+        3,
+        "first question, first answer, branch summary"
+    );
+    assert!(
+        texts[2].contains("branchSummary") && texts[2].contains("explored the second question")
+    );
+    let m = f.session.session_manager();
+    let summary = m
+        .entries()
+        .iter()
+        .find(|e| matches!(e.kind, EntryKind::BranchSummary { .. }))
+        .unwrap();
+    let parent = m.entry(summary.parent_id.as_deref().unwrap()).unwrap();
+    assert!(
+        parent.message().is_some_and(|m| m.role() == "assistant"),
+        "the summary hangs at the branch point"
+    );
+    assert_eq!(m.label(&summary.id), Some("retry"));
+}

@@ -203,6 +203,7 @@ where
         session.abort().await;
         let _ = tokio::time::timeout(Duration::from_millis(100), tasks.join_next()).await;
     }
+    session.shutdown().await;
     session.unsubscribe(subscription);
     drop(out);
     writer.await??;

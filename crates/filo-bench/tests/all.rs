@@ -1,0 +1,3 @@
+//! Integration tests of `filo-mock-server` (the real binary, driven over raw HTTP).
+
+mod suite;

@@ -1,0 +1,506 @@
+//! The UI state and how session events change it. Rendering reads this state only; nothing here
+//! touches the terminal or awaits anything, so tests feed it synthetic events.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use filo_agent::{AgentEvent, AgentMessage, ToolOutput};
+use filo_ai::{AssistantEvent, AssistantMessage, ContentBlock, Message, StopReason, UserContent};
+use filo_core::SessionEvent;
+use ratatui::text::Line;
+
+use crate::cells::{AssistantBlock, Cell, RenderOpts, ToolCell};
+use crate::editor::Editor;
+use crate::overlay::Overlay;
+use crate::theme::Theme;
+
+/// What the footer shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FooterInfo {
+    /// `provider/model`, `None` when no model is available.
+    pub model: Option<String>,
+    pub thinking: String,
+    pub reasoning: bool,
+    pub context_window: u64,
+    /// Tokens of the last assistant response (the context in use).
+    pub context_tokens: u64,
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub cost: f64,
+    pub cwd: String,
+    pub session_name: Option<String>,
+}
+
+impl FooterInfo {
+    /// Count one finished assistant message.
+    pub fn add_usage(&mut self, m: &AssistantMessage) {
+        let u = &m.usage;
+        self.input += u.input;
+        self.output += u.output;
+        self.cache_read += u.cache_read;
+        self.cache_write += u.cache_write;
+        self.cost += u.cost.total;
+        let ctx = u.input + u.output + u.cache_read + u.cache_write;
+        if ctx > 0 && m.stop_reason != StopReason::Aborted && m.stop_reason != StopReason::Error {
+            self.context_tokens = ctx;
+        }
+    }
+}
+
+/// A committed cell and its rendering for the last width it was drawn at.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    pub cell: Cell,
+    cache: Option<(usize, RenderOpts, Vec<Line<'static>>)>,
+}
+
+impl Committed {
+    pub fn new(cell: Cell) -> Self {
+        Committed { cell, cache: None }
+    }
+
+    /// Rendered lines, from the cache when width and options are unchanged.
+    pub fn lines(&mut self, theme: &Theme, width: usize, opts: RenderOpts) -> &[Line<'static>] {
+        let stale = !matches!(&self.cache, Some((w, o, _)) if *w == width && *o == opts);
+        if stale {
+            self.cache = Some((width, opts, self.cell.render(theme, width, opts)));
+        }
+        match &self.cache {
+            Some((_, _, l)) => l,
+            None => &[],
+        }
+    }
+
+    /// Change the cell; drops the cached rendering.
+    pub fn edit(&mut self) -> &mut Cell {
+        self.cache = None;
+        &mut self.cell
+    }
+}
+
+/// Messages typed while the agent works, shown until delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Queued {
+    Steer(String),
+    FollowUp(String),
+}
+
+/// The whole UI state.
+pub struct AppState {
+    pub theme: Theme,
+    pub cells: Vec<Committed>,
+    /// The assistant message being streamed, and its tool calls (content index → cell).
+    pub live: Option<Cell>,
+    live_index: HashMap<usize, usize>,
+    pub live_tools: Vec<ToolCell>,
+    live_tool_index: HashMap<usize, usize>,
+    /// Tool call id → index into `cells`.
+    tool_cells: HashMap<String, usize>,
+    pub running: bool,
+    /// A transient status line (compaction, retry wait).
+    pub status: Option<String>,
+    pub queued: Vec<Queued>,
+    pub editor: Editor,
+    pub overlay: Option<Overlay>,
+    /// History lines scrolled up from the bottom.
+    pub scroll: usize,
+    pub opts: RenderOpts,
+    pub footer: FooterInfo,
+    /// When Ctrl+C was pressed on an empty editor (a second press quits).
+    pub quit_armed: Option<Instant>,
+    pub should_quit: bool,
+    /// The spinner frame while working.
+    pub tick: usize,
+    deltas: usize,
+}
+
+fn user_text(content: &UserContent) -> (String, usize) {
+    match content {
+        UserContent::Text(s) => (s.clone(), 0),
+        UserContent::Blocks(b) => {
+            let text = b
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let images = b
+                .iter()
+                .filter(|c| matches!(c, ContentBlock::Image(_)))
+                .count();
+            (text, images)
+        }
+    }
+}
+
+fn output_text(out: &ToolOutput) -> (String, usize) {
+    let text = out
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let images = out
+        .content
+        .iter()
+        .filter(|c| matches!(c, ContentBlock::Image(_)))
+        .count();
+    (text, images)
+}
+
+/// The assistant cell of a finished message.
+pub fn assistant_cell(m: &AssistantMessage) -> Cell {
+    let mut blocks = Vec::new();
+    let mut images = 0;
+    for b in &m.content {
+        match b {
+            ContentBlock::Text(t) => blocks.push(AssistantBlock::Text(t.text.clone())),
+            ContentBlock::Thinking(t) => blocks.push(AssistantBlock::Thinking(t.thinking.clone())),
+            ContentBlock::Image(_) => images += 1,
+            ContentBlock::ToolCall(_) => {}
+        }
+    }
+    let error = match m.stop_reason {
+        StopReason::Aborted => Some(
+            m.error_message
+                .clone()
+                .filter(|e| !e.is_empty() && e != "Request was aborted")
+                .unwrap_or_else(|| "Aborted".into()),
+        ),
+        StopReason::Error => Some(format!(
+            "Error: {}",
+            m.error_message.as_deref().unwrap_or("unknown error")
+        )),
+        StopReason::Stop | StopReason::Length | StopReason::ToolUse => None,
+    };
+    Cell::Assistant {
+        blocks,
+        error,
+        images,
+    }
+}
+
+impl AppState {
+    pub fn new(theme: Theme, footer: FooterInfo) -> Self {
+        AppState {
+            theme,
+            cells: Vec::new(),
+            live: None,
+            live_index: HashMap::new(),
+            live_tools: Vec::new(),
+            live_tool_index: HashMap::new(),
+            tool_cells: HashMap::new(),
+            running: false,
+            status: None,
+            queued: Vec::new(),
+            editor: Editor::default(),
+            overlay: None,
+            scroll: 0,
+            opts: RenderOpts::default(),
+            footer,
+            quit_armed: None,
+            should_quit: false,
+            tick: 0,
+            deltas: 0,
+        }
+    }
+
+    pub fn push(&mut self, cell: Cell) {
+        if let Cell::Tool(t) = &cell {
+            self.tool_cells.insert(t.id.clone(), self.cells.len());
+        }
+        self.cells.push(Committed::new(cell));
+    }
+
+    /// Show a conversation loaded from the session (resume, fork, switch).
+    pub fn load_messages(&mut self, messages: &[AgentMessage]) {
+        self.cells.clear();
+        self.tool_cells.clear();
+        self.live = None;
+        self.live_tools.clear();
+        for m in messages {
+            match m {
+                AgentMessage::Llm(Message::User(u)) => {
+                    let (text, _) = user_text(&u.content);
+                    self.push(Cell::User(text));
+                }
+                AgentMessage::Llm(Message::Assistant(a)) => {
+                    self.push(assistant_cell(a));
+                    for tc in a.tool_calls() {
+                        self.push(Cell::Tool(tool_from_call(tc.id.clone(), &tc.name, tc.arguments.clone())));
+                    }
+                }
+                AgentMessage::Llm(Message::ToolResult(r)) => {
+                    let out = ToolOutput {
+                        content: r.content.clone(),
+                        details: r.details.clone(),
+                    };
+                    self.finish_tool(&r.tool_call_id, &r.tool_name, &out, r.is_error);
+                }
+                AgentMessage::Custom(c) => self.custom_message(c),
+            }
+        }
+    }
+
+    fn custom_message(&mut self, c: &filo_agent::CustomMessage) {
+        let get = |k: &str| c.fields.get(k);
+        match c.role.as_str() {
+            "bashExecution" => self.push(Cell::Bash {
+                command: get("command").and_then(|v| v.as_str()).unwrap_or("").into(),
+                output: get("output").and_then(|v| v.as_str()).unwrap_or("").into(),
+                exit_code: get("exitCode").and_then(|v| v.as_i64()).and_then(|v| i32::try_from(v).ok()),
+                excluded: get("excludeFromContext").and_then(|v| v.as_bool()).unwrap_or(false),
+                done: true,
+            }),
+            "compactionSummary" => self.push(Cell::Info("[compacted: earlier messages summarized]".into())),
+            "branchSummary" => self.push(Cell::Info("[branch summary]".into())),
+            _ => {
+                if get("display").and_then(|v| v.as_bool()).unwrap_or(false) {
+                    let text = match get("content") {
+                        Some(serde_json::Value::String(s)) => s.clone(),
+                        _ => format!("[{}]", c.role),
+                    };
+                    self.push(Cell::Info(text));
+                }
+            }
+        }
+    }
+
+    fn finish_tool(&mut self, id: &str, name: &str, out: &ToolOutput, is_error: bool) {
+        let (text, images) = output_text(out);
+        let idx = match self.tool_cells.get(id) {
+            Some(i) => *i,
+            None => {
+                self.push(Cell::Tool(tool_from_call(id.into(), name, serde_json::Value::Null)));
+                self.cells.len() - 1
+            }
+        };
+        if let Some(Cell::Tool(t)) = self.cells.get_mut(idx).map(Committed::edit) {
+            t.output = text;
+            t.images = images;
+            t.details.clone_from(&out.details);
+            t.is_error = is_error;
+            t.done = true;
+        }
+    }
+
+    /// Move the live message and its tool panels into history.
+    fn commit_live(&mut self) {
+        if let Some(cell) = self.live.take() {
+            let empty = matches!(&cell, Cell::Assistant { blocks, error: None, images: 0 } if blocks.iter().all(|b| matches!(b, AssistantBlock::Text(t) if t.trim().is_empty())));
+            if !empty {
+                self.push(cell);
+            }
+        }
+        for t in std::mem::take(&mut self.live_tools) {
+            if !self.tool_cells.contains_key(&t.id) {
+                self.push(Cell::Tool(t));
+            }
+        }
+        self.live_index.clear();
+        self.live_tool_index.clear();
+    }
+
+    /// Apply one session event.
+    pub fn apply(&mut self, ev: &SessionEvent) {
+        match ev {
+            SessionEvent::Agent(a) => self.apply_agent(a),
+            SessionEvent::AutoCompactionStart { reason } => {
+                self.status = Some(format!("Compacting context ({})…", reason.as_str()));
+            }
+            SessionEvent::AutoCompactionEnd {
+                result,
+                aborted,
+                error_message,
+                ..
+            } => {
+                self.status = None;
+                match (result, aborted, error_message) {
+                    (Some(r), _, _) => self.push(Cell::Info(format!(
+                        "Context compacted ({} tokens before).",
+                        r.tokens_before
+                    ))),
+                    (None, true, _) => self.push(Cell::Info("Compaction aborted.".into())),
+                    (None, false, Some(e)) => self.push(Cell::Error(format!("Compaction failed: {e}"))),
+                    (None, false, None) => {}
+                }
+            }
+            SessionEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => {
+                self.push(Cell::Warning(format!(
+                    "{error_message} — retrying ({attempt}/{max_attempts}) in {:.1}s",
+                    *delay_ms as f64 / 1000.0
+                )));
+                self.status = Some(format!("Retrying ({attempt}/{max_attempts})…"));
+            }
+            SessionEvent::AutoRetryEnd {
+                success,
+                final_error,
+                ..
+            } => {
+                self.status = None;
+                if !success {
+                    let e = final_error.as_deref().unwrap_or("retries exhausted");
+                    self.push(Cell::Error(format!("Retry failed: {e}")));
+                }
+            }
+            SessionEvent::Warning { message } => self.push(Cell::Warning(message.clone())),
+        }
+    }
+
+    fn apply_agent(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::AgentStart => self.running = true,
+            AgentEvent::AgentEnd { .. } => {
+                self.commit_live();
+                self.running = false;
+            }
+            AgentEvent::TurnStart | AgentEvent::TurnEnd { .. } => {}
+            AgentEvent::MessageStart { message } => match message {
+                AgentMessage::Llm(Message::User(u)) => {
+                    let (text, images) = user_text(&u.content);
+                    if let Some(pos) = self.queued.iter().position(|q| matches!(q, Queued::Steer(t) | Queued::FollowUp(t) if *t == text)) {
+                        self.queued.remove(pos);
+                    }
+                    let shown = if images > 0 {
+                        format!("{text}\n[{images} image(s)]")
+                    } else {
+                        text
+                    };
+                    self.push(Cell::User(shown));
+                }
+                AgentMessage::Llm(Message::Assistant(_)) => {
+                    self.commit_live();
+                    self.deltas = 0;
+                    self.live = Some(Cell::Assistant {
+                        blocks: Vec::new(),
+                        error: None,
+                        images: 0,
+                    });
+                }
+                AgentMessage::Llm(Message::ToolResult(_)) => {}
+                AgentMessage::Custom(c) => self.custom_message(c),
+            },
+            AgentEvent::MessageUpdate { partial, event } => self.stream_event(partial.message(), event),
+            AgentEvent::MessageEnd { message } => {
+                if let AgentMessage::Llm(Message::Assistant(a)) = message {
+                    self.live = Some(assistant_cell(a));
+                    for tc in a.tool_calls() {
+                        match self.live_tools.iter_mut().find(|t| t.id == tc.id) {
+                            Some(t) => t.args = tc.arguments.clone(),
+                            None => self.live_tools.push(tool_from_call(tc.id.clone(), &tc.name, tc.arguments.clone())),
+                        }
+                    }
+                    self.footer.add_usage(a);
+                    self.commit_live();
+                }
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                self.commit_live();
+                match self.tool_cells.get(tool_call_id) {
+                    Some(i) => {
+                        if let Some(Cell::Tool(t)) = self.cells.get_mut(*i).map(Committed::edit) {
+                            t.args = args.clone();
+                        }
+                    }
+                    None => self.push(Cell::Tool(tool_from_call(tool_call_id.clone(), tool_name, args.clone()))),
+                }
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } => {
+                if let Some(i) = self.tool_cells.get(tool_call_id).copied() {
+                    if let Some(Cell::Tool(t)) = self.cells.get_mut(i).map(Committed::edit) {
+                        t.output = output_text(partial_result).0;
+                    }
+                }
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => self.finish_tool(tool_call_id, tool_name, result, *is_error),
+        }
+    }
+
+    /// Apply one streaming delta to the live cell (deltas only; no copy of the whole message).
+    fn stream_event(&mut self, partial: &AssistantMessage, event: &AssistantEvent) {
+        let Some(Cell::Assistant { blocks, .. }) = self.live.as_mut() else {
+            return;
+        };
+        match event {
+            AssistantEvent::TextStart { index } => {
+                self.live_index.insert(*index, blocks.len());
+                blocks.push(AssistantBlock::Text(String::new()));
+            }
+            AssistantEvent::ThinkingStart { index } => {
+                self.live_index.insert(*index, blocks.len());
+                blocks.push(AssistantBlock::Thinking(String::new()));
+            }
+            AssistantEvent::TextDelta { index, delta } | AssistantEvent::ThinkingDelta { index, delta } => {
+                if let Some(AssistantBlock::Text(t) | AssistantBlock::Thinking(t)) =
+                    self.live_index.get(index).and_then(|i| blocks.get_mut(*i))
+                {
+                    t.push_str(delta);
+                }
+            }
+            AssistantEvent::ToolCallStart { index, id, name } => {
+                self.live_tool_index.insert(*index, self.live_tools.len());
+                self.live_tools.push(tool_from_call(id.clone(), name, serde_json::Value::Null));
+            }
+            AssistantEvent::ToolCallDelta { index, .. } => {
+                // Re-read the best-effort arguments every few deltas (a large `write` streams many).
+                self.deltas += 1;
+                if self.deltas % 8 == 1 {
+                    self.refresh_tool_args(partial, *index);
+                }
+            }
+            AssistantEvent::ToolCallEnd { index, tool_call } => {
+                if let Some(t) = self.live_tool_index.get(index).and_then(|i| self.live_tools.get_mut(*i)) {
+                    t.args = tool_call.arguments.clone();
+                }
+            }
+            AssistantEvent::Start { .. }
+            | AssistantEvent::TextEnd { .. }
+            | AssistantEvent::ThinkingEnd { .. }
+            | AssistantEvent::Done { .. }
+            | AssistantEvent::Error { .. } => {}
+        }
+    }
+
+    fn refresh_tool_args(&mut self, partial: &AssistantMessage, index: usize) {
+        if let (Some(ContentBlock::ToolCall(tc)), Some(i)) =
+            (partial.content.get(index), self.live_tool_index.get(&index))
+        {
+            if let Some(t) = self.live_tools.get_mut(*i) {
+                t.args = tc.arguments.clone();
+            }
+        }
+    }
+}
+
+/// A pending tool panel.
+pub fn tool_from_call(id: String, name: &str, args: serde_json::Value) -> ToolCell {
+    ToolCell {
+        id,
+        name: name.to_string(),
+        args,
+        output: String::new(),
+        details: None,
+        images: 0,
+        is_error: false,
+        done: false,
+    }
+}

@@ -1,0 +1,138 @@
+//! Word wrapping of styled lines to a width, by display width (wide characters count two).
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// Display width of a string.
+pub fn width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+/// A line broken into words and runs of spaces, each with its style.
+fn tokens(line: &Line<'_>) -> Vec<(String, Style, bool)> {
+    let mut out: Vec<(String, Style, bool)> = Vec::new();
+    for span in &line.spans {
+        let style = line.style.patch(span.style);
+        for ch in span.content.chars() {
+            let ch = if ch == '\t' { ' ' } else { ch };
+            let space = ch == ' ';
+            match out.last_mut() {
+                Some((t, s, sp)) if *sp == space && *s == style => t.push(ch),
+                _ => out.push((ch.to_string(), style, space)),
+            }
+        }
+    }
+    out
+}
+
+/// Wrap one line to `width` columns, breaking at spaces; a word longer than the width is split.
+/// An empty line stays one empty line. Continuation lines start with `indent` spaces.
+pub fn wrap_line(line: &Line<'_>, width: usize, indent: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let indent = indent.min(width.saturating_sub(1));
+    let mut lines: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    let mut used = 0usize;
+    let push = |lines: &mut Vec<Vec<Span<'static>>>, text: String, style: Style| {
+        if let Some(cur) = lines.last_mut() {
+            match cur.last_mut() {
+                Some(last) if last.style == style => last.content.to_mut().push_str(&text),
+                _ => cur.push(Span::styled(text, style)),
+            }
+        }
+    };
+    let new_line = |lines: &mut Vec<Vec<Span<'static>>>| -> usize {
+        lines.push(if indent > 0 {
+            vec![Span::raw(" ".repeat(indent))]
+        } else {
+            Vec::new()
+        });
+        indent
+    };
+    for (tok, style, space) in tokens(line) {
+        let w = width_of(&tok);
+        if used + w <= width {
+            push(&mut lines, tok, style);
+            used += w;
+            continue;
+        }
+        if space {
+            used = new_line(&mut lines);
+            continue;
+        }
+        if w <= width - indent && used > indent {
+            used = new_line(&mut lines);
+            push(&mut lines, tok, style);
+            used += w;
+            continue;
+        }
+        for ch in tok.chars() {
+            let cw = ch.width().unwrap_or(0);
+            if used + cw > width && used > indent {
+                used = new_line(&mut lines);
+            }
+            push(&mut lines, ch.to_string(), style);
+            used += cw;
+        }
+    }
+    lines
+        .into_iter()
+        .map(|spans| Line::from(spans).style(line.style))
+        .collect()
+}
+
+fn width_of(s: &str) -> usize {
+    width(s)
+}
+
+/// Wrap every line.
+pub fn wrap_lines(lines: &[Line<'_>], width: usize) -> Vec<Line<'static>> {
+    lines.iter().flat_map(|l| wrap_line(l, width, 0)).collect()
+}
+
+/// Cut a string to at most `max` columns, with `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in s.chars() {
+        let w = ch.width().unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        out.push(ch);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn wraps_at_spaces_and_splits_long_words() {
+        let l = Line::from("hello wide world abcdefghijkl");
+        assert_eq!(
+            plain(&wrap_line(&l, 10, 0)),
+            vec!["hello wide", "world", "abcdefghij", "kl"]
+        );
+        assert_eq!(plain(&wrap_line(&Line::from(""), 10, 0)), vec![""]);
+        assert_eq!(plain(&wrap_line(&l, 12, 2)), vec!["hello wide", "  world", "  abcdefghij", "  kl"]);
+    }
+
+    #[test]
+    fn wide_characters_count_two() {
+        let l = Line::from("日本語の文章");
+        assert_eq!(plain(&wrap_line(&l, 5, 0)), vec!["日本", "語の", "文章"]);
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+    }
+}
