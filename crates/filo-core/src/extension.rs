@@ -49,6 +49,16 @@ pub struct ToolCallEvent {
     pub args: Value,
 }
 
+impl ToolCallEvent {
+    pub(crate) fn from_info(info: &filo_agent::ToolCallInfo) -> Self {
+        ToolCallEvent {
+            tool_call_id: info.tool_call.id.clone(),
+            tool_name: info.tool_call.name.clone(),
+            args: info.args.clone(),
+        }
+    }
+}
+
 /// What the session tells an extension about itself.
 #[derive(Debug, Clone)]
 pub struct SessionInfo {

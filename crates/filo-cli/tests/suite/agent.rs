@@ -1,19 +1,9 @@
 //! End-to-end runs of the `filo` binary against the scripted mock provider.
 
-use std::path::Path;
-
 use filo_testkit::{MockProvider, Reply, Turn, Usage};
 use serde_json::{Value, json};
 
-use super::common::Home;
-
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use super::common::{Home, jsonl};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn print_mode_runs_a_bash_tool_and_continue_resumes_the_session() {
@@ -63,7 +53,7 @@ async fn print_mode_runs_a_bash_tool_and_continue_resumes_the_session() {
 
     let files = home.sessions();
     assert_eq!(files.len(), 1);
-    let l = lines(&files[0]);
+    let l = jsonl(&files[0]);
     assert_eq!(l[0]["type"], "session");
     assert_eq!(l[0]["version"], 3);
     let roles: Vec<&str> = l
@@ -91,7 +81,7 @@ async fn print_mode_runs_a_bash_tool_and_continue_resumes_the_session() {
         "the whole session was sent: {third}"
     );
     assert_eq!(home.sessions().len(), 1, "continued, not a new file");
-    let roles: Vec<String> = lines(&files[0])
+    let roles: Vec<String> = jsonl(&files[0])
         .iter()
         .filter_map(|v| v["message"]["role"].as_str().map(str::to_string))
         .collect();

@@ -87,3 +87,12 @@ impl Home {
         c
     }
 }
+
+/// The JSON objects of a JSONL file, one per line.
+pub fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}

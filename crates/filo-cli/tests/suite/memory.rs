@@ -6,22 +6,14 @@ use std::time::Duration;
 
 use filo_dag::Store;
 use filo_testkit::{Fault, MockProvider, Reply, Turn};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::common::Home;
+use super::common::{Home, jsonl};
 
 const MODEL: [&str; 4] = ["--provider", "mock", "--model", "mock-model"];
 
 fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     MODEL.iter().copied().chain(extra.iter().copied()).collect()
-}
-
-fn entries(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -37,7 +29,7 @@ async fn a_process_killed_right_after_a_jump_resumes_in_the_new_timeline() {
     let (code, _, err) = home.filo(&args(&["-c", "-p", "q2"])).await;
     assert_eq!(code, 0, "{err}");
     let file = home.sessions().pop().unwrap();
-    let answer_one = entries(&file)
+    let answer_one = jsonl(&file)
         .into_iter()
         .find(|e| e["message"]["content"][0]["text"] == "Answer one.")
         .unwrap()["id"]
@@ -133,7 +125,7 @@ async fn two_processes_share_one_database_with_separate_heads() {
     let store = Store::open(&db).unwrap();
     for home in [&a, &b] {
         let file = home.sessions().pop().unwrap();
-        let lines = entries(&file);
+        let lines = jsonl(&file);
         let sid = lines[0]["id"].as_str().unwrap().to_string();
         let own: Vec<String> = lines[1..]
             .iter()

@@ -562,11 +562,7 @@ impl AgentSession {
             .set_before_tool_call(Some(Arc::new(move |info: ToolCallInfo, _c| {
                 let exts = exts.clone();
                 async move {
-                    let ev = ToolCallEvent {
-                        tool_call_id: info.tool_call.id.clone(),
-                        tool_name: info.tool_call.name.clone(),
-                        args: info.args.clone(),
-                    };
+                    let ev = ToolCallEvent::from_info(&info);
                     for e in &exts {
                         if let Some(reason) = e.tool_call(&ev).await {
                             return Ok(ToolCallDecision::Block {
@@ -583,11 +579,7 @@ impl AgentSession {
             move |info: ToolCallInfo, result: ToolCallResult, _c| {
                 let exts = exts.clone();
                 async move {
-                    let ev = ToolCallEvent {
-                        tool_call_id: info.tool_call.id.clone(),
-                        tool_name: info.tool_call.name.clone(),
-                        args: info.args.clone(),
-                    };
+                    let ev = ToolCallEvent::from_info(&info);
                     let mut out = ResultOverride::default();
                     let (mut cur, mut is_err) = (result.result, result.is_error);
                     for e in &exts {

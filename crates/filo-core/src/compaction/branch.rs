@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashSet};
 use filo_ai::Message;
 use filo_session::{EntryKind, SessionEntry, SessionManager, SessionMessage};
 
-use super::{details_files, entry_as_message, estimate_tokens};
+use super::{collect_file_ops, details_files, entry_as_message, estimate_tokens};
 
 /// The entries from the old leaf back to (not including) the common ancestor with `target`, in
 /// chronological order.
@@ -55,21 +55,8 @@ pub fn prepare_branch_entries(entries: &[&SessionEntry], budget: u64) -> BranchP
                 edited.extend(details_files(details, "modifiedFiles"));
             }
         }
-        if let Some(SessionMessage::Llm(Message::Assistant(a))) = e.message() {
-            for tc in a.tool_calls() {
-                let Some(path) = tc.arguments.get("path").and_then(|v| v.as_str()) else {
-                    continue;
-                };
-                match tc.name.as_str() {
-                    "read" => {
-                        read.insert(path.to_string());
-                    }
-                    "write" | "edit" => {
-                        edited.insert(path.to_string());
-                    }
-                    _ => {}
-                }
-            }
+        if let Some(m) = e.message() {
+            collect_file_ops(std::slice::from_ref(m), &mut read, &mut edited);
         }
     }
     let mut picked = Vec::new();

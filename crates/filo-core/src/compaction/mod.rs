@@ -241,7 +241,7 @@ pub struct CompactionPreparation {
     pub modified_files: BTreeSet<String>,
 }
 
-fn collect_file_ops(
+pub(crate) fn collect_file_ops(
     messages: &[SessionMessage],
     read: &mut BTreeSet<String>,
     edited: &mut BTreeSet<String>,
@@ -267,7 +267,7 @@ fn collect_file_ops(
     }
 }
 
-fn details_files(details: &Option<serde_json::Value>, key: &str) -> Vec<String> {
+pub(crate) fn details_files(details: &Option<serde_json::Value>, key: &str) -> Vec<String> {
     details
         .as_ref()
         .and_then(|d| d.get(key))

@@ -54,16 +54,21 @@ pub struct Fixture {
     pub _dir: tempfile::TempDir,
 }
 
-/// A session in a temp dir against the mock, with fast retries.
-pub fn session_with(mock: &MockProvider, context_window: u64, settings: Value) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let client = Client::new(ProviderRegistry::empty(), Env::default())
+/// A real client with no transport-level retries (the session's own retry is under test).
+pub fn fast_client() -> Client {
+    Client::new(ProviderRegistry::empty(), Env::default())
         .unwrap()
         .with_retry(RetryPolicy {
             max_retries: 0,
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(1),
-        });
+        })
+}
+
+/// A session in a temp dir against the mock, with fast retries.
+pub fn session_with(mock: &MockProvider, context_window: u64, settings: Value) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let client = fast_client();
     let model = mock_model(mock, context_window);
     let session = AgentSession::create(AgentSessionOptions {
         cwd: dir.path().to_path_buf(),

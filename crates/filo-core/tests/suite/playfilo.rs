@@ -2,9 +2,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use filo_ai::{Client, Env, ProviderRegistry, RetryPolicy};
 use filo_core::playfilo::{Playfilo, PlayfiloConfig};
 use filo_core::{AgentSession, AgentSessionOptions, PromptOptions, Resources, Settings};
 use filo_dag::Store;
@@ -22,13 +20,7 @@ pub struct Memory {
 
 pub fn memory_session(mock: &MockProvider, dir: &Path, manager: SessionManager) -> Memory {
     let db = dir.join("playfilo.db");
-    let client = Client::new(ProviderRegistry::empty(), Env::default())
-        .unwrap()
-        .with_retry(RetryPolicy {
-            max_retries: 0,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(1),
-        });
+    let client = super::fast_client();
     let mut config = PlayfiloConfig::under_home(dir);
     config.db_path = db.clone();
     config.seed_path = Some(dir.join("seed.md"));

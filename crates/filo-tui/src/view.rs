@@ -1,0 +1,263 @@
+//! Drawing a frame from the state: history (committed cells from their caches, plus the live
+//! cell), the status and queue lines, the completion popup, the editor and the footer, and any
+//! overlay on top. Pure: reads the state (and fills render caches), never the session.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use unicode_width::UnicodeWidthChar;
+
+use crate::cells::Cell;
+use crate::state::{AppState, FooterInfo, Queued};
+use crate::text::{truncate, width};
+use crate::theme::Theme;
+
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/// Most rows the editor grows to.
+const EDITOR_MAX_ROWS: usize = 10;
+
+/// Editor text split into screen rows (character wrap) and the cursor's row and column.
+fn editor_rows(text: &str, cursor: usize, w: usize) -> (Vec<String>, (usize, usize)) {
+    let w = w.max(1);
+    let mut rows = vec![String::new()];
+    let mut col = 0usize;
+    let mut cur = (0, 0);
+    for (i, ch) in text.char_indices() {
+        if i == cursor {
+            cur = (rows.len() - 1, col);
+        }
+        if ch == '\n' {
+            rows.push(String::new());
+            col = 0;
+            continue;
+        }
+        let cw = ch.width().unwrap_or(0);
+        if col + cw > w {
+            rows.push(String::new());
+            col = 0;
+        }
+        if let Some(r) = rows.last_mut() {
+            r.push(ch);
+        }
+        col += cw;
+    }
+    if cursor >= text.len() {
+        cur = (rows.len() - 1, col);
+        if col >= w {
+            rows.push(String::new());
+            cur = (rows.len() - 1, 0);
+        }
+    }
+    (rows, cur)
+}
+
+fn human(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// The two footer lines.
+pub fn footer_lines(f: &FooterInfo, theme: &Theme, w: usize) -> Vec<Line<'static>> {
+    let mut top = f.cwd.clone();
+    if let Some(n) = &f.session_name {
+        top.push_str(&format!(" • {n}"));
+    }
+    let mut stats = Vec::new();
+    if f.input > 0 || f.output > 0 {
+        stats.push(format!("↑{} ↓{}", human(f.input), human(f.output)));
+    }
+    if f.cache_read > 0 {
+        stats.push(format!("R{}", human(f.cache_read)));
+    }
+    if f.cache_write > 0 {
+        stats.push(format!("W{}", human(f.cache_write)));
+    }
+    if f.cost > 0.0 {
+        stats.push(format!("${:.3}", f.cost));
+    }
+    if f.context_window > 0 {
+        let pct = f.context_tokens as f64 * 100.0 / f.context_window as f64;
+        stats.push(format!("{pct:.1}%/{}", human(f.context_window)));
+    }
+    let left = stats.join(" ");
+    let right = match &f.model {
+        Some(m) if f.reasoning => format!("{m} • {}", f.thinking),
+        Some(m) => m.clone(),
+        None => "no model".to_string(),
+    };
+    let gap = w.saturating_sub(width(&left) + width(&right)).max(1);
+    vec![
+        Line::from(Span::styled(truncate(&top, w), theme.fg("dim"))),
+        Line::from(vec![
+            Span::styled(left, theme.fg("dim")),
+            Span::raw(" ".repeat(gap)),
+            Span::styled(right, theme.fg("dim")),
+        ]),
+    ]
+}
+
+/// The history lines that fit in `height`, bottom-anchored and scrolled up by `state.scroll`.
+fn history_lines(state: &mut AppState, w: usize, height: usize) -> Vec<Line<'static>> {
+    let want = height + state.scroll;
+    let mut tail: Vec<Line<'static>> = Vec::new();
+    let opts = state.opts;
+    let mut live: Vec<Line<'static>> = Vec::new();
+    if let Some(c) = &state.live {
+        live.extend(c.render(&state.theme, w, opts));
+    }
+    for t in &state.live_tools {
+        live.extend(Cell::Tool(t.clone()).render(&state.theme, w, opts));
+    }
+    tail.extend(live.into_iter().rev());
+    let theme = state.theme.clone();
+    for c in state.cells.iter_mut().rev() {
+        if tail.len() >= want {
+            break;
+        }
+        tail.extend(c.lines(&theme, w, opts).iter().rev().cloned());
+    }
+    // Scrolled past the top: clamp.
+    let max_scroll = tail.len().saturating_sub(height);
+    if state.scroll > max_scroll {
+        state.scroll = max_scroll;
+    }
+    let skip = state.scroll;
+    let mut shown: Vec<Line<'static>> = tail.into_iter().skip(skip).take(height).collect();
+    shown.reverse();
+    shown
+}
+
+fn status_line(state: &AppState, theme: &Theme) -> Option<Line<'static>> {
+    if let Some(armed) = state.quit_armed {
+        let _ = armed;
+        return Some(Line::from(Span::styled(
+            "Press ctrl+c again to exit",
+            theme.fg("warning"),
+        )));
+    }
+    if !state.running && state.status.is_none() {
+        return None;
+    }
+    let spin = SPINNER[state.tick % SPINNER.len()];
+    let text = state
+        .status
+        .clone()
+        .unwrap_or_else(|| "Working… (esc to interrupt)".to_string());
+    Some(Line::from(vec![
+        Span::styled(format!("{spin} "), theme.fg("accent")),
+        Span::styled(text, theme.fg("muted")),
+    ]))
+}
+
+/// Draw one frame.
+pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
+    let area = frame.area();
+    let w = usize::from(area.width);
+    let theme = state.theme.clone();
+    let inner_w = w.saturating_sub(2).max(1);
+    let (rows, cursor) = editor_rows(&state.editor.text, state.editor.cursor, inner_w);
+    let editor_h = rows.len().clamp(1, EDITOR_MAX_ROWS);
+    let mut above: Vec<Line<'static>> = Vec::new();
+    for q in &state.queued {
+        let (label, text) = match q {
+            Queued::Steer(t) => ("Steer: ", t),
+            Queued::FollowUp(t) => ("Follow-up: ", t),
+        };
+        above.push(Line::from(vec![
+            Span::styled(label, theme.fg("muted")),
+            Span::styled(truncate(text.lines().next().unwrap_or(""), w.saturating_sub(12)), theme.fg("dim")),
+        ]));
+    }
+    if let Some(s) = status_line(state, &theme) {
+        above.push(s);
+    }
+    if let Some(c) = &state.editor.completion {
+        let start = c.selected.saturating_sub(7);
+        for (i, (label, detail)) in c.items.iter().enumerate().skip(start).take(8) {
+            let line = Line::from(vec![
+                Span::styled(format!("  {label}"), if i == c.selected { theme.fg("accent").add_modifier(Modifier::BOLD) } else { theme.fg("text") }),
+                Span::styled(format!("  {}", truncate(detail, w.saturating_sub(width(label) + 6))), theme.fg("muted")),
+            ]);
+            above.push(if i == c.selected { line.style(theme.selected()) } else { line });
+        }
+    }
+    let above_h = u16::try_from(above.len()).unwrap_or(u16::MAX);
+    let editor_total = u16::try_from(editor_h + 2).unwrap_or(u16::MAX);
+    let [hist, above_area, editor_area, footer_area] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(above_h),
+        Constraint::Length(editor_total),
+        Constraint::Length(2),
+    ])
+    .areas(area);
+    let lines = history_lines(state, w, usize::from(hist.height));
+    frame.render_widget(Paragraph::new(lines), hist);
+    frame.render_widget(Paragraph::new(above), above_area);
+    let first = (cursor.0 + 1).saturating_sub(editor_h);
+    let shown: Vec<Line<'static>> = rows
+        .iter()
+        .skip(first)
+        .take(editor_h)
+        .map(|r| Line::from(r.clone()))
+        .collect();
+    let border = if state.running { theme.fg("accent") } else { theme.fg("border") };
+    let block = Block::default()
+        .borders(Borders::TOP | Borders::BOTTOM)
+        .border_style(border);
+    let editor_inner = block.inner(editor_area);
+    frame.render_widget(
+        Paragraph::new(shown).block(block),
+        Rect { x: editor_area.x + 1, width: editor_area.width.saturating_sub(1), ..editor_area },
+    );
+    let footer = footer_lines(&state.footer, &theme, w);
+    frame.render_widget(Paragraph::new(footer), footer_area);
+    match &state.overlay {
+        Some(o) => {
+            let (x_pad, y_pad) = match o {
+                crate::overlay::Overlay::Select(_) => (area.width / 10, 1),
+                _ => (0, 0),
+            };
+            let ov = Rect {
+                x: area.x + x_pad,
+                y: area.y + y_pad,
+                width: area.width.saturating_sub(2 * x_pad),
+                height: hist.height.saturating_sub(y_pad) + above_h,
+            };
+            crate::overlay::draw(frame, ov, o, &theme);
+        }
+        None => {
+            let x = editor_inner.x + 1 + u16::try_from(cursor.1).unwrap_or(0);
+            let y = editor_inner.y + u16::try_from(cursor.0 - first).unwrap_or(0);
+            frame.set_cursor_position(Position { x, y });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn editor_rows_wrap_and_place_the_cursor() {
+        let (rows, cur) = editor_rows("abcdef\nxy", 9, 4);
+        assert_eq!(rows, vec!["abcd", "ef", "xy"]);
+        assert_eq!(cur, (2, 2));
+        let (rows, cur) = editor_rows("abcd", 4, 4);
+        assert_eq!(rows, vec!["abcd", ""]);
+        assert_eq!(cur, (1, 0));
+        let (_, cur) = editor_rows("abcdef", 1, 4);
+        assert_eq!(cur, (0, 1));
+    }
+
+    #[test]
+    fn human_numbers() {
+        assert_eq!(human(999), "999");
+        assert_eq!(human(12_345), "12.3k");
+        assert_eq!(human(2_000_000), "2.0M");
+    }
+}
