@@ -157,11 +157,13 @@ mod tests {
             Turn::Reply(r) => {
                 assert_eq!(r.stop, Stop::ToolUse);
                 match &r.blocks[..] {
-                    [Block::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                    }] => {
+                    [
+                        Block::ToolCall {
+                            id,
+                            name,
+                            arguments,
+                        },
+                    ] => {
                         assert_eq!(name, "bash");
                         assert_eq!(arguments, &json!({"command": TOOL_COMMAND}));
                         id.clone()
@@ -185,7 +187,11 @@ mod tests {
         let next = top_up(&mock, Scenario::Tool, 0);
         assert!(mock.remaining() >= 2 * LOW_WATER);
         assert_eq!(mock.remaining() % 2, 0, "tool turns are pushed in pairs");
-        assert_eq!(top_up(&mock, Scenario::Tool, next), next, "no refill above the mark");
+        assert_eq!(
+            top_up(&mock, Scenario::Tool, next),
+            next,
+            "no refill above the mark"
+        );
         let endless = EndlessMock::start(Scenario::Text).await.unwrap();
         assert!(endless.remaining() >= 2 * LOW_WATER);
     }

@@ -73,14 +73,6 @@ pub enum DagError {
         /// Position in the batch.
         index: usize,
     },
-    /// A stored JSON column does not parse.
-    #[error("invalid JSON in {what}: {source}")]
-    Json {
-        /// Which column of which row.
-        what: String,
-        /// The parser error.
-        source: serde_json::Error,
-    },
 }
 
 impl DagError {
@@ -98,8 +90,7 @@ impl DagError {
             | Self::NotPlayfilo { .. }
             | Self::TooNew { .. }
             | Self::RefConflict { .. }
-            | Self::NoPreviousNode { .. }
-            | Self::Json { .. } => false,
+            | Self::NoPreviousNode { .. } => false,
         }
     }
 }

@@ -35,7 +35,8 @@ fn start(scenario: &str) -> (Server, String) {
 /// One raw HTTP/1.1 streaming chat-completions request; the whole response as text.
 fn post(url: &str) -> String {
     let addr = url.strip_prefix("http://").unwrap();
-    let body = r#"{"model":"mock-model","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+    let body =
+        r#"{"model":"mock-model","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))

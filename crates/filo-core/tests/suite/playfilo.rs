@@ -19,6 +19,15 @@ pub struct Memory {
 }
 
 pub fn memory_session(mock: &MockProvider, dir: &Path, manager: SessionManager) -> Memory {
+    memory_session_with(mock, dir, manager, Vec::new())
+}
+
+pub fn memory_session_with(
+    mock: &MockProvider,
+    dir: &Path,
+    manager: SessionManager,
+    more: Vec<Arc<dyn filo_core::Extension>>,
+) -> Memory {
     let db = dir.join("playfilo.db");
     let client = super::fast_client();
     let mut config = PlayfiloConfig::under_home(dir);
@@ -43,7 +52,9 @@ pub fn memory_session(mock: &MockProvider, dir: &Path, manager: SessionManager) 
             custom_system_prompt: Some("You are Filo.".into()),
             ..Resources::default()
         },
-        extensions: vec![playfilo.clone()],
+        extensions: std::iter::once(playfilo.clone() as Arc<dyn filo_core::Extension>)
+            .chain(more)
+            .collect(),
         date: "2026-11-30".into(),
     })
     .unwrap();
@@ -449,4 +460,83 @@ async fn resume_of_a_dag_written_by_the_reference() {
     let leaf = m.leaf_entry().unwrap();
     assert!(matches!(leaf.kind, EntryKind::ThinkingLevelChange { .. }));
     assert_eq!(leaf.parent_id.as_deref(), Some("bb000003"));
+}
+
+/// Types a message into the session right after `tobe` ran — that is, during the jump.
+struct TypeDuringJump(std::sync::Mutex<Option<filo_core::agent_session::SessionHandle>>);
+
+impl filo_core::Extension for TypeDuringJump {
+    fn name(&self) -> &str {
+        "type-during-jump"
+    }
+    fn attach(&self, session: filo_core::agent_session::SessionHandle) {
+        *self.0.lock().unwrap() = Some(session);
+    }
+    fn tool_result(
+        &self,
+        call: &filo_core::extension::ToolCallEvent,
+        _: &filo_agent::ToolOutput,
+        _: bool,
+    ) -> Option<(filo_agent::ToolOutput, bool)> {
+        if call.tool_name == "tobe" {
+            let s = self
+                .0
+                .lock()
+                .unwrap()
+                .as_ref()
+                .and_then(|h| h.upgrade())
+                .unwrap();
+            s.steer("also add tests", Vec::new());
+        }
+        None
+    }
+}
+
+#[tokio::test]
+async fn steering_typed_during_a_jump_reaches_the_new_timeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(vec![]).await;
+    let mem = memory_session_with(
+        &mock,
+        dir.path(),
+        new_manager(dir.path()),
+        vec![Arc::new(TypeDuringJump(Default::default()))],
+    );
+    mock.push(Reply::text("Base."));
+    mem.session
+        .prompt("start", PromptOptions::default())
+        .await
+        .unwrap();
+    let target = mem.playfilo.head().unwrap();
+    mock.push(Reply::tool_call(
+        "t1",
+        "tobe",
+        json!({"target_node_hash": &target[..12], "carryover_message": "redo"}),
+    ));
+    mock.push(Reply::text("In the new timeline, with your note."));
+    mem.session
+        .prompt("jump please", PromptOptions::default())
+        .await
+        .unwrap();
+    let last = mock.requests().last().unwrap().body.clone();
+    let roles = roles_and_text(&last);
+    let n = roles.len();
+    assert!(
+        roles[n - 2].1.contains("INCARNATION NOTE]: redo"),
+        "{roles:?}"
+    );
+    assert_eq!(roles[n - 1].0, "user");
+    assert!(roles[n - 1].1.contains("also add tests"), "{roles:?}");
+    assert!(!last.to_string().contains("jump please"));
+    // The steering message is in the DAG under the carryover.
+    mem.playfilo.flush();
+    let store = Store::open(&mem.db).unwrap();
+    let head = mem.playfilo.head().unwrap();
+    let lineage = store.lineage(&head, Some(3)).unwrap();
+    let roles: Vec<&str> = lineage.iter().map(|n| n.role.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["assistant", "user", "user"],
+        "R <- steering <- carryover"
+    );
 }

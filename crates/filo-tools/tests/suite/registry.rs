@@ -49,3 +49,39 @@ fn definitions_sent_to_the_model() {
         .collect();
     insta::assert_snapshot!(serde_json::to_string_pretty(&defs).unwrap());
 }
+
+#[tokio::test]
+async fn every_tool_refuses_an_aborted_call() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+    let args = |name: &str| match name {
+        "read" => json!({"path": "a.txt"}),
+        "bash" => json!({"command": "touch ran"}),
+        "edit" => json!({"path": "a.txt", "oldText": "hello", "newText": "bye"}),
+        "write" => json!({"path": "b.txt", "content": "x"}),
+        "grep" => json!({"pattern": "hello"}),
+        "find" => json!({"pattern": "*.txt"}),
+        _ => json!({}),
+    };
+    for tool in all_tools_with(&settings(dir.path())) {
+        let ctx = filo_agent::ToolCallContext::new("c", args(tool.name()));
+        ctx.cancel.cancel();
+        let expected = if tool.name() == "bash" {
+            "Command aborted"
+        } else {
+            "Operation aborted"
+        };
+        assert_eq!(
+            super::failure(tool.execute(ctx).await),
+            expected,
+            "{}",
+            tool.name()
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "hello"
+    );
+    assert!(!dir.path().join("b.txt").exists());
+    assert!(!dir.path().join("ran").exists());
+}

@@ -1,0 +1,388 @@
+//! The app loop: one `select!` over terminal input, session events, results of spawned work and a
+//! redraw timer. Nothing here awaits the model: prompts, aborts, compaction and session switches
+//! run in spawned tasks that report back on a channel. A frame is drawn only when something
+//! changed, at most one per [`FRAME`]; with nothing running there is no timer at all.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use filo_core::{AgentSession, PromptOptions, SessionEvent};
+use futures::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use crate::cells::Cell;
+use crate::overlay::{Overlay, OverlayAction};
+use crate::state::{AppState, Queued};
+use crate::{TuiError, TuiOptions, completion, view};
+
+/// Shortest time between two frames (caps redraws at ~60/s while streaming).
+const FRAME: Duration = Duration::from_millis(16);
+/// Spinner step while the agent works.
+const SPIN: Duration = Duration::from_millis(80);
+/// How long a first Ctrl+C waits for the second.
+const QUIT_WINDOW: Duration = Duration::from_millis(1500);
+
+/// Results of spawned work.
+#[derive(Debug)]
+pub(crate) enum AppEvent {
+    PromptDone(Option<String>),
+    BashDone {
+        cell: usize,
+        output: String,
+        exit_code: Option<i32>,
+    },
+    Info(String),
+    Error(String),
+    /// The session changed under us (new, resume, fork): reload history and footer.
+    Reload,
+    /// Put text in the editor (fork).
+    EditorText(String),
+}
+
+/// The running app: state plus the session it drives.
+pub struct App {
+    pub(crate) state: AppState,
+    pub(crate) session: AgentSession,
+    pub(crate) options: TuiOptions,
+    pub(crate) tx: UnboundedSender<AppEvent>,
+    pub(crate) files: completion::FileIndex,
+}
+
+impl App {
+    pub(crate) fn new(session: AgentSession, options: TuiOptions, tx: UnboundedSender<AppEvent>) -> App {
+        let state = AppState::new(options.theme.clone(), crate::footer_info(&session));
+        let mut app = App {
+            state,
+            session,
+            files: completion::FileIndex::new(options.cwd.clone()),
+            options,
+            tx,
+        };
+        app.state.load_messages(&app.session.messages());
+        app.welcome();
+        app
+    }
+
+    fn welcome(&mut self) {
+        if self.state.cells.is_empty() {
+            self.state.push(Cell::Info(format!(
+                "filo {} — enter to send · shift+enter newline · esc to interrupt · ctrl+c twice to exit · / for commands · ! for bash · @ for files",
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        for n in self.session.notices().to_vec() {
+            self.state.push(Cell::Info(n));
+        }
+        for w in self.options.warnings.clone() {
+            self.state.push(Cell::Warning(w));
+        }
+        if let Some(m) = self.session.model_fallback_message() {
+            let m = m.to_string();
+            self.state.push(Cell::Warning(m));
+        }
+    }
+
+    /// Reload history and footer after the session was replaced.
+    pub(crate) fn reload(&mut self) {
+        self.state.load_messages(&self.session.messages());
+        self.refresh_footer();
+        self.state.scroll = 0;
+    }
+
+    pub(crate) fn refresh_footer(&mut self) {
+        let usage = self.state.footer.clone();
+        let mut f = crate::footer_info(&self.session);
+        f.input = usage.input;
+        f.output = usage.output;
+        f.cache_read = usage.cache_read;
+        f.cache_write = usage.cache_write;
+        f.cost = usage.cost;
+        f.context_tokens = usage.context_tokens;
+        self.state.footer = f;
+    }
+
+    fn page(&self) -> usize {
+        10
+    }
+
+    /// Send a prompt: while the agent works, queue it (steer, or follow-up); else run it in a task.
+    pub(crate) fn send(&mut self, text: String, follow_up: bool) {
+        if self.state.running {
+            if follow_up {
+                self.session.follow_up(&text, Vec::new());
+                self.state.queued.push(Queued::FollowUp(text));
+            } else {
+                self.session.steer(&text, Vec::new());
+                self.state.queued.push(Queued::Steer(text));
+            }
+            return;
+        }
+        self.state.running = true;
+        self.state.scroll = 0;
+        let session = self.session.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let r = session.prompt(&text, PromptOptions::default()).await;
+            let _ = tx.send(AppEvent::PromptDone(r.err().map(|e| e.to_string())));
+        });
+    }
+
+    /// Run `!cmd` / `!!cmd`.
+    fn user_bash(&mut self, command: String, excluded: bool) {
+        let cell = self.state.cells.len();
+        self.state.push(Cell::Bash {
+            command: command.clone(),
+            output: String::new(),
+            exit_code: None,
+            excluded,
+            done: false,
+        });
+        let session = self.session.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let ev = match session.execute_bash(&command, excluded).await {
+                Ok(r) => AppEvent::BashDone {
+                    cell,
+                    output: r.output,
+                    exit_code: if r.cancelled { None } else { r.exit_code },
+                },
+                Err(e) => AppEvent::BashDone {
+                    cell,
+                    output: e.to_string(),
+                    exit_code: Some(-1),
+                },
+            };
+            let _ = tx.send(ev);
+        });
+    }
+
+    pub(crate) fn abort(&mut self) {
+        let restored: Vec<String> = self
+            .state
+            .queued
+            .drain(..)
+            .map(|q| match q {
+                Queued::Steer(t) | Queued::FollowUp(t) => t,
+            })
+            .collect();
+        if !restored.is_empty() {
+            self.session.clear_queue();
+            let mut text = restored.join("\n\n");
+            if !self.state.editor.is_empty() {
+                text = format!("{text}\n\n{}", self.state.editor.text);
+            }
+            self.state.editor.set_text(&text);
+        }
+        self.session.abort_bash();
+        let session = self.session.clone();
+        tokio::spawn(async move { session.abort().await });
+    }
+
+    /// Enter (or Alt+Enter) in the editor.
+    pub(crate) fn submit(&mut self, text: String, follow_up: bool) {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return;
+        }
+        if let Some(cmd) = trimmed.strip_prefix("!!") {
+            self.user_bash(cmd.trim().to_string(), true);
+        } else if let Some(cmd) = trimmed.strip_prefix('!') {
+            self.user_bash(cmd.trim().to_string(), false);
+        } else if trimmed.starts_with('/') && self.run_command(trimmed) {
+        } else {
+            self.send(trimmed.to_string(), follow_up);
+        }
+    }
+
+    pub(crate) fn on_app_event(&mut self, ev: AppEvent) {
+        match ev {
+            AppEvent::PromptDone(err) => {
+                if !self.session.is_streaming() {
+                    self.state.running = false;
+                }
+                if let Some(e) = err {
+                    self.state.push(Cell::Error(e));
+                }
+            }
+            AppEvent::BashDone {
+                cell,
+                output,
+                exit_code,
+            } => {
+                if let Some(Cell::Bash {
+                    output: o,
+                    exit_code: c,
+                    done,
+                    ..
+                }) = self.state.cells.get_mut(cell).map(crate::state::Committed::edit)
+                {
+                    *o = output;
+                    *c = exit_code;
+                    *done = true;
+                }
+            }
+            AppEvent::Info(m) => self.state.push(Cell::Info(m)),
+            AppEvent::Error(m) => self.state.push(Cell::Error(m)),
+            AppEvent::Reload => self.reload(),
+            AppEvent::EditorText(t) => self.state.editor.set_text(&t),
+        }
+    }
+
+    fn on_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if !(ctrl && key.code == KeyCode::Char('c')) {
+            self.state.quit_armed = None;
+        }
+        if let Some(mut ov) = self.state.overlay.take() {
+            let action = ov.handle_key(key, self.page());
+            self.state.overlay = Some(ov);
+            self.on_overlay_action(action);
+            return;
+        }
+        match key.code {
+            KeyCode::Char('c') if ctrl => {
+                if !self.state.editor.is_empty() {
+                    self.state.editor.clear();
+                } else if self.state.quit_armed.is_some() {
+                    self.state.should_quit = true;
+                } else {
+                    if self.state.running {
+                        self.abort();
+                    }
+                    self.state.quit_armed = Some(Instant::now());
+                }
+            }
+            KeyCode::Char('d') if ctrl && self.state.editor.is_empty() => self.state.should_quit = true,
+            KeyCode::Char('t') if ctrl => self.state.opts.show_thinking = !self.state.opts.show_thinking,
+            KeyCode::Char('o') if ctrl => self.state.opts.expand_tools = !self.state.opts.expand_tools,
+            KeyCode::Char('l') if ctrl => {
+                self.run_command("/model");
+            }
+            KeyCode::Char('p') if ctrl => self.cycle_model(),
+            KeyCode::BackTab => self.cycle_thinking(),
+            KeyCode::PageUp => self.state.scroll += self.page(),
+            KeyCode::PageDown => self.state.scroll = self.state.scroll.saturating_sub(self.page()),
+            KeyCode::Esc if self.state.editor.completion.is_some() => self.state.editor.completion = None,
+            KeyCode::Esc if self.state.running || self.session.is_bash_running() => self.abort(),
+            _ if self.state.editor.completion.is_some() && completion::handle_key(&mut self.state.editor, key) => {}
+            _ => {
+                let action = self.state.editor.handle_key(key);
+                match action {
+                    crate::editor::EditorAction::None => {}
+                    crate::editor::EditorAction::Submit(t) => self.submit(t, false),
+                    crate::editor::EditorAction::FollowUp(t) => self.submit(t, true),
+                }
+                let cmds = self.command_names();
+                completion::update(&mut self.state.editor, &cmds, &mut self.files);
+            }
+        }
+    }
+
+    pub(crate) fn on_terminal(&mut self, ev: Event) -> bool {
+        match ev {
+            Event::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k),
+            Event::Paste(s) => {
+                if self.state.overlay.is_none() {
+                    self.state.editor.paste(&s);
+                }
+            }
+            Event::Resize(_, _) => {}
+            Event::Key(_) | Event::FocusGained | Event::FocusLost | Event::Mouse(_) => return false,
+        }
+        true
+    }
+
+    fn on_overlay_action(&mut self, action: OverlayAction) {
+        match action {
+            OverlayAction::None => {}
+            OverlayAction::Close => self.state.overlay = None,
+            OverlayAction::Chosen(kind, value) => {
+                self.state.overlay = None;
+                self.chosen(kind, value);
+            }
+            OverlayAction::Recall => self.life_recall(),
+            OverlayAction::Jump { node_id, note } => {
+                self.state.overlay = None;
+                let prompt = crate::life::jump_prompt(&node_id, &note);
+                self.send(prompt, false);
+            }
+        }
+    }
+}
+
+/// Drive the app until the user quits.
+pub(crate) async fn run_loop<B: Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    mut app_rx: UnboundedReceiver<AppEvent>,
+    mut session_rx: UnboundedReceiver<SessionEvent>,
+) -> Result<(), TuiError>
+where
+    B::Error: Into<std::io::Error>,
+{
+    let mut input = EventStream::new();
+    #[cfg(unix)]
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(TuiError::Io)?;
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - FRAME;
+    let mut spin = tokio::time::interval(SPIN);
+    spin.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        if dirty && last_draw.elapsed() >= FRAME {
+            terminal
+                .draw(|f| view::draw(f, &mut app.state))
+                .map_err(|e| TuiError::Io(e.into()))?;
+            last_draw = Instant::now();
+            dirty = false;
+        }
+        if app.state.should_quit {
+            return Ok(());
+        }
+        let animating = app.state.running || app.state.status.is_some() || app.state.quit_armed.is_some();
+        let wait = FRAME.saturating_sub(last_draw.elapsed());
+        #[cfg(unix)]
+        let term = sigterm.recv();
+        #[cfg(not(unix))]
+        let term = std::future::pending::<Option<()>>();
+        tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => dirty |= app.on_terminal(ev),
+                Some(Err(e)) => return Err(TuiError::Io(e)),
+                None => return Ok(()),
+            },
+            Some(ev) = session_rx.recv() => {
+                app.state.apply(&ev);
+                while let Ok(ev) = session_rx.try_recv() {
+                    app.state.apply(&ev);
+                }
+                dirty = true;
+            }
+            Some(ev) = app_rx.recv() => {
+                app.on_app_event(ev);
+                dirty = true;
+            }
+            _ = tokio::time::sleep(wait), if dirty => {}
+            _ = spin.tick(), if animating && !dirty => {
+                app.state.tick += 1;
+                if app.state.quit_armed.is_some_and(|t| t.elapsed() > QUIT_WINDOW) {
+                    app.state.quit_armed = None;
+                }
+                dirty = true;
+            }
+            _ = term => return Ok(()),
+        }
+    }
+}
+
+/// Copy text to the clipboard with OSC 52 (works over SSH and in tmux with `set-clipboard on`).
+pub(crate) fn osc52_copy(text: &str) -> std::io::Result<()> {
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    let mut out = std::io::stdout().lock();
+    write!(out, "\x1b]52;c;{data}\x07")?;
+    out.flush()
+}

@@ -1,0 +1,359 @@
+//! Built-in slash commands (pi spec §6.5, the ones that apply) plus `/life` and `/trace`. Work
+//! that awaits (new session, resume, fork, compact) runs in a spawned task.
+
+use filo_ai::ThinkingLevel;
+
+use crate::app::{App, AppEvent, osc52_copy};
+use crate::cells::Cell;
+use crate::life::{LifeMode, LifeView};
+use crate::overlay::{Overlay, SelectItem, SelectKind, SelectList, TextPage};
+
+/// Built-in commands and what they do.
+pub const BUILTINS: &[(&str, &str)] = &[
+    ("model", "Select the model"),
+    ("thinking", "Set the thinking level"),
+    ("new", "Start a new session"),
+    ("resume", "Resume another session"),
+    ("fork", "Fork from an earlier message"),
+    ("compact", "Compact the context (optional instructions)"),
+    ("name", "Name this session"),
+    ("session", "Session info and stats"),
+    ("export", "Export the session to HTML"),
+    ("copy", "Copy the last answer to the clipboard"),
+    ("life", "The memory graph around HEAD"),
+    ("trace", "The memory navigation log"),
+    ("hotkeys", "Keyboard shortcuts"),
+    ("quit", "Quit"),
+];
+
+const HOTKEYS: &str = "enter            send (steer while the agent works)
+alt+enter        queue a follow-up while the agent works
+shift+enter      new line (also ctrl+j, or \\ then enter)
+esc              interrupt the agent / close a popup
+ctrl+c           clear the editor; twice to exit
+ctrl+d           exit (empty editor)
+up / down        history (at the first / last line)
+tab              accept a completion
+ctrl+t           show / hide thinking
+ctrl+o           expand / collapse tool output
+ctrl+l           select model
+ctrl+p           next model
+shift+tab        next thinking level
+pageup/pagedown  scroll the conversation
+!cmd  !!cmd      run a shell command (!! keeps it out of the context)
+@path            complete a file path
+/life            the memory graph: enter recall · t travel there";
+
+fn text_page(title: &str, text: &str) -> Overlay {
+    Overlay::Text(TextPage {
+        title: title.into(),
+        lines: text.lines().map(str::to_string).collect(),
+        scroll: 0,
+    })
+}
+
+impl App {
+    /// Names for `/` completion: built-ins, then the session's templates, skills and extension
+    /// commands.
+    pub(crate) fn command_names(&self) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = BUILTINS
+            .iter()
+            .map(|(n, d)| ((*n).to_string(), (*d).to_string()))
+            .collect();
+        v.extend(
+            self.session
+                .commands()
+                .into_iter()
+                .map(|c| (c.name, c.description.unwrap_or_default())),
+        );
+        v
+    }
+
+    fn spawn_task<F>(&self, fut: F)
+    where
+        F: std::future::Future<Output = AppEvent> + Send + 'static,
+    {
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let ev = fut.await;
+            let _ = tx.send(ev);
+        });
+    }
+
+    /// Run a built-in; `false` when the name is not one (the text goes to the agent, which
+    /// expands templates and skills).
+    pub(crate) fn run_command(&mut self, line: &str) -> bool {
+        let body = line.trim_start_matches('/');
+        let (name, arg) = match body.split_once(char::is_whitespace) {
+            Some((n, a)) => (n, a.trim()),
+            None => (body, ""),
+        };
+        let session = self.session.clone();
+        match name {
+            "model" => self.model_selector(arg),
+            "thinking" => match ThinkingLevel::parse(arg) {
+                Some(l) => {
+                    self.session.set_thinking_level(l);
+                    self.refresh_footer();
+                }
+                None => {
+                    let cur = self.session.thinking_level();
+                    let levels = self.session.available_thinking_levels();
+                    let items: Vec<SelectItem> = levels
+                        .iter()
+                        .map(|l| SelectItem {
+                            label: l.as_str().into(),
+                            detail: String::new(),
+                            value: l.as_str().into(),
+                        })
+                        .collect();
+                    let sel = levels.iter().position(|l| *l == cur).unwrap_or(0);
+                    self.state.overlay = Some(Overlay::Select(SelectList::new(SelectKind::Thinking, "thinking level", items, sel)));
+                }
+            },
+            "new" => self.spawn_task(async move {
+                match session.new_session().await {
+                    Ok(()) => AppEvent::Reload,
+                    Err(e) => AppEvent::Error(e.to_string()),
+                }
+            }),
+            "resume" => self.session_picker(),
+            "fork" => {
+                let items: Vec<SelectItem> = self
+                    .session
+                    .fork_messages()
+                    .into_iter()
+                    .rev()
+                    .map(|f| SelectItem {
+                        label: f.text.lines().next().unwrap_or("").to_string(),
+                        detail: String::new(),
+                        value: f.entry_id,
+                    })
+                    .collect();
+                if items.is_empty() {
+                    self.state.push(Cell::Info("No messages to fork from.".into()));
+                } else {
+                    self.state.overlay = Some(Overlay::Select(SelectList::new(SelectKind::Fork, "fork from message", items, 0)));
+                }
+            }
+            "compact" => {
+                let instructions = (!arg.is_empty()).then(|| arg.to_string());
+                self.state.status = Some("Compacting context…".into());
+                self.spawn_task(async move {
+                    match session.compact(instructions.as_deref()).await {
+                        Ok(r) => AppEvent::Info(format!("Context compacted ({} tokens before).", r.tokens_before)),
+                        Err(e) => AppEvent::Error(format!("Compaction failed: {e}")),
+                    }
+                });
+            }
+            "name" if arg.is_empty() => {
+                let current = self.session.session_name().unwrap_or_else(|| "(unnamed)".into());
+                self.state.push(Cell::Info(format!("Session name: {current}. Usage: /name <name>")));
+            }
+            "name" => {
+                self.session.set_session_name(arg);
+                self.refresh_footer();
+                self.state.push(Cell::Info(format!("Session named \"{arg}\".")));
+            }
+            "session" => self.state.overlay = Some(text_page("session", &self.session_info())),
+            "export" => {
+                let path = (!arg.is_empty()).then(|| self.options.cwd.join(arg));
+                match self.session.export_to_html(path.as_deref()) {
+                    Ok(p) => self.state.push(Cell::Info(format!("Exported to {}", p.display()))),
+                    Err(e) => self.state.push(Cell::Error(format!("Export failed: {e}"))),
+                }
+            }
+            "copy" => match self.session.last_assistant_text() {
+                Some(t) => match osc52_copy(&t) {
+                    Ok(()) => self.state.push(Cell::Info("Copied the last answer to the clipboard.".into())),
+                    Err(e) => self.state.push(Cell::Error(format!("Copy failed: {e}"))),
+                },
+                None => self.state.push(Cell::Info("Nothing to copy yet.".into())),
+            },
+            "hotkeys" => self.state.overlay = Some(text_page("hotkeys", HOTKEYS)),
+            "life" => self.open_life(),
+            "trace" => match &self.options.life {
+                Some(src) => match crate::life::trace_text(&src.db_path, &src.head_ref) {
+                    Ok(t) => self.state.overlay = Some(text_page("trace", &t)),
+                    Err(e) => self.state.push(Cell::Error(format!("trace: {e}"))),
+                },
+                None => self.state.push(Cell::Info("The memory is off (--no-dag).".into())),
+            },
+            "quit" | "exit" => self.state.should_quit = true,
+            _ => return false,
+        }
+        true
+    }
+
+    fn session_info(&self) -> String {
+        let s = self.session.stats();
+        let f = &self.state.footer;
+        format!(
+            "file        {}\nid          {}\nname        {}\nmodel       {}\nthinking    {}\n\nmessages    {} ({} user, {} assistant)\ntool calls  {} ({} results)\n\ntokens      {} in, {} out, {} cache read, {} cache write ({} total)\ncost        ${:.4}\ncontext     {} of {}\nwrite errors {} session, {} memory",
+            s.session_file.as_deref().unwrap_or("(in memory)"),
+            s.session_id,
+            self.session.session_name().unwrap_or_default(),
+            f.model.as_deref().unwrap_or("none"),
+            f.thinking,
+            s.total_messages,
+            s.user_messages,
+            s.assistant_messages,
+            s.tool_calls,
+            s.tool_results,
+            s.tokens.input,
+            s.tokens.output,
+            s.tokens.cache_read,
+            s.tokens.cache_write,
+            s.tokens.total,
+            s.cost,
+            f.context_tokens,
+            f.context_window,
+            s.persist_errors,
+            s.extension_errors,
+        )
+    }
+
+    fn model_selector(&mut self, search: &str) {
+        let models = self.session.available_models();
+        if models.is_empty() {
+            let msg = self
+                .session
+                .model_fallback_message()
+                .unwrap_or("No models available: set an API key.")
+                .to_string();
+            self.state.push(Cell::Warning(msg));
+            return;
+        }
+        let current = self.session.model();
+        let items: Vec<SelectItem> = models
+            .iter()
+            .map(|m| SelectItem {
+                label: format!("{}/{}", m.provider, m.id),
+                detail: format!("{} · {}k ctx{}", m.name, m.context_window / 1000, if m.reasoning { " · reasoning" } else { "" }),
+                value: format!("{}/{}", m.provider, m.id),
+            })
+            .collect();
+        let sel = current
+            .and_then(|c| models.iter().position(|m| m.same_as(&c)))
+            .unwrap_or(0);
+        let mut list = SelectList::new(SelectKind::Model, "model", items, sel);
+        list.filter = search.to_string();
+        if !search.is_empty() {
+            list.selected = list.visible().first().copied().unwrap_or(0);
+        }
+        self.state.overlay = Some(Overlay::Select(list));
+    }
+
+    fn session_picker(&mut self) {
+        let dir = self
+            .options
+            .session_dir
+            .clone()
+            .or_else(|| self.session.session_file().and_then(|p| p.parent().map(std::path::Path::to_path_buf)));
+        let Some(dir) = dir else {
+            self.state.push(Cell::Info("No session directory (--no-session).".into()));
+            return;
+        };
+        let current = self.session.session_file();
+        let now = filo_session::ids::now_ms();
+        let items: Vec<SelectItem> = filo_session::list_sessions(&dir)
+            .into_iter()
+            .filter(|s| Some(&s.path) != current.as_ref())
+            .map(|s| SelectItem {
+                label: s.name.clone().unwrap_or_else(|| s.first_message.lines().next().unwrap_or("(empty)").to_string()),
+                detail: format!("{} · {} msgs", filo_dag::render::age(now, s.modified), s.message_count),
+                value: s.path.to_string_lossy().into_owned(),
+            })
+            .collect();
+        if items.is_empty() {
+            self.state.push(Cell::Info("No other sessions here.".into()));
+            return;
+        }
+        self.state.overlay = Some(Overlay::Select(SelectList::new(SelectKind::Session, "resume session", items, 0)));
+    }
+
+    /// A selector's choice.
+    pub(crate) fn chosen(&mut self, kind: SelectKind, value: String) {
+        let session = self.session.clone();
+        match kind {
+            SelectKind::Model => {
+                let found = self
+                    .session
+                    .available_models()
+                    .into_iter()
+                    .find(|m| format!("{}/{}", m.provider, m.id) == value);
+                if let Some(m) = found {
+                    match self.session.set_model(m) {
+                        Ok(()) => self.refresh_footer(),
+                        Err(e) => self.state.push(Cell::Error(e.to_string())),
+                    }
+                }
+            }
+            SelectKind::Thinking => {
+                if let Some(l) = ThinkingLevel::parse(&value) {
+                    self.session.set_thinking_level(l);
+                    self.refresh_footer();
+                }
+            }
+            SelectKind::Session => self.spawn_task(async move {
+                match session.switch_session(std::path::Path::new(&value)).await {
+                    Ok(()) => AppEvent::Reload,
+                    Err(e) => AppEvent::Error(e.to_string()),
+                }
+            }),
+            SelectKind::Fork => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    match session.fork(&value).await {
+                        Ok(text) => {
+                            let _ = tx.send(AppEvent::Reload);
+                            let _ = tx.send(AppEvent::EditorText(text));
+                        }
+                        Err(e) => {
+                            let _ = tx.send(AppEvent::Error(e.to_string()));
+                        }
+                    }
+                });
+            }
+        }
+    }
+
+    fn open_life(&mut self) {
+        let Some(src) = self.options.life.clone() else {
+            self.state.push(Cell::Info("The memory is off (--no-dag).".into()));
+            return;
+        };
+        if let Some(flush) = &self.options.flush_memory {
+            flush();
+        }
+        match LifeView::open(&src, filo_session::ids::now_ms()) {
+            Ok(v) => self.state.overlay = Some(Overlay::Life(v)),
+            Err(e) => self.state.push(Cell::Error(format!("life: {e}"))),
+        }
+    }
+
+    pub(crate) fn life_recall(&mut self) {
+        let Some(Overlay::Life(l)) = self.state.overlay.as_mut() else {
+            return;
+        };
+        match l.recall_selected() {
+            Ok(t) => l.mode = LifeMode::Recall { lines: t.lines().map(str::to_string).collect(), scroll: 0 },
+            Err(e) => l.mode = LifeMode::Recall { lines: vec![format!("Error: {e}")], scroll: 0 },
+        }
+    }
+
+    pub(crate) fn cycle_model(&mut self) {
+        match self.session.cycle_model(true) {
+            Ok(Some(_)) => self.refresh_footer(),
+            Ok(None) => self.state.push(Cell::Info("Only one model available.".into())),
+            Err(e) => self.state.push(Cell::Error(e.to_string())),
+        }
+    }
+
+    pub(crate) fn cycle_thinking(&mut self) {
+        match self.session.cycle_thinking_level() {
+            Some(_) => self.refresh_footer(),
+            None => self.state.push(Cell::Info("This model does not support thinking.".into())),
+        }
+    }
+}
