@@ -16,7 +16,7 @@ use std::io;
 use std::time::Duration;
 
 use filo_testkit::{MockProvider, Turn, Usage};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 /// The text the [`Scenario::Text`] model answers with.
@@ -113,6 +113,34 @@ impl EndlessMock {
     pub fn requests_served(&self) -> usize {
         self.mock.requests().len()
     }
+
+    /// One line per request served so far: its number, path, how many messages (and tools) it
+    /// sent and the size of its compact JSON body — enough to check that two clients sent the
+    /// same context.
+    pub fn request_summaries(&self) -> Vec<String> {
+        self.mock
+            .requests()
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let count = |key: &str| {
+                    r.body
+                        .get(key)
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len)
+                };
+                format!(
+                    "request {}: {} {} messages={} tools={} body_bytes={}",
+                    i + 1,
+                    r.method,
+                    r.path,
+                    count("messages"),
+                    count("tools"),
+                    r.body.to_string().len()
+                )
+            })
+            .collect()
+    }
 }
 
 impl Drop for EndlessMock {
@@ -194,5 +222,6 @@ mod tests {
         );
         let endless = EndlessMock::start(Scenario::Text).await.unwrap();
         assert!(endless.remaining() >= 2 * LOW_WATER);
+        assert!(endless.request_summaries().is_empty());
     }
 }

@@ -1,5 +1,6 @@
 //! `filo-mock-server <text|tool>`: serve the endless scripted mock provider on 127.0.0.1, print
-//! its URL on stdout, and exit when stdin closes (the benchmark driver holds stdin open).
+//! its URL on stdout, and exit when stdin closes (the benchmark driver holds stdin open), writing
+//! one summary line per request served to stderr.
 
 use std::io::{Read, Write};
 
@@ -32,5 +33,9 @@ async fn main() -> anyhow::Result<()> {
     .await
     .context("the stdin watcher panicked")?
     .context("cannot read stdin")?;
+    let mut stderr = std::io::stderr().lock();
+    for line in mock.request_summaries() {
+        writeln!(stderr, "{line}").context("cannot write the request log to stderr")?;
+    }
     Ok(())
 }

@@ -516,7 +516,11 @@ fn life_rows(dir: &Path, rows: &mut Vec<Row>) -> Res<()> {
     store.set_ref("PI_HEAD", &focus)?;
     let conn = open_reference(&path)?;
     let opts = LifeOptions::default();
-    let runs = if std::env::var_os("FILO_BENCH_PROFILE_LIFE").is_some() { 500 } else { 5 };
+    let runs = if std::env::var_os("FILO_BENCH_PROFILE_LIFE").is_some() {
+        500
+    } else {
+        5
+    };
     let (out, d) = best(runs, || Ok(life(&store, &opts, T0 + 100_000_000)?))?;
     let (lines, r) = best(3, || reference_life(&conn))?;
     rows.push(Row {

@@ -14,7 +14,7 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::cells::Cell;
-use crate::overlay::{Overlay, OverlayAction};
+use crate::overlay::OverlayAction;
 use crate::state::{AppState, Queued};
 use crate::{TuiError, TuiOptions, completion, view};
 

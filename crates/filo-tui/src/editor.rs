@@ -165,6 +165,14 @@ impl Editor {
         self.cursor = self.text.len();
     }
 
+    /// Move a line up (down), or through the history from the first (last) line.
+    fn up_or_history(&mut self, up: bool) {
+        let moved = self.move_vertical(up);
+        if !moved {
+            self.history_step(up);
+        }
+    }
+
     /// Take the text for sending and remember it in the history.
     pub fn take(&mut self) -> String {
         let out = self.expanded();
@@ -220,12 +228,10 @@ impl Editor {
                 let mut b = [0u8; 4];
                 self.insert(c.encode_utf8(&mut b));
             }
-            KeyCode::Backspace => {
-                if self.cursor > 0 {
-                    let p = prev_boundary(&self.text, self.cursor);
-                    self.text.replace_range(p..self.cursor, "");
-                    self.cursor = p;
-                }
+            KeyCode::Backspace if self.cursor > 0 => {
+                let p = prev_boundary(&self.text, self.cursor);
+                self.text.replace_range(p..self.cursor, "");
+                self.cursor = p;
             }
             KeyCode::Delete => {
                 let n = next_boundary(&self.text, self.cursor);
@@ -235,16 +241,8 @@ impl Editor {
             KeyCode::Right => self.cursor = next_boundary(&self.text, self.cursor),
             KeyCode::Home => self.cursor = self.line_bounds(self.cursor).0,
             KeyCode::End => self.cursor = self.line_bounds(self.cursor).1,
-            KeyCode::Up => {
-                if !self.move_vertical(true) {
-                    self.history_step(true);
-                }
-            }
-            KeyCode::Down => {
-                if !self.move_vertical(false) {
-                    self.history_step(false);
-                }
-            }
+            KeyCode::Up => self.up_or_history(true),
+            KeyCode::Down => self.up_or_history(false),
             _ => {}
         }
         EditorAction::None

@@ -2,4 +2,133 @@
 //!
 //! Owns: the ratatui app loop, conversation view, editor, slash commands, the /life view, themes.
 //!
-//! Does not own: agent logic: it drives filo-core's AgentSession.
+//! Does not own: agent logic: it drives filo-core's AgentSession; argument parsing and session
+//! setup (filo-cli); the DAG's schema and renderers (filo-dag).
+//!
+//! Invariants: the loop never awaits the model — prompts and other slow work run in spawned
+//! tasks; frames are rendered from [`state::AppState`] only, so every state can be drawn on a
+//! test backend without a session; the terminal is restored on every exit path (return, error,
+//! panic, SIGTERM).
+
+mod app;
+pub mod cells;
+mod commands;
+pub mod completion;
+pub mod editor;
+pub mod life;
+pub mod markdown;
+pub mod overlay;
+pub mod state;
+pub mod text;
+pub mod theme;
+pub mod view;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use filo_agent::AgentMessage;
+use filo_ai::Message;
+use filo_core::AgentSession;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+pub use life::LifeSource;
+pub use state::{AppState, FooterInfo};
+pub use theme::{ColorDepth, Theme};
+
+/// Errors of the terminal UI.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("theme: {0}")]
+    Theme(String),
+}
+
+/// What the UI needs besides the session.
+#[derive(Clone)]
+pub struct TuiOptions {
+    pub theme: Theme,
+    pub cwd: PathBuf,
+    /// Where `/resume` lists sessions (defaults to the current session file's directory).
+    pub session_dir: Option<PathBuf>,
+    /// The Playfilo memory for `/life` and `/trace`; `None` with `--no-dag`.
+    pub life: Option<LifeSource>,
+    /// Waits until the memory's queued commits landed (before `/life` reads the database).
+    pub flush_memory: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// Shown at the top of the conversation.
+    pub warnings: Vec<String>,
+    /// Prompts from the command line, sent at start.
+    pub initial_messages: Vec<String>,
+}
+
+/// The footer's facts as the session has them now (usage summed over its messages).
+pub fn footer_info(session: &AgentSession) -> FooterInfo {
+    let model = session.model();
+    let mut f = FooterInfo {
+        model: model.as_ref().map(|m| format!("{}/{}", m.provider, m.id)),
+        thinking: session.thinking_level().as_str().to_string(),
+        reasoning: model.as_ref().is_some_and(|m| m.reasoning),
+        context_window: model.as_ref().map_or(0, |m| m.context_window),
+        cwd: session.info().cwd.to_string_lossy().into_owned(),
+        session_name: session.session_name(),
+        ..FooterInfo::default()
+    };
+    for m in session.messages() {
+        if let AgentMessage::Llm(Message::Assistant(a)) = m {
+            f.add_usage(&a);
+        }
+    }
+    f
+}
+
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+/// Run the interactive UI until the user quits. The terminal is put back as it was on every
+/// exit, including a panic.
+pub async fn run(session: AgentSession, options: TuiOptions) -> Result<(), TuiError> {
+    let previous = Arc::new(std::panic::take_hook());
+    {
+        let previous = previous.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            restore_terminal();
+            previous(info);
+        }));
+    }
+    enable_raw_mode()?;
+    let setup = crossterm::execute!(std::io::stdout(), EnterAlternateScreen, EnableBracketedPaste);
+    let result = match setup {
+        Ok(()) => run_inner(session, options).await,
+        Err(e) => Err(TuiError::Io(e)),
+    };
+    restore_terminal();
+    result
+}
+
+async fn run_inner(session: AgentSession, options: TuiOptions) -> Result<(), TuiError> {
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.clear()?;
+    let (sub, session_rx) = session.subscribe_channel();
+    let (tx, app_rx) = tokio::sync::mpsc::unbounded_channel();
+    let initial = options.initial_messages.clone();
+    let mut app = app::App::new(session.clone(), options, tx);
+    for (i, m) in initial.into_iter().enumerate() {
+        app.send(m, i > 0);
+    }
+    let result = app::run_loop(&mut terminal, &mut app, app_rx, session_rx).await;
+    session.unsubscribe(sub);
+    if session.is_streaming() {
+        session.abort().await;
+    }
+    result
+}

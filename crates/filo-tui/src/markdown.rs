@@ -135,10 +135,8 @@ impl<'t> Builder<'t> {
                 self.styles.push(self.style());
             }
             Tag::Table(_) | Tag::TableHead | Tag::TableRow => self.flush(),
-            Tag::TableCell => {
-                if !self.cur.is_empty() {
-                    self.cur.push(Span::styled(" │ ", t.fg("muted")));
-                }
+            Tag::TableCell if !self.cur.is_empty() => {
+                self.cur.push(Span::styled(" │ ", t.fg("muted")));
             }
             _ => {}
         }
@@ -325,7 +323,7 @@ mod tests {
 
     #[test]
     fn unclosed_code_block_while_streaming() {
-        assert_eq!(plain("text\n\n```\nlet x"), vec!["text", "", "```", "  let x"]);
+        assert_eq!(plain("text\n\n```\nlet x"), vec!["text", "", "```", "  let x", "```"]);
     }
 
     #[test]

@@ -75,10 +75,30 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: usize) -> Vec<Line<'stat
             used += cw;
         }
     }
+    let n = lines.len();
     lines
         .into_iter()
-        .map(|spans| Line::from(spans).style(line.style))
+        .enumerate()
+        .map(|(i, mut spans)| {
+            if i + 1 < n {
+                trim_end(&mut spans);
+            }
+            Line::from(spans).style(line.style)
+        })
         .collect()
+}
+
+/// Drop the spaces a break left at the end of a line.
+fn trim_end(spans: &mut Vec<Span<'static>>) {
+    while let Some(last) = spans.last_mut() {
+        let t = last.content.trim_end_matches(' ').len();
+        if t == 0 {
+            spans.pop();
+        } else {
+            last.content.to_mut().truncate(t);
+            break;
+        }
+    }
 }
 
 fn width_of(s: &str) -> usize {
@@ -122,10 +142,11 @@ mod tests {
         let l = Line::from("hello wide world abcdefghijkl");
         assert_eq!(
             plain(&wrap_line(&l, 10, 0)),
-            vec!["hello wide", "world", "abcdefghij", "kl"]
+            vec!["hello wide", "world abcd", "efghijkl"]
         );
+        assert_eq!(plain(&wrap_line(&Line::from("one two three"), 8, 0)), vec!["one two", "three"]);
         assert_eq!(plain(&wrap_line(&Line::from(""), 10, 0)), vec![""]);
-        assert_eq!(plain(&wrap_line(&l, 12, 2)), vec!["hello wide", "  world", "  abcdefghij", "  kl"]);
+        assert_eq!(plain(&wrap_line(&l, 12, 2)), vec!["hello wide", "  world abcd", "  efghijkl"]);
     }
 
     #[test]

@@ -22,7 +22,7 @@ fn start(scenario: &str) -> (Server, String) {
         .arg(scenario)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
@@ -80,6 +80,20 @@ fn tool_scenario_alternates_a_bash_call_and_an_answer_then_exits_on_stdin_eof() 
     }
     drop(server.0.stdin.take());
     assert!(wait_exit(&mut server).success());
+    let mut log = String::new();
+    server
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 6, "{log}");
+    assert!(
+        lines[0].starts_with("request 1: POST /v1/chat/completions messages=1 tools=0 body_bytes="),
+        "{log}"
+    );
 }
 
 #[test]

@@ -160,8 +160,13 @@ impl AgentSession {
     pub async fn switch_session(&self, path: &Path) -> Result<(), CoreError> {
         self.abort().await;
         let cwd = self.inner.cwd.to_string_lossy().into_owned();
-        let manager =
+        let mut manager =
             SessionManager::open(path, &cwd).map_err(|e| CoreError::Config(e.to_string()))?;
+        for ext in &self.inner.extensions {
+            for notice in ext.prepare_session(&mut manager) {
+                self.emit(&super::SessionEvent::Warning { message: notice });
+            }
+        }
         let ctx = manager.build_context();
         let has_level = manager
             .branch_path(None)

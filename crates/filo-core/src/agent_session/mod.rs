@@ -105,6 +105,8 @@ pub(crate) struct Inner {
     listeners: Mutex<Arc<Vec<(u64, SessionListener)>>>,
     next_listener: AtomicU64,
     state: Mutex<RunState>,
+    /// Prompt chains in flight (a run plus its retries, compactions and continuations).
+    busy: tokio::sync::watch::Sender<u32>,
     base_system_prompt: Mutex<String>,
     date: String,
     /// Set when the model could not be restored or none was available.
@@ -257,6 +259,7 @@ impl AgentSession {
                 listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(1),
                 state: Mutex::new(RunState::default()),
+                busy: tokio::sync::watch::Sender::new(0),
                 base_system_prompt: Mutex::new(String::new()),
                 date: options.date,
                 model_fallback_message: fallback,

@@ -185,6 +185,7 @@ impl AgentSession {
         }
         self.inner.agent.set_system_prompt(system_prompt);
         lock(&self.inner.state).overflow_attempted = false;
+        let _busy = BusyGuard::enter(&self.inner.busy);
         let result = self.inner.agent.prompt(messages).await;
         if let Err(e) = result {
             self.inner.agent.set_system_prompt(base);
@@ -193,6 +194,19 @@ impl AgentSession {
         self.after_run().await;
         self.inner.agent.set_system_prompt(base);
         Ok(())
+    }
+
+    /// Wait until no prompt chain is running: the run, its retries, compactions and any
+    /// continuation an extension started (e.g. after `tobe`) are all covered.
+    pub async fn wait_for_idle(&self) {
+        loop {
+            let mut rx = self.inner.busy.subscribe();
+            let _ = rx.wait_for(|n| *n == 0).await;
+            self.inner.agent.wait_for_idle().await;
+            if *self.inner.busy.borrow() == 0 {
+                return;
+            }
+        }
     }
 
     /// Queue a steering message (delivered after the current tool calls).
@@ -603,4 +617,20 @@ enum CompactError {
     Cancelled,
     Failed(String),
     NotPossible(String),
+}
+
+/// Counts a prompt chain as running until dropped.
+struct BusyGuard<'a>(&'a tokio::sync::watch::Sender<u32>);
+
+impl<'a> BusyGuard<'a> {
+    fn enter(busy: &'a tokio::sync::watch::Sender<u32>) -> Self {
+        busy.send_modify(|n| *n += 1);
+        BusyGuard(busy)
+    }
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }

@@ -540,3 +540,86 @@ async fn steering_typed_during_a_jump_reaches_the_new_timeline() {
         "R <- steering <- carryover"
     );
 }
+
+#[tokio::test]
+async fn wait_for_idle_covers_the_continuation_after_a_jump() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(vec![]).await;
+    let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
+    mock.push(Reply::text("Base."));
+    mem.session
+        .prompt("start", PromptOptions::default())
+        .await
+        .unwrap();
+    let target = mem.playfilo.head().unwrap();
+    mock.push(Reply::tool_call(
+        "t1",
+        "tobe",
+        json!({"target_node_hash": &target[..12], "carryover_message": "x"}),
+    ));
+    mock.push(filo_testkit::Fault::Stall {
+        after_events: 1,
+        reply: Reply::text("Continued."),
+        stall: std::time::Duration::from_millis(200),
+    });
+    let s2 = mem.session.clone();
+    let run = tokio::spawn(async move { s2.prompt("go", PromptOptions::default()).await });
+    while !mem.session.is_streaming() {
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    mem.session.wait_for_idle().await;
+    assert_eq!(
+        mem.session.last_assistant_text().as_deref(),
+        Some("Continued.")
+    );
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn switching_sessions_logs_boot_and_session_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(vec![]).await;
+    // A first session with a mirrored answer.
+    let first_file = {
+        let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
+        mock.push(Reply::text("In the first session."));
+        mem.session
+            .prompt("one", PromptOptions::default())
+            .await
+            .unwrap();
+        mem.session.session_file().unwrap()
+    };
+    let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
+    mock.push(Reply::text("In the second session."));
+    mem.session
+        .prompt("two", PromptOptions::default())
+        .await
+        .unwrap();
+    let second_head = mem.playfilo.head().unwrap();
+    mem.session.switch_session(&first_file).await.unwrap();
+    let first_head = mem.playfilo.head().unwrap();
+    assert_ne!(first_head, second_head);
+    mem.playfilo.flush();
+    let store = Store::open(&mem.db).unwrap();
+    let actions = store.actions().unwrap();
+    let boot = actions
+        .iter()
+        .rev()
+        .find(|a| a.action_type == "BOOT")
+        .unwrap();
+    assert_eq!(boot.to_node.as_deref(), Some(first_head.as_str()));
+    let switch = actions
+        .iter()
+        .find(|a| a.action_type == "SESSION_SWITCH")
+        .unwrap();
+    assert_eq!(switch.from_node.as_deref(), Some(second_head.as_str()));
+    assert_eq!(switch.to_node.as_deref(), Some(first_head.as_str()));
+    let meta: Value = serde_json::from_str(switch.metadata.as_deref().unwrap()).unwrap();
+    assert_eq!(meta["trigger"], "human");
+    assert_eq!(meta["session"], first_file.to_string_lossy().as_ref());
+    assert!(mem.session.messages().iter().any(|m| {
+        serde_json::to_string(m)
+            .unwrap()
+            .contains("In the first session.")
+    }));
+}

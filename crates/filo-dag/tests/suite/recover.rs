@@ -125,3 +125,77 @@ fn assistants_get_provider_and_model_from_config() {
         &json!({"type":"toolCall","id":"toolu_01","name":"bash","arguments":{"command":"ls"}})
     );
 }
+
+#[test]
+fn legacy_and_terminal_blob_types_are_read() {
+    use filo_dag::render::{FilterMode, LifeOptions, RecallOptions, life, recall};
+    let store = Store::open_in_memory().unwrap();
+    // V2: a whole pi entry in one `pi_entry` blob; a terminal node with `inline_data`.
+    let entry = json!({"type":"message","id":"old1","parentId":"gone","timestamp":"2025-01-01T00:00:00.000Z",
+        "message":{"role":"user","content":[{"type":"text","text":"legacy\nhello"}]}});
+    let v2 = store
+        .commit_node(
+            &NodeCommit::new(role::USER, 1_767_258_000_000)
+                .part(NewBlob::new("pi_entry", entry.clone()))
+                .external_id("old1"),
+        )
+        .unwrap();
+    let terminal = store
+        .commit_node(
+            &NodeCommit::new("model", 1_767_258_001_000)
+                .parent(Parent::Node(v2.id.clone()))
+                .part(NewBlob::text("look at this"))
+                .part(NewBlob::new(
+                    "inline_data",
+                    json!({"mimeType":"image/png","data":"AAAA"}),
+                )),
+        )
+        .unwrap();
+    store.set_ref("PI_HEAD", &terminal.id).unwrap();
+    let entries = store.load_entries(Some(&terminal.id)).unwrap();
+    let mut expected = entry;
+    expected["parentId"] = Value::Null; // rewritten from the DAG (root)
+    assert_eq!(entries[0], expected);
+    assert_eq!(
+        entries[1]["message"]["content"],
+        json!([{"type":"text","text":"look at this"}])
+    );
+    assert_eq!(entries[1]["parentId"], json!("old1"));
+
+    let opts = LifeOptions {
+        filter: FilterMode::All,
+        ancestors: 5,
+        ..LifeOptions::default()
+    };
+    let out = life(&store, &opts, 1_767_258_002_000).unwrap();
+    assert!(
+        out.contains("[pi:old1] (2s ago) user: \"legacy hello\""),
+        "{out}"
+    );
+    let out = recall(&store, &RecallOptions::new("HEAD")).unwrap();
+    assert!(
+        out.contains("{ role: \"user\", text: \"legacy\nhello\" }  // archived,"),
+        "{out}"
+    );
+    assert!(
+        out.contains("text: \"look at this\n[inline_data]\" }  // <-- TARGET NODE"),
+        "{out}"
+    );
+}
+
+#[test]
+fn playtiss_blobs_are_skipped_by_fsck() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.db");
+    drop(Store::open(&path).unwrap());
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "INSERT INTO blobs (hash, type, content) VALUES ('bafkreiexample', 'playtiss', 'AAAA')",
+            [],
+        )
+        .unwrap();
+    let report = Store::open(&path).unwrap().fsck().unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!((report.blobs_checked, report.blobs_skipped), (0, 1));
+}
