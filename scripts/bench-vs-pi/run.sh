@@ -7,8 +7,9 @@
 # Cases: `--version`; a one-shot print-mode prompt; a two-turn tool loop (the model calls `bash`
 # once, then answers); resuming a 10,000- and a 100,000-entry pi v3 session with a print-mode
 # prompt (`--session <file>`, a fresh copy of the generated file each run). Each case: one
-# untimed warm-up run, then RUNS timed runs (RUNS_100K for the 100k resume) under
-# `/usr/bin/time -f '%e %M %U %S'`; the table shows medians. Every run's exit code and answer
+# untimed warm-up run, then RUNS timed runs (RUNS_100K for the 100k resume) under measure.py
+# (wall clock around spawn + wait4; peak RSS and CPU from the child's rusage, the figures GNU
+# time's %M %U %S report); the table shows medians. Every run's exit code and answer
 # are checked. filo is measured with its default (Playfilo DAG on) and with `--no-dag`.
 #
 # pi is installed with npm into $PI_PREFIX (default ~/.cache/filo-bench/pi), never into the repo.
@@ -27,7 +28,6 @@ PI_PREFIX=${PI_PREFIX:-$HOME/.cache/filo-bench/pi}
 PI="$PI_PREFIX/node_modules/.bin/pi"
 FILO="$ROOT/target/release/filo"
 MOCK="$ROOT/target/release/filo-mock-server"
-TIME=/usr/bin/time
 OUT=${OUT:-$ROOT/target/bench-vs-pi}
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/filo-vs-pi.XXXXXX")
@@ -45,7 +45,6 @@ fi
 if [ ! -x "$PI" ]; then
     npm install --prefix "$PI_PREFIX" --no-audit --no-fund "$PI_PACKAGE"
 fi
-[ -x "$TIME" ] || { echo "GNU time is needed at $TIME" >&2; exit 1; }
 
 mkdir -p "$OUT" "$WORK/project" "$WORK/filo-home/agent" "$WORK/pi-home/agent"
 PROJECT="$WORK/project"
@@ -82,36 +81,34 @@ stop_mock() {
     fi
 }
 
-# The command line of TOOL (filo | filo-nodag | pi) with ARGS, environment cleared.
-tool_cmd() {
-    local tool=$1; shift
-    case $tool in
-        filo) echo env -i PATH="$PATH" HOME="$WORK/filo-home" FILO_AGENT_DIR="$WORK/filo-home/agent" \
-            MOCK_API_KEY=mock-secret "$FILO" "$@" ;;
-        filo-nodag) echo env -i PATH="$PATH" HOME="$WORK/filo-home" FILO_AGENT_DIR="$WORK/filo-home/agent" \
-            MOCK_API_KEY=mock-secret "$FILO" --no-dag "$@" ;;
-        pi) echo env -i PATH="$PATH" HOME="$WORK/pi-home" PI_CODING_AGENT_DIR="$WORK/pi-home/agent" \
-            PI_OFFLINE=1 MOCK_API_KEY=mock-secret "$PI" "$@" ;;
+# CMD := the environment (nothing else is passed) and command line of TOOL (filo | filo-nodag | pi).
+set_cmd() {
+    case $1 in
+        filo) CMD=(PATH="$PATH" HOME="$WORK/filo-home" FILO_AGENT_DIR="$WORK/filo-home/agent"
+            MOCK_API_KEY=mock-secret "$FILO") ;;
+        filo-nodag) CMD=(PATH="$PATH" HOME="$WORK/filo-home" FILO_AGENT_DIR="$WORK/filo-home/agent"
+            MOCK_API_KEY=mock-secret "$FILO" --no-dag) ;;
+        pi) CMD=(PATH="$PATH" HOME="$WORK/pi-home" PI_CODING_AGENT_DIR="$WORK/pi-home/agent"
+            PI_OFFLINE=1 MOCK_API_KEY=mock-secret "$PI") ;;
     esac
 }
 
-# measure CASE TOOL RUNS EXPECT SESSION|- ARGS...: one warm-up, then RUNS timed runs; each run's
-# stdout must contain EXPECT. With a SESSION, each run resumes a fresh copy of it.
+# measure CASE TOOL RUNS EXPECT SESSION|- ARGS...: one warm-up, then RUNS timed runs; each run must
+# exit 0 and its output (stdout + stderr: pi prints its version on stderr) must contain EXPECT. With a SESSION, each run resumes a fresh copy of it.
 measure() {
     local case=$1 tool=$2 runs=$3 expect=$4 session=$5; shift 5
     local args=("$@") run
+    set_cmd "$tool"
     for run in $(seq 0 "$runs"); do
         local extra=()
         if [ "$session" != - ]; then
             cp "$session" "$WORK/resume.jsonl"
             extra=(--session "$WORK/resume.jsonl")
         fi
-        local cmd
-        # shellcheck disable=SC2046
-        (cd "$PROJECT" && $TIME -f '%e %M %U %S' -o "$WORK/time" \
-            $(tool_cmd "$tool") "${extra[@]}" "${args[@]}" </dev/null >"$WORK/stdout" 2>"$WORK/stderr") || {
+        (cd "$PROJECT" && python3 "$HERE/measure.py" "$WORK/time" \
+            "${CMD[@]}" "${extra[@]}" "${args[@]}" </dev/null >"$WORK/stdout" 2>"$WORK/stderr") || {
             echo "$case/$tool run $run failed:" >&2; cat "$WORK/stderr" >&2; exit 1; }
-        grep -qF -- "$expect" "$WORK/stdout" || {
+        cat "$WORK/stdout" "$WORK/stderr" | grep -qF -- "$expect" || {
             echo "$case/$tool run $run: unexpected output:" >&2; cat "$WORK/stdout" "$WORK/stderr" >&2; exit 1; }
         if [ "$run" -gt 0 ]; then
             printf '%s\t%s\t%s\t%s\n' "$case" "$tool" "$run" "$(tail -1 "$WORK/time" | tr ' ' '\t')" >>"$RESULTS"

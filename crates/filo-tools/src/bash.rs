@@ -1,8 +1,6 @@
 //! `bash`: run a command in the session cwd, stream the output tail as updates, spill large
 //! output to a file, kill the whole process group on timeout or abort.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput, UpdateSink};
@@ -21,7 +19,6 @@ use crate::error::Error;
 use crate::output::{OutputAccumulator, Snapshot};
 use crate::paths::display;
 use crate::process::{ProcessGroup, ShellCommand, prepend_path, resolve_shell, spawn_shell};
-use crate::settings::ToolSettings;
 use crate::support::text_output;
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
 
@@ -48,11 +45,10 @@ enum Ending {
     TimedOut,
 }
 
-/// The `bash` tool.
-#[derive(Debug, Clone)]
-pub struct BashTool {
-    settings: Arc<ToolSettings>,
-}
+crate::support::settings_tool!(
+    /// The `bash` tool.
+    BashTool, "bash"
+);
 
 fn forward<R: AsyncRead + Unpin + Send + 'static>(
     mut reader: R,
@@ -154,16 +150,6 @@ fn with_status(text: String, status: &str) -> String {
 }
 
 impl BashTool {
-    /// A bash tool for `cwd` with default settings.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
-    }
-
-    /// A bash tool with explicit settings (shell, command prefix, bin dir, temp dir).
-    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
-        BashTool { settings }
-    }
-
     async fn run(
         &self,
         args: BashArgs,

@@ -2,8 +2,6 @@
 //! file's BOM and line endings, and report a line-numbered diff.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
-use std::sync::Arc;
 
 use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
 use futures::FutureExt;
@@ -19,7 +17,6 @@ use crate::fuzzy::{
     strip_bom,
 };
 use crate::paths::resolve_to_cwd;
-use crate::settings::ToolSettings;
 use crate::support::{cancellable, text_output};
 
 const DESCRIPTION: &str = "Edit a file by replacing exact text. The oldText must match exactly (including whitespace). Use this for precise, surgical edits.";
@@ -85,23 +82,12 @@ pub fn plan_edit(raw: &str, path: &str, old_text: &str, new_text: &str) -> Resul
     })
 }
 
-/// The `edit` tool.
-#[derive(Debug, Clone)]
-pub struct EditTool {
-    settings: Arc<ToolSettings>,
-}
+crate::support::settings_tool!(
+    /// The `edit` tool.
+    EditTool, "edit"
+);
 
 impl EditTool {
-    /// An edit tool for `cwd` with default settings.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
-    }
-
-    /// An edit tool with explicit settings.
-    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
-        EditTool { settings }
-    }
-
     async fn run(&self, args: EditArgs) -> Result<ToolOutput, Error> {
         let path = resolve_to_cwd(
             &args.path,

@@ -5,9 +5,6 @@
 //! path relative to the search directory (`*` does not cross `/`, `**` does). Like fd, matching
 //! is case-insensitive unless the pattern contains an upper-case letter.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
 use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -19,7 +16,6 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{parse_args, to_count};
 use crate::error::Error;
 use crate::paths::{display, resolve_to_cwd};
-use crate::settings::ToolSettings;
 use crate::support::{blocking, text_output};
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
 use crate::walk::{relative_slash, walker};
@@ -121,23 +117,10 @@ fn find(
     Ok((text, details))
 }
 
-/// The `find` tool.
-#[derive(Debug, Clone)]
-pub struct FindTool {
-    settings: Arc<ToolSettings>,
-}
-
-impl FindTool {
-    /// A find tool for `cwd` with default settings.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
-    }
-
-    /// A find tool with explicit settings.
-    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
-        FindTool { settings }
-    }
-}
+crate::support::settings_tool!(
+    /// The `find` tool.
+    FindTool, "find"
+);
 
 impl AgentTool for FindTool {
     fn name(&self) -> &str {

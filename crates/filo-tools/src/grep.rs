@@ -2,7 +2,6 @@
 //! filter, context lines), pi's `file:line: text` output and limit notices.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
 use futures::FutureExt;
@@ -16,7 +15,6 @@ use crate::args::{parse_args, to_count};
 use crate::error::Error;
 use crate::paths::{display, resolve_to_cwd};
 use crate::search::{Found, Hit, search_single, search_tree};
-use crate::settings::ToolSettings;
 use crate::support::{blocking, text_output};
 use crate::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
@@ -223,23 +221,10 @@ pub fn grep(
     Ok(render(q, &found, limit_reached))
 }
 
-/// The `grep` tool.
-#[derive(Debug, Clone)]
-pub struct GrepTool {
-    settings: Arc<ToolSettings>,
-}
-
-impl GrepTool {
-    /// A grep tool for `cwd` with default settings.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
-    }
-
-    /// A grep tool with explicit settings.
-    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
-        GrepTool { settings }
-    }
-}
+crate::support::settings_tool!(
+    /// The `grep` tool.
+    GrepTool, "grep"
+);
 
 impl AgentTool for GrepTool {
     fn name(&self) -> &str {

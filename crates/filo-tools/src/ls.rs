@@ -1,8 +1,7 @@
 //! `ls`: one directory's entries, dotfiles included, sorted case-insensitively, `/` on dirs.
 
 use std::cmp::Ordering;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
 use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
 use futures::FutureExt;
@@ -13,7 +12,6 @@ use serde_json::{Map, Value, json};
 use crate::args::{parse_args, to_count};
 use crate::error::Error;
 use crate::paths::{display, resolve_to_cwd};
-use crate::settings::ToolSettings;
 use crate::support::{blocking, text_output};
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
 
@@ -110,23 +108,10 @@ fn list(dir: &Path, limit: usize) -> Result<(String, Map<String, Value>), Error>
     Ok((text, details))
 }
 
-/// The `ls` tool.
-#[derive(Debug, Clone)]
-pub struct LsTool {
-    settings: Arc<ToolSettings>,
-}
-
-impl LsTool {
-    /// An ls tool for `cwd` with default settings.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
-    }
-
-    /// An ls tool with explicit settings.
-    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
-        LsTool { settings }
-    }
-}
+crate::support::settings_tool!(
+    /// The `ls` tool.
+    LsTool, "ls"
+);
 
 impl AgentTool for LsTool {
     fn name(&self) -> &str {

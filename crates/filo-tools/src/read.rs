@@ -1,7 +1,6 @@
 //! `read`: text files with offset/limit and truncation notices, images as attachments.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
 use base64::Engine;
 use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
@@ -15,7 +14,6 @@ use crate::args::{js_number, parse_args, to_count};
 use crate::error::Error;
 use crate::image::{prepare_image, sniff_image_mime};
 use crate::paths::resolve_read_path;
-use crate::settings::ToolSettings;
 use crate::support::{blocking, cancellable, text_output};
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, format_size, truncate_head};
 
@@ -30,23 +28,12 @@ struct ReadArgs {
     limit: Option<f64>,
 }
 
-/// The `read` tool.
-#[derive(Debug, Clone)]
-pub struct ReadTool {
-    settings: Arc<ToolSettings>,
-}
+crate::support::settings_tool!(
+    /// The `read` tool.
+    ReadTool, "read"
+);
 
 impl ReadTool {
-    /// A read tool for `cwd` with default settings.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
-    }
-
-    /// A read tool with explicit settings.
-    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
-        ReadTool { settings }
-    }
-
     async fn run(
         &self,
         args: ReadArgs,

@@ -51,3 +51,28 @@ pub fn text_output(text: String, details: Map<String, Value>) -> ToolOutput {
         },
     }
 }
+
+/// Declares a tool that holds its [`ToolSettings`](crate::ToolSettings), with `new(cwd)` (default
+/// settings) and `with_settings(settings)`.
+macro_rules! settings_tool {
+    ($(#[$meta:meta])* $name:ident, $what:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone)]
+        pub struct $name {
+            settings: std::sync::Arc<crate::settings::ToolSettings>,
+        }
+
+        impl $name {
+            #[doc = concat!("A ", $what, " tool for `cwd` with default settings.")]
+            pub fn new(cwd: impl Into<std::path::PathBuf>) -> Self {
+                Self::with_settings(std::sync::Arc::new(crate::settings::ToolSettings::new(cwd)))
+            }
+
+            #[doc = concat!("A ", $what, " tool with explicit settings.")]
+            pub fn with_settings(settings: std::sync::Arc<crate::settings::ToolSettings>) -> Self {
+                $name { settings }
+            }
+        }
+    };
+}
+pub(crate) use settings_tool;

@@ -1,8 +1,5 @@
 //! `write`: create or overwrite a file, creating parent directories.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
 use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -12,7 +9,6 @@ use serde_json::{Value, json};
 use crate::args::parse_args;
 use crate::error::Error;
 use crate::paths::resolve_to_cwd;
-use crate::settings::ToolSettings;
 use crate::support::cancellable;
 
 const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
@@ -23,23 +19,12 @@ struct WriteArgs {
     content: String,
 }
 
-/// The `write` tool.
-#[derive(Debug, Clone)]
-pub struct WriteTool {
-    settings: Arc<ToolSettings>,
-}
+crate::support::settings_tool!(
+    /// The `write` tool.
+    WriteTool, "write"
+);
 
 impl WriteTool {
-    /// A write tool for `cwd` with default settings.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
-    }
-
-    /// A write tool with explicit settings.
-    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
-        WriteTool { settings }
-    }
-
     async fn run(&self, args: WriteArgs) -> Result<ToolOutput, Error> {
         let path = resolve_to_cwd(
             &args.path,

@@ -173,7 +173,7 @@ impl App {
             "hotkeys" => self.state.overlay = Some(text_page("hotkeys", HOTKEYS)),
             "life" => self.open_life(),
             "trace" => match &self.options.life {
-                Some(src) => match crate::life::trace_text(&src.db_path, &src.head_ref) {
+                Some(src) => match crate::life::trace_text(&src.db_path, &(src.head_ref)()) {
                     Ok(t) => self.state.overlay = Some(text_page("trace", &t)),
                     Err(e) => self.state.push(Cell::Error(format!("trace: {e}"))),
                 },
@@ -323,10 +323,8 @@ impl App {
             self.state.push(Cell::Info("The memory is off (--no-dag).".into()));
             return;
         };
-        if let Some(flush) = &self.options.flush_memory {
-            flush();
-        }
-        match LifeView::open(&src, filo_session::ids::now_ms()) {
+        (src.flush)();
+        match LifeView::open(&src.db_path, &(src.head_ref)(), filo_session::ids::now_ms()) {
             Ok(v) => self.state.overlay = Some(Overlay::Life(v)),
             Err(e) => self.state.push(Cell::Error(format!("life: {e}"))),
         }

@@ -56,8 +56,6 @@ pub struct TuiOptions {
     pub session_dir: Option<PathBuf>,
     /// The Playfilo memory for `/life` and `/trace`; `None` with `--no-dag`.
     pub life: Option<LifeSource>,
-    /// Waits until the memory's queued commits landed (before `/life` reads the database).
-    pub flush_memory: Option<Arc<dyn Fn() + Send + Sync>>,
     /// Shown at the top of the conversation.
     pub warnings: Vec<String>,
     /// Prompts from the command line, sent at start.

@@ -11,11 +11,13 @@ use serde_json::Value;
 
 use crate::text::truncate;
 
-/// Where the memory is and which ref is this session's HEAD.
-#[derive(Debug, Clone)]
+/// Where the memory is, which ref is this session's HEAD now (it changes with `/new`), and how to
+/// wait for the memory's queued commits.
+#[derive(Clone)]
 pub struct LifeSource {
     pub db_path: PathBuf,
-    pub head_ref: String,
+    pub head_ref: std::sync::Arc<dyn Fn() -> String + Send + Sync>,
+    pub flush: std::sync::Arc<dyn Fn() + Send + Sync>,
 }
 
 /// What a row stands for.
@@ -157,15 +159,15 @@ pub struct LifeView {
 }
 
 impl LifeView {
-    pub fn open(source: &LifeSource, now_ms: i64) -> Result<LifeView, filo_dag::DagError> {
-        let store = Store::open_with(&source.db_path, filo_dag::Create::Never)?;
-        let rows = load_rows(&store, &source.head_ref, now_ms)?;
+    pub fn open(db_path: &Path, head_ref: &str, now_ms: i64) -> Result<LifeView, filo_dag::DagError> {
+        let store = Store::open_with(db_path, filo_dag::Create::Never)?;
+        let rows = load_rows(&store, head_ref, now_ms)?;
         Ok(LifeView {
             rows,
             selected: 0,
             mode: LifeMode::List,
-            head_ref: source.head_ref.clone(),
-            db_path: source.db_path.clone(),
+            head_ref: head_ref.to_string(),
+            db_path: db_path.to_path_buf(),
         })
     }
 

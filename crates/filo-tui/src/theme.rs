@@ -194,22 +194,32 @@ pub fn rgb_to_256(r: u8, g: u8, b: u8) -> u8 {
 impl Theme {
     /// A built-in theme by name (`dark`, `light`).
     pub fn builtin(name: &str, depth: ColorDepth) -> Option<Theme> {
-        let table = match name {
-            "dark" => DARK,
-            "light" => LIGHT,
-            _ => return None,
-        };
-        let colors = serde_json::Map::from_iter(
-            table
-                .iter()
-                .map(|(k, v)| ((*k).to_string(), Value::String((*v).to_string()))),
-        );
-        Theme::from_json(
-            &serde_json::json!({"name": name, "colors": colors}),
+        match name {
+            "dark" => Some(Theme::from_table("dark", DARK, depth)),
+            "light" => Some(Theme::from_table("light", LIGHT, depth)),
+            _ => None,
+        }
+    }
+
+    /// The dark theme.
+    pub fn dark(depth: ColorDepth) -> Theme {
+        Theme::from_table("dark", DARK, depth)
+    }
+
+    fn from_table(name: &str, table: &[(&'static str, &str)], depth: ColorDepth) -> Theme {
+        let none = serde_json::Map::new();
+        let colors = table
+            .iter()
+            .map(|(k, v)| {
+                let c = parse_color(&Value::String((*v).to_string()), &none, depth);
+                (*k, c.unwrap_or(Color::Reset))
+            })
+            .collect();
+        Theme {
+            name: name.to_string(),
             depth,
-            None,
-        )
-        .ok()
+            colors,
+        }
     }
 
     /// A theme from pi's JSON shape; missing keys come from `base` (or the dark theme).
@@ -248,8 +258,7 @@ impl Theme {
             .map_err(|e| TuiError::Theme(format!("{}: {e}", path.display())))?;
         let v: Value = serde_json::from_str(&text)
             .map_err(|e| TuiError::Theme(format!("{}: {e}", path.display())))?;
-        let base = Theme::builtin("dark", depth);
-        Theme::from_json(&v, depth, base.as_ref())
+        Theme::from_json(&v, depth, Some(&Theme::dark(depth)))
     }
 
     /// A named built-in, else `<agent_dir>/themes/<name>.json`.

@@ -61,6 +61,11 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
         writeln!(err, "Warning: {w}")?;
     }
     let session = built.session;
+    if mode.is_none() {
+        drop(err);
+        return run_interactive(session, built.warnings, built.memory, initial, &args, env, &paths)
+            .await;
+    }
     for n in session.notices() {
         writeln!(err, "Note: {n}")?;
     }
@@ -100,14 +105,57 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             drop(err);
             rpc::run(session).await
         }
-        _ => {
-            writeln!(
-                err,
-                "The interactive terminal UI is not built yet. Use -p \"prompt\" (print mode) or --mode json."
-            )?;
+        Some(other) => {
+            writeln!(err, "Unknown mode \"{other}\"")?;
             Ok(ExitCode::FAILURE)
         }
+        None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// The interactive terminal UI (no `-p`, no `--mode`).
+async fn run_interactive(
+    session: filo_core::AgentSession,
+    warnings: Vec<String>,
+    memory: Option<(Arc<filo_core::playfilo::Playfilo>, std::path::PathBuf)>,
+    initial: setup::Initial,
+    args: &AgentArgs,
+    env: &Env,
+    paths: &setup::Paths,
+) -> anyhow::Result<ExitCode> {
+    use filo_tui::{ColorDepth, Theme};
+    let depth = ColorDepth::detect(env.get("NO_COLOR"), env.get("COLORTERM"));
+    let mut warnings = warnings;
+    let theme_name = session
+        .settings()
+        .get_str("theme")
+        .unwrap_or("dark")
+        .to_string();
+    let theme = Theme::resolve(&theme_name, Some(&paths.agent_dir), depth).unwrap_or_else(|e| {
+        warnings.push(e.to_string());
+        Theme::dark(depth)
+    });
+    let life = memory.map(|(playfilo, db_path)| {
+        let p1 = playfilo.clone();
+        filo_tui::LifeSource {
+            db_path,
+            head_ref: Arc::new(move || p1.head_ref()),
+            flush: Arc::new(move || playfilo.flush()),
+        }
+    });
+    let session_dir = args.session_dir.clone().unwrap_or_else(|| {
+        filo_session::paths::session_dir_for(&paths.agent_dir, &paths.cwd.to_string_lossy())
+    });
+    let options = filo_tui::TuiOptions {
+        theme,
+        cwd: paths.cwd.clone(),
+        session_dir: Some(session_dir),
+        life,
+        warnings,
+        initial_messages: initial.messages,
+    };
+    filo_tui::run(session, options).await?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--export <session.jsonl> [out.html]`: the session file is only read, never rewritten.

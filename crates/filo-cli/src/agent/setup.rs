@@ -40,6 +40,8 @@ impl Paths {
 pub struct Built {
     pub session: AgentSession,
     pub warnings: Vec<String>,
+    /// The Playfilo memory and its database path (`None` with `--no-dag`), for the UI's `/life`.
+    pub memory: Option<(Arc<filo_core::playfilo::Playfilo>, PathBuf)>,
 }
 
 fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManager> {
@@ -128,7 +130,11 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         args.append_system_prompt.as_deref(),
     );
     warnings.extend(w);
-    let extensions = playfilo_extension(args, paths)?;
+    let memory = playfilo_extension(args, paths)?;
+    let extensions: Vec<Arc<dyn filo_core::Extension>> = memory
+        .iter()
+        .map(|(p, _)| p.clone() as Arc<dyn filo_core::Extension>)
+        .collect();
     let session = AgentSession::create(AgentSessionOptions {
         cwd: paths.cwd.clone(),
         client: Arc::new(client),
@@ -143,7 +149,11 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         extensions,
         date: utc_date(),
     })?;
-    Ok(Built { session, warnings })
+    Ok(Built {
+        session,
+        warnings,
+        memory,
+    })
 }
 
 /// The Playfilo memory, unless `--no-dag`. A database that cannot be opened is an error (it is
@@ -151,9 +161,9 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
 fn playfilo_extension(
     args: &AgentArgs,
     paths: &Paths,
-) -> anyhow::Result<Vec<Arc<dyn filo_core::Extension>>> {
+) -> anyhow::Result<Option<(Arc<filo_core::playfilo::Playfilo>, PathBuf)>> {
     if args.no_dag {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let mut config = filo_core::playfilo::PlayfiloConfig::under_home(&paths.home);
     if let Some(p) = &args.dag {
@@ -167,7 +177,7 @@ fn playfilo_extension(
             path.display()
         )
     })?;
-    Ok(vec![Arc::new(playfilo)])
+    Ok(Some((Arc::new(playfilo), path)))
 }
 
 fn select_tools(

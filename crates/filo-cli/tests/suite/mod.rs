@@ -4,3 +4,4 @@ mod dag;
 mod local_model;
 mod memory;
 mod rpc;
+mod tui;

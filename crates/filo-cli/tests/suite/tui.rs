@@ -1,0 +1,135 @@
+//! The interactive UI end to end: `filo` in a tmux pane (a real terminal) against the mock. Types
+//! a prompt, sees the tool panel and the streamed answer, interrupts a stalled stream with Escape,
+//! quits with Ctrl+C twice and checks the terminal was restored. Skipped when tmux is missing.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use filo_testkit::{Fault, MockProvider, Reply, Turn};
+use serde_json::json;
+
+use super::common::Home;
+
+/// A private tmux server (own socket); killed on drop, so no pane outlives the test.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn available() -> bool {
+        Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "filo"]).stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "filo"];
+        args.extend_from_slice(keys);
+        assert!(self.cmd(&args).status.success());
+    }
+
+    /// Wait until the pane shows `needle`.
+    async fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.capture();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the pane never showed {needle:?}; it shows:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+fn shell_quote(p: &Path) -> String {
+    format!("'{}'", p.to_string_lossy().replace('\'', "'\\''"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interactive_prompt_tool_escape_and_quit() {
+    if !Tmux::available() {
+        eprintln!("SKIPPED interactive_prompt_tool_escape_and_quit: tmux is not installed");
+        return;
+    }
+    let mock = MockProvider::start(vec![
+        Turn::tool_call("call_1", "bash", json!({"command": "echo tui-tool-output"})),
+        Turn::text("The answer is **forty-two**."),
+        Turn::Fault(Fault::Stall {
+            after_events: 4,
+            reply: Reply::text("Stalling words that never finish arriving here"),
+            stall: Duration::from_secs(30),
+        }),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let tmux = Tmux {
+        socket: format!("filo-tui-test-{}", std::process::id()),
+    };
+    let script = format!(
+        "env -i HOME={home} PATH=\"$PATH\" MOCK_API_KEY=mock-secret TERM=xterm-256color {bin}; \
+         echo FILO_EXIT=$?; stty -a | grep -o -- '-\\?icanon' | head -1 | sed 's/^/MODE=/'; \
+         sleep 60",
+        home = shell_quote(home.path()),
+        bin = shell_quote(Path::new(env!("CARGO_BIN_EXE_filo"))),
+    );
+    let project = home.project();
+    let out = tmux.cmd(&[
+        "new-session", "-d", "-s", "filo", "-x", "100", "-y", "30", "-c",
+        &project.to_string_lossy(), &script,
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    tmux.wait_for("enter to send").await;
+    let screen = tmux.capture();
+    assert!(screen.contains("mock/mock-model"), "footer names the model:\n{screen}");
+
+    tmux.keys(&["-l", "run the tool"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("The answer is forty-two.").await;
+    assert!(screen.contains("run the tool"), "{screen}");
+    assert!(screen.contains("✓ $ echo tui-tool-output"), "tool panel:\n{screen}");
+    assert!(screen.contains("  tui-tool-output"), "tool output:\n{screen}");
+
+    tmux.keys(&["-l", "second question"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Stalling").await;
+    tmux.wait_for("esc to interrupt").await;
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for("Aborted").await;
+    assert!(!screen.contains("never finish"), "the stalled rest never arrived:\n{screen}");
+    assert_eq!(mock.requests().len(), 3);
+
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("again to exit").await;
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("MODE=").await;
+    assert!(screen.contains("FILO_EXIT=0"), "{screen}");
+    assert!(screen.contains("MODE=icanon"), "raw mode was turned off:\n{screen}");
+    assert!(!screen.contains("enter to send"), "the alternate screen was left:\n{screen}");
+    let alt = tmux.cmd(&["display-message", "-p", "-t", "filo", "#{alternate_on}"]);
+    assert_eq!(String::from_utf8_lossy(&alt.stdout).trim(), "0");
+}

@@ -1,0 +1,2 @@
+mod frames;
+mod support;
