@@ -10,7 +10,9 @@
 # untimed warm-up run, then RUNS timed runs (RUNS_100K for the 100k resume) under measure.py
 # (wall clock around spawn + wait4; peak RSS and CPU from the child's rusage, the figures GNU
 # time's %M %U %S report); the table shows medians. Every run's exit code and answer
-# are checked. filo is measured with its default (Playfilo DAG on) and with `--no-dag`.
+# are checked. filo is measured with its default (Playfilo DAG on) and with `--no-dag`; before
+# each resume run the DAG database is reset to its state after the tool-loop case (it holds the
+# earlier cases' sessions, never the resumed one: "first resume in filo of a pi session").
 #
 # pi is installed with npm into $PI_PREFIX (default ~/.cache/filo-bench/pi), never into the repo.
 # The mock (`filo-mock-server`, crate filo-bench) listens on 127.0.0.1 only; each tool gets its
@@ -104,6 +106,12 @@ measure() {
         if [ "$session" != - ]; then
             cp "$session" "$WORK/resume.jsonl"
             extra=(--session "$WORK/resume.jsonl")
+            # The DAG as it was before any resume run: it must not know this session yet, or
+            # filo resumes from the DAG lineage instead of the file (see BENCHMARKS.md).
+            rm -rf "$WORK/filo-home/.playfilo"
+            if [ -d "$WORK/playfilo-base" ]; then
+                cp -a "$WORK/playfilo-base" "$WORK/filo-home/.playfilo"
+            fi
         fi
         (cd "$PROJECT" && python3 "$HERE/measure.py" "$WORK/time" \
             "${CMD[@]}" "${extra[@]}" "${args[@]}" </dev/null >"$WORK/stdout" 2>"$WORK/stderr") || {
@@ -129,6 +137,9 @@ for tool in "${TOOLS[@]}"; do
     measure oneshot "$tool" "$RUNS" "$TEXT" - "${MODEL[@]}" -p "Say hello."
     start_mock tool "$OUT/mock-toolloop-$tool.log"
     measure toolloop "$tool" "$RUNS" "$TOOL_ANSWER" - "${MODEL[@]}" -p "Run the command and report."
+    if [ "$tool" = filo ] && [ -d "$WORK/filo-home/.playfilo" ]; then
+        cp -a "$WORK/filo-home/.playfilo" "$WORK/playfilo-base"
+    fi
     start_mock text "$OUT/mock-resume10k-$tool.log"
     measure resume10k "$tool" "$RUNS" "$TEXT" "$WORK/s10k.jsonl" "${MODEL[@]}" -p "Continue."
     start_mock text "$OUT/mock-resume100k-$tool.log"

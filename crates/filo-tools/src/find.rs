@@ -16,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{parse_args, to_count};
 use crate::error::Error;
 use crate::paths::{display, resolve_to_cwd};
+use crate::support::Notices;
 use crate::support::{blocking, text_output};
-use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
+use crate::truncate::{Limits, truncate_head};
 use crate::walk::{relative_slash, walker};
 
 const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).";
@@ -97,24 +98,16 @@ fn find(
         return Ok(("No files found matching pattern".to_string(), Map::new()));
     }
     let truncation = truncate_head(&results.join("\n"), Limits::bytes_only());
-    let mut details = Map::new();
-    let mut notices = Vec::new();
+    let mut notices = Notices::default();
     if results.len() >= limit {
-        notices.push(format!(
+        let text = format!(
             "{limit} results limit reached. Use limit={} for more, or refine pattern",
             limit * 2
-        ));
-        details.insert("resultLimitReached".into(), json!(limit));
+        );
+        notices.add(text, "resultLimitReached", json!(limit));
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), truncation.to_json());
-    }
-    let mut text = truncation.content;
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok((text, details))
+    notices.truncation(&truncation);
+    Ok(notices.finish(truncation.content))
 }
 
 crate::support::settings_tool!(

@@ -15,10 +15,9 @@ use crate::args::{parse_args, to_count};
 use crate::error::Error;
 use crate::paths::{display, resolve_to_cwd};
 use crate::search::{Found, Hit, search_single, search_tree};
+use crate::support::Notices;
 use crate::support::{blocking, text_output};
-use crate::truncate::{
-    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
-};
+use crate::truncate::{GREP_MAX_LINE_LENGTH, Limits, truncate_head, truncate_line};
 use crate::walk::relative_slash;
 
 const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.";
@@ -176,31 +175,23 @@ fn render(
         }
     }
     let truncation = truncate_head(&out.join("\n"), Limits::bytes_only());
-    let mut details = Map::new();
-    let mut notices = Vec::new();
+    let mut notices = Notices::default();
     let limit = q.limit.max(1);
     if limit_reached {
-        notices.push(format!(
+        let text = format!(
             "{limit} matches limit reached. Use limit={} for more, or refine pattern",
             limit * 2
-        ));
-        details.insert("matchLimitReached".into(), json!(limit));
+        );
+        notices.add(text, "matchLimitReached", json!(limit));
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), truncation.to_json());
-    }
+    notices.truncation(&truncation);
     if lines_truncated {
-        notices.push(format!(
+        let text = format!(
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        ));
-        details.insert("linesTruncated".into(), Value::Bool(true));
+        );
+        notices.add(text, "linesTruncated", Value::Bool(true));
     }
-    let mut text = truncation.content;
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    (text, details)
+    notices.finish(truncation.content)
 }
 
 /// Run a whole grep: the text and details pi would return.

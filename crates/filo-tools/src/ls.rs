@@ -12,8 +12,9 @@ use serde_json::{Map, Value, json};
 use crate::args::{parse_args, to_count};
 use crate::error::Error;
 use crate::paths::{display, resolve_to_cwd};
+use crate::support::Notices;
 use crate::support::{blocking, text_output};
-use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
+use crate::truncate::{Limits, truncate_head};
 
 const DESCRIPTION: &str = "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to 500 entries or 50KB (whichever is hit first).";
 const DEFAULT_LIMIT: f64 = 500.0;
@@ -88,24 +89,16 @@ fn list(dir: &Path, limit: usize) -> Result<(String, Map<String, Value>), Error>
         return Ok(("(empty directory)".to_string(), Map::new()));
     }
     let truncation = truncate_head(&results.join("\n"), Limits::bytes_only());
-    let mut details = Map::new();
-    let mut notices = Vec::new();
+    let mut notices = Notices::default();
     if limit_reached {
-        notices.push(format!(
+        let text = format!(
             "{limit} entries limit reached. Use limit={} for more",
             limit * 2
-        ));
-        details.insert("entryLimitReached".into(), json!(limit));
+        );
+        notices.add(text, "entryLimitReached", json!(limit));
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), truncation.to_json());
-    }
-    let mut text = truncation.content;
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok((text, details))
+    notices.truncation(&truncation);
+    Ok(notices.finish(truncation.content))
 }
 
 crate::support::settings_tool!(

@@ -76,3 +76,38 @@ macro_rules! settings_tool {
     };
 }
 pub(crate) use settings_tool;
+
+/// The `[a. b]` line pi appends to a listing (grep, find, ls), and the details each notice
+/// records.
+#[derive(Debug, Default)]
+pub(crate) struct Notices {
+    texts: Vec<String>,
+    details: Map<String, Value>,
+}
+
+impl Notices {
+    /// A notice with its details entry.
+    pub(crate) fn add(&mut self, text: String, key: &str, value: Value) {
+        self.texts.push(text);
+        self.details.insert(key.into(), value);
+    }
+
+    /// The byte-limit notice, when the output was truncated.
+    pub(crate) fn truncation(&mut self, t: &crate::truncate::Truncation) {
+        if t.truncated {
+            let text = format!(
+                "{} limit reached",
+                crate::truncate::format_size(crate::truncate::DEFAULT_MAX_BYTES)
+            );
+            self.add(text, "truncation", t.to_json());
+        }
+    }
+
+    /// The content with the notices line, and the details.
+    pub(crate) fn finish(self, mut content: String) -> (String, Map<String, Value>) {
+        if !self.texts.is_empty() {
+            content.push_str(&format!("\n\n[{}]", self.texts.join(". ")));
+        }
+        (content, self.details)
+    }
+}
