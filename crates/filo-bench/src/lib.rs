@@ -13,6 +13,7 @@
 //! whole pair at a time, so a client that completes each tool loop sees them alternate.
 
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use filo_testkit::{MockProvider, Turn, Usage};
@@ -79,16 +80,16 @@ impl Scenario {
 /// A [`MockProvider`] on 127.0.0.1 whose script never runs out.
 #[derive(Debug)]
 pub struct EndlessMock {
-    mock: std::sync::Arc<MockProvider>,
+    mock: Arc<MockProvider>,
     refill: JoinHandle<()>,
 }
 
 impl EndlessMock {
     /// Start serving `scenario`. Must be called inside a tokio runtime.
     pub async fn start(scenario: Scenario) -> io::Result<EndlessMock> {
-        let mock = std::sync::Arc::new(MockProvider::try_start(Vec::new()).await?);
+        let mock = Arc::new(MockProvider::try_start(Vec::new()).await?);
         let mut next = top_up(&mock, scenario, 0);
-        let refilled = std::sync::Arc::clone(&mock);
+        let refilled = Arc::clone(&mock);
         let refill = tokio::spawn(async move {
             let mut tick = tokio::time::interval(REFILL_EVERY);
             loop {
@@ -107,11 +108,6 @@ impl EndlessMock {
     /// Turns queued right now (never below [`LOW_WATER`] for long).
     pub fn remaining(&self) -> usize {
         self.mock.remaining()
-    }
-
-    /// Requests served so far.
-    pub fn requests_served(&self) -> usize {
-        self.mock.requests().len()
     }
 
     /// One line per request served so far: its number, path, how many messages (and tools) it

@@ -1,5 +1,6 @@
 //! `filo dag …`: the life / recall / trace tools and the show, stats and fsck maintenance commands.
 
+use filo_core::playfilo::SystemZone;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,11 +8,9 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
-use chrono::{Local, Offset, TimeZone};
 use clap::{ArgAction, Args, Subcommand};
 use filo_dag::render::{
-    FilterMode, LifeOptions, LocalOffset, RecallOptions, TraceMode, TraceOptions, life, recall,
-    trace,
+    FilterMode, LifeOptions, RecallOptions, TraceMode, TraceOptions, life, recall, trace,
 };
 use filo_dag::{Create, Store};
 use serde_json::{Value, json};
@@ -120,18 +119,6 @@ impl Env {
 pub fn default_db_path(home: Option<&OsString>) -> Option<PathBuf> {
     home.filter(|h| !h.is_empty())
         .map(|h| PathBuf::from(h).join(".playfilo").join("playfilo.db"))
-}
-
-/// The process time zone (chrono reads `TZ`, then `/etc/localtime`).
-struct SystemZone;
-
-impl LocalOffset for SystemZone {
-    fn offset_seconds(&self, utc_ms: i64) -> i64 {
-        Local
-            .timestamp_millis_opt(utc_ms)
-            .single()
-            .map_or(0, |dt| i64::from(dt.offset().fix().local_minus_utc()))
-    }
 }
 
 /// Runs a `filo dag` command, writing its output to `out`.

@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::error::Result;
+use crate::model::carryover_text;
 use crate::model::{Expect, NewAction, NewBlob, NodeCommit, Parent, action_type, role};
 use crate::store::Store;
 
@@ -64,14 +65,6 @@ pub fn pi_config(thinking_level: &str) -> String {
          \"thinkingLevel\":\"{thinking_level}\",\"tools\":[{{\"name\":\"bash\",\"description\":\
          \"Run a shell command\"}},{{\"name\":\"life\",\"description\":\"View the conversation DAG \
          structure.\"}}]}}"
-    )
-}
-
-/// The carryover text of spec §6.3.
-pub fn carryover_text(message: &str) -> String {
-    format!(
-        "[SYSTEM / INCARNATION NOTE]: {message}\n[SYSTEM WARNING]: State transitioned. The file \
-         system (World) may not match your memory. Check the environment before executing tasks."
     )
 }
 
@@ -188,11 +181,7 @@ fn tobe(store: &Store) -> Result<()> {
     let departure = store.commit_node(
         &NodeCommit::new(role::TOOL_RESULT, at)
             .parent(from.map_or(Parent::Root, Parent::Node))
-            .part(text_result(
-                "tobe_departure",
-                "tobe",
-                "Incarnation initiated → b85004a7b193",
-            )),
+            .part(NewBlob::departure(ids::ROW4)),
     )?;
     store.set_ref("PI_HEAD", ids::ROW4)?;
     let carry = store.commit_node(

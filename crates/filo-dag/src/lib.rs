@@ -26,6 +26,6 @@ pub use error::{DagError, Result};
 pub use fsck::{FsckReport, Problem, Stats};
 pub use model::{
     Action, Blob, Committed, Expect, NewAction, NewBlob, Node, NodeCommit, Parent, RefMove,
-    action_type, blob_type, role, short_id,
+    action_type, blob_type, carryover_text, role, short_id,
 };
 pub use store::{Create, SCHEMA_VERSION, Store};

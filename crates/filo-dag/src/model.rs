@@ -167,6 +167,16 @@ impl NewBlob {
         )
     }
 
+    /// The tool result of a tobe departure node (§6.2 step 3): the jump's dead-end marker.
+    pub fn departure(target_id: &str) -> Self {
+        Self::tool_result(
+            "tobe_departure",
+            "tobe",
+            json!([{ "type": "text", "text": format!("Incarnation initiated → {}", short_id(target_id)) }]),
+            false,
+        )
+    }
+
     /// A `pi_meta` blob.
     pub fn pi_meta(value: Value) -> Self {
         Self::new(blob_type::PI_META, value)
@@ -333,4 +343,12 @@ pub struct NewAction {
     pub to_node: Option<String>,
     /// Free text.
     pub metadata: Option<String>,
+}
+
+/// The carryover text tobe commits and sends (§6.3), byte for byte, no trailing newline.
+pub fn carryover_text(message: &str) -> String {
+    format!(
+        "[SYSTEM / INCARNATION NOTE]: {message}\n[SYSTEM WARNING]: State transitioned. The file \
+         system (World) may not match your memory. Check the environment before executing tasks."
+    )
 }

@@ -120,6 +120,33 @@ impl Store {
             .optional()?)
     }
 
+    /// [`Store::node_id_by_external_id`] for many ids in one query: external id → the oldest
+    /// node carrying it. Ids without a node are absent from the map. (Resume scans a session
+    /// file backwards for its last mirrored entry; this answers the whole scan at once.)
+    pub fn node_ids_by_external_ids<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<HashMap<String, String>> {
+        let list = Value::Array(
+            ids.into_iter()
+                .map(|i| Value::String(i.to_owned()))
+                .collect(),
+        );
+        let sql = "SELECT j.value, (SELECT n.id FROM nodes n WHERE n.external_id = j.value \
+                   ORDER BY n.rowid LIMIT 1) FROM json_each(?1) j WHERE j.value <> ''";
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map([list.to_string()], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+        })?;
+        let mut out = HashMap::new();
+        for row in rows {
+            if let (ext, Some(id)) = row? {
+                out.insert(ext, id);
+            }
+        }
+        Ok(out)
+    }
+
     /// Resolution as life and recall do it: strip one leading `pi:`, try the external id, then the
     /// hash prefix. Errors carry the stripped text, as in the reference.
     pub fn resolve(&self, reference: &str) -> Result<String> {

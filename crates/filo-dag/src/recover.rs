@@ -13,8 +13,8 @@ use serde_json::{Map, Value, json};
 
 use crate::canon;
 use crate::error::Result;
-use crate::model::{Blob, Node, blob_type, role};
-use crate::read::lineage_with_blobs;
+use crate::model::{blob_type, role};
+use crate::read::{LINEAGE_CTE, MAX_WALK};
 use crate::render::preview_truthy as truthy;
 use crate::store::Store;
 use crate::text::iso_utc;
@@ -34,47 +34,150 @@ const ENTRY_TYPES: &[&str] = &[
 ];
 
 impl Store {
-    /// The pi session entries of the lineage ending at `head`, root first. Two queries: one
-    /// recursive CTE for the nodes, one batched blob load.
+    /// The pi session entries of the lineage ending at `head`, root first. One query: the
+    /// lineage CTE joined with `json_each(parts_list)` and `blobs`, read row by row into the
+    /// entries without materializing nodes and blobs first.
     pub fn load_entries(&self, head: Option<&str>) -> Result<Vec<Value>> {
         let Some(head) = head else {
             return Ok(Vec::new());
         };
-        self.read(|_| self.entries_from(head))
-    }
-
-    fn entries_from(&self, head: &str) -> Result<Vec<Value>> {
-        let nodes = lineage_with_blobs(&self.conn, head)?;
-        let mut out = Vec::with_capacity(nodes.len());
-        let mut parent: Option<&Node> = None;
-        let mut models = ModelCache::default();
-        for (node, blobs) in nodes.iter().rev() {
-            let parts: Vec<&Blob> = blobs.iter().collect();
-            if let Some(entry) = entry_of(node, parent, &parts, &mut models) {
-                out.push(entry);
+        self.read(|_| {
+            let steps = walk(&self.conn, head)?;
+            let mut out = Vec::with_capacity(steps.len());
+            let mut parent: Option<String> = None;
+            let mut models = ModelCache::default();
+            for step in steps.into_iter().rev() {
+                let id = step.entry_id.clone();
+                if let Some(entry) = entry_of(step, parent.as_deref(), &mut models) {
+                    out.push(entry);
+                }
+                parent = Some(id);
             }
-            parent = Some(node);
+            Ok(out)
+        })
+    }
+}
+
+/// One node of the lineage, reduced to what its entry needs.
+struct Step {
+    depth: i64,
+    /// `external_id`, else the first 8 characters of the hash.
+    entry_id: String,
+    role: String,
+    timestamp: i64,
+    /// config_json, read for assistants only.
+    config: Option<String>,
+    /// Blobs found for the node, whatever their type.
+    found: usize,
+    /// The parsed blobs the loader reads, with their part index.
+    parts: Vec<(i64, &'static str, Value)>,
+}
+
+/// The blob types the loader reads; the others (system_prompt, inline_data, …) are ignored.
+fn loaded_type(kind: &str) -> Option<&'static str> {
+    [
+        blob_type::PI_META,
+        blob_type::PI_ENTRY,
+        blob_type::TEXT,
+        blob_type::THINKING,
+        blob_type::TOOL_CALL,
+        blob_type::TOOL_RESULT,
+    ]
+    .into_iter()
+    .find(|t| *t == kind)
+}
+
+fn walk(conn: &rusqlite::Connection, head: &str) -> Result<Vec<Step>> {
+    let sql = format!(
+        "{LINEAGE_CTE} SELECT c.depth, n.id, n.role, n.timestamp, n.config_json, n.external_id, \
+           p.key, b.type, b.content \
+         FROM chain c JOIN nodes n ON n.rowid = c.rid \
+         LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
+         LEFT JOIN blobs b ON b.hash = p.value"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
+    let mut steps: Vec<Step> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let depth: i64 = row.get(0)?;
+        if steps.last().map(|s| s.depth) != Some(depth) {
+            let entry_id = match row.get::<_, Option<String>>(5)? {
+                Some(ext) => ext,
+                None => row
+                    .get_ref(1)?
+                    .as_str()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(8)
+                    .collect(),
+            };
+            let role: String = row.get(2)?;
+            let config = if role == role::ASSISTANT {
+                row.get(4)?
+            } else {
+                None
+            };
+            steps.push(Step {
+                depth,
+                entry_id,
+                role,
+                timestamp: row.get(3)?,
+                config,
+                found: 0,
+                parts: Vec::new(),
+            });
         }
-        Ok(out)
+        let (Some(step), Ok(Some(kind))) = (steps.last_mut(), row.get_ref(7)?.as_str_or_null())
+        else {
+            continue;
+        };
+        step.found += 1;
+        let Some(kind) = loaded_type(kind) else {
+            continue;
+        };
+        let Ok(text) = row.get_ref(8)?.as_str() else {
+            continue;
+        };
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            step.parts
+                .push((row.get::<_, Option<i64>>(6)?.unwrap_or(0), kind, value));
+        }
     }
+    let in_order = steps
+        .iter()
+        .enumerate()
+        .all(|(i, s)| usize::try_from(s.depth).ok() == Some(i));
+    if !in_order {
+        // Another query plan: restore walk order and merge the pieces of each node.
+        steps.sort_by_key(|s| s.depth);
+        let mut merged: Vec<Step> = Vec::with_capacity(steps.len());
+        for step in steps {
+            match merged.last_mut() {
+                Some(last) if last.depth == step.depth => {
+                    last.found += step.found;
+                    last.parts.extend(step.parts);
+                }
+                _ => merged.push(step),
+            }
+        }
+        steps = merged;
+    }
+    for step in &mut steps {
+        if !step.parts.is_sorted_by_key(|(key, _, _)| *key) {
+            step.parts.sort_by_key(|(key, _, _)| *key);
+        }
+    }
+    Ok(steps)
 }
 
-/// `external_id`, else the first 8 characters of the hash.
-fn entry_id(node: &Node) -> String {
-    match &node.external_id {
-        Some(ext) => ext.clone(),
-        None => node.id.chars().take(8).collect(),
-    }
-}
-
-fn is_meta(node: &Node, v: &Value) -> bool {
+fn is_meta(step: &Step, v: &Value) -> bool {
     let Some(kind) = v.get("type").filter(|t| truthy(t)) else {
         return false;
     };
     if v.get("role").is_some() {
         return false;
     }
-    node.role == role::PI_INTERNAL || kind.as_str().is_some_and(|k| ENTRY_TYPES.contains(&k))
+    step.role == role::PI_INTERNAL || kind.as_str().is_some_and(|k| ENTRY_TYPES.contains(&k))
 }
 
 /// The last config_json seen and its (provider, model): consecutive nodes share one config.
@@ -94,24 +197,17 @@ impl ModelCache {
     }
 }
 
-fn entry_of(
-    node: &Node,
-    parent: Option<&Node>,
-    parts: &[&Blob],
-    models: &mut ModelCache,
-) -> Option<Value> {
-    let id = entry_id(node);
-    let parent_id = parent.map_or(Value::Null, |p| Value::String(entry_id(p)));
-    let timestamp = iso_utc(node.timestamp);
+fn entry_of(mut step: Step, parent: Option<&str>, models: &mut ModelCache) -> Option<Value> {
+    let parent_id = parent.map_or(Value::Null, |p| Value::String(p.to_owned()));
+    let timestamp = iso_utc(step.timestamp);
     let mut meta: Option<Value> = None;
     let mut whole_message: Option<Value> = None;
     let mut last_result: Option<Value> = None;
     let mut content: Vec<Value> = Vec::new();
-    for blob in parts {
-        let Some(v) = blob.value() else { continue };
-        match blob.blob_type.as_str() {
-            blob_type::PI_META if is_meta(node, &v) => meta = Some(v),
-            blob_type::PI_META if parts.len() == 1 && v.get("role").is_some() => {
+    for (_, kind, v) in std::mem::take(&mut step.parts) {
+        match kind {
+            blob_type::PI_META if is_meta(&step, &v) => meta = Some(v),
+            blob_type::PI_META if step.found == 1 && v.get("role").is_some() => {
                 whole_message = Some(v);
             }
             blob_type::PI_META => content.push(v),
@@ -137,17 +233,17 @@ fn entry_of(
     }
     let message = if let Some(message) = whole_message {
         message
-    } else if node.role == role::TOOL_RESULT {
-        tool_result_message(last_result.as_ref(), node.timestamp)
+    } else if step.role == role::TOOL_RESULT {
+        tool_result_message(last_result.as_ref(), step.timestamp)
     } else {
-        if node.role == role::PI_INTERNAL && content.is_empty() {
+        if step.role == role::PI_INTERNAL && content.is_empty() {
             return None;
         }
-        plain_message(node, content, models)
+        plain_message(&step, content, models)
     };
     Some(obj([
         ("type", "message".into()),
-        ("id", id.into()),
+        ("id", step.entry_id.into()),
         ("parentId", parent_id),
         ("timestamp", timestamp.into()),
         ("message", message),
@@ -241,12 +337,12 @@ fn provider_model(config: Option<&str>) -> (String, String) {
     }
 }
 
-fn plain_message(node: &Node, content: Vec<Value>, models: &mut ModelCache) -> Value {
+fn plain_message(step: &Step, content: Vec<Value>, models: &mut ModelCache) -> Value {
     let mut message = Map::new();
-    message.insert("role".into(), Value::String(node.role.clone()));
+    message.insert("role".into(), Value::String(step.role.clone()));
     message.insert("content".into(), Value::Array(content));
-    if node.role == role::ASSISTANT {
-        let (provider, model) = models.get(node.config_json.as_deref());
+    if step.role == role::ASSISTANT {
+        let (provider, model) = models.get(step.config.as_deref());
         message.insert("api".into(), "chat".into());
         message.insert("provider".into(), provider.into());
         message.insert("model".into(), model.into());
@@ -259,6 +355,6 @@ fn plain_message(node: &Node, content: Vec<Value>, models: &mut ModelCache) -> V
         );
         message.insert("stopReason".into(), "stop".into());
     }
-    message.insert("timestamp".into(), node.timestamp.into());
+    message.insert("timestamp".into(), step.timestamp.into());
     Value::Object(message)
 }

@@ -99,7 +99,8 @@ pub struct LoadedFile {
     pub empty: bool,
 }
 
-/// Parse the text of a session file.
+/// Parse the text of a session file. A current (v3) file is converted line by line, so only one
+/// line's JSON tree exists at a time; an older file is kept whole for the migration.
 pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
     let mut out = LoadedFile {
         ends_with_newline: bytes.last().is_none_or(|b| *b == b'\n'),
@@ -108,7 +109,9 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
     };
     let segments: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let last_index = segments.len().saturating_sub(1);
-    let mut values: Vec<(usize, Value)> = Vec::new();
+    let mut header: Option<Value> = None;
+    let mut current = false;
+    let mut old_lines: Vec<(usize, Value)> = Vec::new();
     for (i, seg) in segments.iter().enumerate() {
         let line = i + 1;
         let Ok(text) = std::str::from_utf8(seg) else {
@@ -121,42 +124,63 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
         if text.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(text) {
-            Ok(v) => values.push((line, v)),
+        let v = match serde_json::from_str::<Value>(text) {
+            Ok(v) => v,
             Err(_) if i == last_index && !out.ends_with_newline => {
                 out.warnings.push(LoadWarning::TornLastLine { line });
+                continue;
             }
-            Err(e) => out.warnings.push(LoadWarning::Malformed {
-                line,
-                reason: e.to_string(),
-            }),
+            Err(e) => {
+                out.warnings.push(LoadWarning::Malformed {
+                    line,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        if header.is_none() {
+            // pi: the file is valid only if its first object is a session header.
+            if SessionHeader::from_value(&v).is_err() {
+                return out;
+            }
+            current = v.get("version").and_then(Value::as_u64).unwrap_or(1) >= 3;
+            header = Some(v);
+        } else if current {
+            push_entry(&mut out, line, &v);
+        } else {
+            old_lines.push((line, v));
         }
     }
-    let Some((_, first)) = values.first() else {
-        return out;
-    };
-    if SessionHeader::from_value(first).is_err() {
-        return out;
-    }
-    let mut lines: Vec<Value> = values.iter().map(|(_, v)| v.clone()).collect();
-    out.migrated = migrate_to_current(&mut lines);
-    out.header = SessionHeader::from_value(&lines[0]).ok();
-    for ((line, _), v) in values.iter().zip(lines.iter()).skip(1) {
-        if v.get("type").and_then(Value::as_str) == Some("session") {
-            out.warnings
-                .push(LoadWarning::DuplicateHeader { line: *line });
-            continue;
-        }
-        match SessionEntry::from_value(v) {
-            Ok(e) => out.entries.push(e),
-            Err(e) => out.warnings.push(LoadWarning::BadEntry {
-                line: *line,
-                reason: e.to_string(),
-            }),
+    let Some(header) = header else { return out };
+    if current {
+        out.header = SessionHeader::from_value(&header).ok();
+    } else {
+        let numbers: Vec<usize> = old_lines.iter().map(|(n, _)| *n).collect();
+        let mut lines: Vec<Value> = std::iter::once(header)
+            .chain(old_lines.into_iter().map(|(_, v)| v))
+            .collect();
+        out.migrated = migrate_to_current(&mut lines);
+        out.header = SessionHeader::from_value(&lines[0]).ok();
+        for (line, v) in numbers.into_iter().zip(lines.iter().skip(1)) {
+            push_entry(&mut out, line, v);
         }
     }
     out.warnings.sort_by_key(LoadWarning::line);
     out
+}
+
+fn push_entry(out: &mut LoadedFile, line: usize, v: &Value) {
+    if v.get("type").and_then(Value::as_str) == Some("session") {
+        out.warnings.push(LoadWarning::DuplicateHeader { line });
+        return;
+    }
+    match SessionEntry::from_value(v) {
+        Ok(e) => out.entries.push(e),
+        Err(e) => out.warnings.push(LoadWarning::BadEntry {
+            line,
+            reason: e.to_string(),
+        }),
+    }
 }
 
 /// Read and parse a session file.

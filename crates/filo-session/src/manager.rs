@@ -110,10 +110,7 @@ impl SessionManager {
             needs_newline: !loaded.migrated && !loaded.ends_with_newline,
             warnings: loaded.warnings,
         };
-        for e in loaded.entries {
-            s.insert_entry(e);
-        }
-        s.leaf = s.entries.last().map(|e| e.id.clone());
+        s.insert_all(loaded.entries);
         Ok(s)
     }
 
@@ -135,10 +132,7 @@ impl SessionManager {
             needs_newline: false,
             warnings: loaded.warnings,
         };
-        for e in loaded.entries {
-            s.insert_entry(e);
-        }
-        s.leaf = s.entries.last().map(|e| e.id.clone());
+        s.insert_all(loaded.entries);
         Ok(s)
     }
 
@@ -163,12 +157,19 @@ impl SessionManager {
         }
         let mut s = Self::create(target_cwd, session_dir);
         s.header.parent_session = Some(source.to_string_lossy().into_owned());
-        for e in loaded.entries {
-            s.insert_entry(e);
-        }
-        s.leaf = s.entries.last().map(|e| e.id.clone());
+        s.insert_all(loaded.entries);
         s.flush_if_ready()?;
         Ok(s)
+    }
+
+    /// Insert loaded entries in file order; the leaf is the last one.
+    fn insert_all(&mut self, entries: Vec<SessionEntry>) {
+        self.entries.reserve(entries.len());
+        self.index.reserve(entries.len());
+        for e in entries {
+            self.insert_entry(e);
+        }
+        self.leaf = self.entries.last().map(|e| e.id.clone());
     }
 
     fn insert_entry(&mut self, e: SessionEntry) {

@@ -27,7 +27,7 @@ const QUIT_WINDOW: Duration = Duration::from_millis(1500);
 
 /// Results of spawned work.
 #[derive(Debug)]
-pub(crate) enum AppEvent {
+pub enum AppEvent {
     PromptDone(Option<String>),
     BashDone {
         cell: usize,
@@ -42,7 +42,8 @@ pub(crate) enum AppEvent {
     EditorText(String),
 }
 
-/// The running app: state plus the session it drives.
+/// The running app: state plus the session it drives. [`run`](crate::run) owns one; tests drive
+/// one headless by feeding it terminal events, session events and [`AppEvent`]s.
 pub struct App {
     pub(crate) state: AppState,
     pub(crate) session: AgentSession,
@@ -52,7 +53,7 @@ pub struct App {
 }
 
 impl App {
-    pub(crate) fn new(session: AgentSession, options: TuiOptions, tx: UnboundedSender<AppEvent>) -> App {
+    pub fn new(session: AgentSession, options: TuiOptions, tx: UnboundedSender<AppEvent>) -> App {
         let state = AppState::new(options.theme.clone(), crate::footer_info(&session));
         let mut app = App {
             state,
@@ -64,6 +65,15 @@ impl App {
         app.state.load_messages(&app.session.messages());
         app.welcome();
         app
+    }
+
+    /// The UI state (what the next frame shows).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    pub fn state_mut(&mut self) -> &mut AppState {
+        &mut self.state
     }
 
     fn welcome(&mut self) {
@@ -110,12 +120,21 @@ impl App {
 
     /// Send a prompt: while the agent works, queue it (steer, or follow-up); else run it in a task.
     pub(crate) fn send(&mut self, text: String, follow_up: bool) {
+        self.send_with_images(text, follow_up, Vec::new());
+    }
+
+    pub(crate) fn send_with_images(
+        &mut self,
+        text: String,
+        follow_up: bool,
+        images: Vec<filo_ai::ContentBlock>,
+    ) {
         if self.state.running {
             if follow_up {
-                self.session.follow_up(&text, Vec::new());
+                self.session.follow_up(&text, images);
                 self.state.queued.push(Queued::FollowUp(text));
             } else {
-                self.session.steer(&text, Vec::new());
+                self.session.steer(&text, images);
                 self.state.queued.push(Queued::Steer(text));
             }
             return;
@@ -125,7 +144,11 @@ impl App {
         let session = self.session.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let r = session.prompt(&text, PromptOptions::default()).await;
+            let opts = PromptOptions {
+                images,
+                ..PromptOptions::default()
+            };
+            let r = session.prompt(&text, opts).await;
             let _ = tx.send(AppEvent::PromptDone(r.err().map(|e| e.to_string())));
         });
     }
@@ -191,13 +214,17 @@ impl App {
             self.user_bash(cmd.trim().to_string(), true);
         } else if let Some(cmd) = trimmed.strip_prefix('!') {
             self.user_bash(cmd.trim().to_string(), false);
-        } else if trimmed.starts_with('/') && self.run_command(trimmed) {
         } else {
-            self.send(trimmed.to_string(), follow_up);
+            // A built-in command runs here; any other `/…` goes to the session, which expands
+            // prompt templates and skills and runs extension commands.
+            let handled = trimmed.starts_with('/') && self.run_command(trimmed);
+            if !handled {
+                self.send(trimmed.to_string(), follow_up);
+            }
         }
     }
 
-    pub(crate) fn on_app_event(&mut self, ev: AppEvent) {
+    pub fn on_app_event(&mut self, ev: AppEvent) {
         match ev {
             AppEvent::PromptDone(err) => {
                 if !self.session.is_streaming() {
@@ -217,7 +244,11 @@ impl App {
                     exit_code: c,
                     done,
                     ..
-                }) = self.state.cells.get_mut(cell).map(crate::state::Committed::edit)
+                }) = self
+                    .state
+                    .cells
+                    .get_mut(cell)
+                    .map(crate::state::Committed::edit)
                 {
                     *o = output;
                     *c = exit_code;
@@ -255,9 +286,15 @@ impl App {
                     self.state.quit_armed = Some(Instant::now());
                 }
             }
-            KeyCode::Char('d') if ctrl && self.state.editor.is_empty() => self.state.should_quit = true,
-            KeyCode::Char('t') if ctrl => self.state.opts.show_thinking = !self.state.opts.show_thinking,
-            KeyCode::Char('o') if ctrl => self.state.opts.expand_tools = !self.state.opts.expand_tools,
+            KeyCode::Char('d') if ctrl && self.state.editor.is_empty() => {
+                self.state.should_quit = true
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.state.opts.show_thinking = !self.state.opts.show_thinking
+            }
+            KeyCode::Char('o') if ctrl => {
+                self.state.opts.expand_tools = !self.state.opts.expand_tools
+            }
             KeyCode::Char('l') if ctrl => {
                 self.run_command("/model");
             }
@@ -265,9 +302,12 @@ impl App {
             KeyCode::BackTab => self.cycle_thinking(),
             KeyCode::PageUp => self.state.scroll += self.page(),
             KeyCode::PageDown => self.state.scroll = self.state.scroll.saturating_sub(self.page()),
-            KeyCode::Esc if self.state.editor.completion.is_some() => self.state.editor.completion = None,
+            KeyCode::Esc if self.state.editor.completion.is_some() => {
+                self.state.editor.completion = None
+            }
             KeyCode::Esc if self.state.running || self.session.is_bash_running() => self.abort(),
-            _ if self.state.editor.completion.is_some() && completion::handle_key(&mut self.state.editor, key) => {}
+            _ if self.state.editor.completion.is_some()
+                && completion::handle_key(&mut self.state.editor, key) => {}
             _ => {
                 let action = self.state.editor.handle_key(key);
                 match action {
@@ -281,7 +321,7 @@ impl App {
         }
     }
 
-    pub(crate) fn on_terminal(&mut self, ev: Event) -> bool {
+    pub fn on_terminal(&mut self, ev: Event) -> bool {
         match ev {
             Event::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k),
             Event::Paste(s) => {
@@ -290,7 +330,9 @@ impl App {
                 }
             }
             Event::Resize(_, _) => {}
-            Event::Key(_) | Event::FocusGained | Event::FocusLost | Event::Mouse(_) => return false,
+            Event::Key(_) | Event::FocusGained | Event::FocusLost | Event::Mouse(_) => {
+                return false;
+            }
         }
         true
     }
@@ -342,7 +384,8 @@ where
         if app.state.should_quit {
             return Ok(());
         }
-        let animating = app.state.running || app.state.status.is_some() || app.state.quit_armed.is_some();
+        let animating =
+            app.state.running || app.state.status.is_some() || app.state.quit_armed.is_some();
         let wait = FRAME.saturating_sub(last_draw.elapsed());
         #[cfg(unix)]
         let term = sigterm.recv();

@@ -151,7 +151,10 @@ impl ToolCell {
             let content = arg_str(&self.args, "content");
             let (lines, hidden) = output_lines(content, opts.expand_tools);
             if hidden > 0 {
-                body.push(Line::from(Span::styled(format!("… {hidden} earlier lines"), theme.fg("muted"))));
+                body.push(Line::from(Span::styled(
+                    format!("… {hidden} earlier lines"),
+                    theme.fg("muted"),
+                )));
             }
             body.extend(lines.into_iter().map(|l| Line::from(l.to_string())));
         } else {
@@ -167,7 +170,11 @@ impl ToolCell {
             } else {
                 theme.fg("muted")
             };
-            body.extend(lines.into_iter().map(|l| Line::from(Span::styled(l.to_string(), st))));
+            body.extend(
+                lines
+                    .into_iter()
+                    .map(|l| Line::from(Span::styled(l.to_string(), st))),
+            );
         }
         if self.images > 0 {
             body.push(Line::from(Span::styled(
@@ -232,7 +239,9 @@ impl Cell {
                 }
                 let mut lines = cell.render(theme, width, opts);
                 if let Some(first) = lines.first_mut() {
-                    first.spans.insert(0, Span::styled(prefix, theme.fg("accent")));
+                    first
+                        .spans
+                        .insert(0, Span::styled(prefix, theme.fg("accent")));
                 }
                 lines
             }
@@ -245,6 +254,39 @@ impl Cell {
     }
 }
 
+/// One block of an assistant message.
+pub(crate) fn render_block(
+    b: &AssistantBlock,
+    theme: &Theme,
+    width: usize,
+    opts: RenderOpts,
+    out: &mut Vec<Line<'static>>,
+) {
+    match b {
+        AssistantBlock::Text(t) if !t.trim().is_empty() => {
+            out.extend(wrap_lines(&markdown::render(t, theme), width));
+        }
+        AssistantBlock::Text(_) => {}
+        AssistantBlock::Thinking(t) if opts.show_thinking => {
+            let st = theme.fg("thinkingText").add_modifier(Modifier::ITALIC);
+            for l in t.trim().lines() {
+                out.extend(wrap_line(&Line::from(l.to_string()).style(st), width, 0));
+            }
+        }
+        AssistantBlock::Thinking(t) => {
+            let first = t.trim().lines().next().unwrap_or("");
+            let note = format!(
+                "Thinking… {} (ctrl+t to expand)",
+                truncate(first, width.saturating_sub(30).max(8))
+            );
+            out.push(Line::from(Span::styled(
+                note,
+                theme.fg("thinkingText").add_modifier(Modifier::ITALIC),
+            )));
+        }
+    }
+}
+
 fn render_assistant(
     blocks: &[AssistantBlock],
     error: Option<&str>,
@@ -253,31 +295,12 @@ fn render_assistant(
     width: usize,
     opts: RenderOpts,
 ) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
+    let mut out: Vec<Line<'static>> = Vec::new();
     for b in blocks {
-        match b {
-            AssistantBlock::Text(t) if !t.trim().is_empty() => {
-                out.extend(wrap_lines(&markdown::render(t, theme), width));
-            }
-            AssistantBlock::Text(_) => {}
-            AssistantBlock::Thinking(t) if opts.show_thinking => {
-                let st = theme.fg("thinkingText").add_modifier(Modifier::ITALIC);
-                for l in t.trim().lines() {
-                    out.extend(wrap_line(&Line::from(l.to_string()).style(st), width, 0));
-                }
-            }
-            AssistantBlock::Thinking(t) => {
-                let first = t.trim().lines().next().unwrap_or("");
-                let note = format!(
-                    "Thinking… {} (ctrl+t to expand)",
-                    truncate(first, width.saturating_sub(30).max(8))
-                );
-                out.push(Line::from(Span::styled(
-                    note,
-                    theme.fg("thinkingText").add_modifier(Modifier::ITALIC),
-                )));
-            }
+        if out.last().is_some_and(|l| !l.spans.is_empty()) {
+            out.push(Line::default());
         }
+        render_block(b, theme, width, opts, &mut out);
     }
     if images > 0 {
         out.push(Line::from(Span::styled(

@@ -105,10 +105,16 @@ impl App {
                             label: l.as_str().into(),
                             detail: String::new(),
                             value: l.as_str().into(),
+                            search: String::new(),
                         })
                         .collect();
                     let sel = levels.iter().position(|l| *l == cur).unwrap_or(0);
-                    self.state.overlay = Some(Overlay::Select(SelectList::new(SelectKind::Thinking, "thinking level", items, sel)));
+                    self.state.overlay = Some(Overlay::Select(SelectList::new(
+                        SelectKind::Thinking,
+                        "thinking level",
+                        items,
+                        sel,
+                    )));
                 }
             },
             "new" => self.spawn_task(async move {
@@ -128,12 +134,19 @@ impl App {
                         label: f.text.lines().next().unwrap_or("").to_string(),
                         detail: String::new(),
                         value: f.entry_id,
+                        search: String::new(),
                     })
                     .collect();
                 if items.is_empty() {
-                    self.state.push(Cell::Info("No messages to fork from.".into()));
+                    self.state
+                        .push(Cell::Info("No messages to fork from.".into()));
                 } else {
-                    self.state.overlay = Some(Overlay::Select(SelectList::new(SelectKind::Fork, "fork from message", items, 0)));
+                    self.state.overlay = Some(Overlay::Select(SelectList::new(
+                        SelectKind::Fork,
+                        "fork from message",
+                        items,
+                        0,
+                    )));
                 }
             }
             "compact" => {
@@ -141,31 +154,44 @@ impl App {
                 self.state.status = Some("Compacting context…".into());
                 self.spawn_task(async move {
                     match session.compact(instructions.as_deref()).await {
-                        Ok(r) => AppEvent::Info(format!("Context compacted ({} tokens before).", r.tokens_before)),
+                        Ok(r) => AppEvent::Info(format!(
+                            "Context compacted ({} tokens before).",
+                            r.tokens_before
+                        )),
                         Err(e) => AppEvent::Error(format!("Compaction failed: {e}")),
                     }
                 });
             }
             "name" if arg.is_empty() => {
-                let current = self.session.session_name().unwrap_or_else(|| "(unnamed)".into());
-                self.state.push(Cell::Info(format!("Session name: {current}. Usage: /name <name>")));
+                let current = self
+                    .session
+                    .session_name()
+                    .unwrap_or_else(|| "(unnamed)".into());
+                self.state.push(Cell::Info(format!(
+                    "Session name: {current}. Usage: /name <name>"
+                )));
             }
             "name" => {
                 self.session.set_session_name(arg);
                 self.refresh_footer();
-                self.state.push(Cell::Info(format!("Session named \"{arg}\".")));
+                self.state
+                    .push(Cell::Info(format!("Session named \"{arg}\".")));
             }
             "session" => self.state.overlay = Some(text_page("session", &self.session_info())),
             "export" => {
                 let path = (!arg.is_empty()).then(|| self.options.cwd.join(arg));
                 match self.session.export_to_html(path.as_deref()) {
-                    Ok(p) => self.state.push(Cell::Info(format!("Exported to {}", p.display()))),
+                    Ok(p) => self
+                        .state
+                        .push(Cell::Info(format!("Exported to {}", p.display()))),
                     Err(e) => self.state.push(Cell::Error(format!("Export failed: {e}"))),
                 }
             }
             "copy" => match self.session.last_assistant_text() {
                 Some(t) => match osc52_copy(&t) {
-                    Ok(()) => self.state.push(Cell::Info("Copied the last answer to the clipboard.".into())),
+                    Ok(()) => self.state.push(Cell::Info(
+                        "Copied the last answer to the clipboard.".into(),
+                    )),
                     Err(e) => self.state.push(Cell::Error(format!("Copy failed: {e}"))),
                 },
                 None => self.state.push(Cell::Info("Nothing to copy yet.".into())),
@@ -177,7 +203,9 @@ impl App {
                     Ok(t) => self.state.overlay = Some(text_page("trace", &t)),
                     Err(e) => self.state.push(Cell::Error(format!("trace: {e}"))),
                 },
-                None => self.state.push(Cell::Info("The memory is off (--no-dag).".into())),
+                None => self
+                    .state
+                    .push(Cell::Info("The memory is off (--no-dag).".into())),
             },
             "quit" | "exit" => self.state.should_quit = true,
             _ => return false,
@@ -229,8 +257,14 @@ impl App {
             .iter()
             .map(|m| SelectItem {
                 label: format!("{}/{}", m.provider, m.id),
-                detail: format!("{} · {}k ctx{}", m.name, m.context_window / 1000, if m.reasoning { " · reasoning" } else { "" }),
+                detail: format!(
+                    "{} · {}k ctx{}",
+                    m.name,
+                    m.context_window / 1000,
+                    if m.reasoning { " · reasoning" } else { "" }
+                ),
                 value: format!("{}/{}", m.provider, m.id),
+                search: String::new(),
             })
             .collect();
         let sel = current
@@ -245,13 +279,14 @@ impl App {
     }
 
     fn session_picker(&mut self) {
-        let dir = self
-            .options
-            .session_dir
-            .clone()
-            .or_else(|| self.session.session_file().and_then(|p| p.parent().map(std::path::Path::to_path_buf)));
+        let dir = self.options.session_dir.clone().or_else(|| {
+            self.session
+                .session_file()
+                .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+        });
         let Some(dir) = dir else {
-            self.state.push(Cell::Info("No session directory (--no-session).".into()));
+            self.state
+                .push(Cell::Info("No session directory (--no-session).".into()));
             return;
         };
         let current = self.session.session_file();
@@ -260,16 +295,33 @@ impl App {
             .into_iter()
             .filter(|s| Some(&s.path) != current.as_ref())
             .map(|s| SelectItem {
-                label: s.name.clone().unwrap_or_else(|| s.first_message.lines().next().unwrap_or("(empty)").to_string()),
-                detail: format!("{} · {} msgs", filo_dag::render::age(now, s.modified), s.message_count),
+                label: s.name.clone().unwrap_or_else(|| {
+                    s.first_message
+                        .lines()
+                        .next()
+                        .unwrap_or("(empty)")
+                        .to_string()
+                }),
+                detail: format!(
+                    "{} · {} msgs",
+                    filo_dag::render::age(now, s.modified),
+                    s.message_count
+                ),
                 value: s.path.to_string_lossy().into_owned(),
+                search: s.all_messages_text.clone(),
             })
             .collect();
         if items.is_empty() {
-            self.state.push(Cell::Info("No other sessions here.".into()));
+            self.state
+                .push(Cell::Info("No other sessions here.".into()));
             return;
         }
-        self.state.overlay = Some(Overlay::Select(SelectList::new(SelectKind::Session, "resume session", items, 0)));
+        self.state.overlay = Some(Overlay::Select(SelectList::new(
+            SelectKind::Session,
+            "resume session",
+            items,
+            0,
+        )));
     }
 
     /// A selector's choice.
@@ -320,7 +372,8 @@ impl App {
 
     fn open_life(&mut self) {
         let Some(src) = self.options.life.clone() else {
-            self.state.push(Cell::Info("The memory is off (--no-dag).".into()));
+            self.state
+                .push(Cell::Info("The memory is off (--no-dag).".into()));
             return;
         };
         (src.flush)();
@@ -335,15 +388,27 @@ impl App {
             return;
         };
         match l.recall_selected() {
-            Ok(t) => l.mode = LifeMode::Recall { lines: t.lines().map(str::to_string).collect(), scroll: 0 },
-            Err(e) => l.mode = LifeMode::Recall { lines: vec![format!("Error: {e}")], scroll: 0 },
+            Ok(t) => {
+                l.mode = LifeMode::Recall {
+                    lines: t.lines().map(str::to_string).collect(),
+                    scroll: 0,
+                }
+            }
+            Err(e) => {
+                l.mode = LifeMode::Recall {
+                    lines: vec![format!("Error: {e}")],
+                    scroll: 0,
+                }
+            }
         }
     }
 
     pub(crate) fn cycle_model(&mut self) {
         match self.session.cycle_model(true) {
             Ok(Some(_)) => self.refresh_footer(),
-            Ok(None) => self.state.push(Cell::Info("Only one model available.".into())),
+            Ok(None) => self
+                .state
+                .push(Cell::Info("Only one model available.".into())),
             Err(e) => self.state.push(Cell::Error(e.to_string())),
         }
     }
@@ -351,7 +416,9 @@ impl App {
     pub(crate) fn cycle_thinking(&mut self) {
         match self.session.cycle_thinking_level() {
             Some(_) => self.refresh_footer(),
-            None => self.state.push(Cell::Info("This model does not support thinking.".into())),
+            None => self
+                .state
+                .push(Cell::Info("This model does not support thinking.".into())),
         }
     }
 }

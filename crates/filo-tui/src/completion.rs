@@ -155,12 +155,22 @@ mod tests {
         e.insert("/mo");
         update(&mut e, &cmds, &mut files);
         assert_eq!(e.completion.as_ref().unwrap().items[0].0, "/model");
-        assert!(handle_key(&mut e, KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)));
+        assert!(handle_key(
+            &mut e,
+            KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)
+        ));
         assert_eq!(e.text, "/model ");
         e.clear();
         e.insert("see @lib");
         update(&mut e, &cmds, &mut files);
-        let items: Vec<&str> = e.completion.as_ref().unwrap().items.iter().map(|i| i.0.as_str()).collect();
+        let items: Vec<&str> = e
+            .completion
+            .as_ref()
+            .unwrap()
+            .items
+            .iter()
+            .map(|i| i.0.as_str())
+            .collect();
         assert_eq!(items, vec!["@src/lib.rs"]);
         e.insert("zzz");
         update(&mut e, &cmds, &mut files);

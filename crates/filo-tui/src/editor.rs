@@ -78,7 +78,11 @@ impl Editor {
             let marker = if lines > 1 {
                 format!("[paste #{} +{lines} lines]", self.pastes.len())
             } else {
-                format!("[paste #{} {} chars]", self.pastes.len(), self.pastes[self.pastes.len() - 1].len())
+                format!(
+                    "[paste #{} {} chars]",
+                    self.pastes.len(),
+                    self.pastes[self.pastes.len() - 1].len()
+                )
             };
             self.insert(&marker);
         } else {
@@ -112,7 +116,9 @@ impl Editor {
 
     fn line_bounds(&self, at: usize) -> (usize, usize) {
         let start = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let end = self.text[at..].find('\n').map_or(self.text.len(), |i| at + i);
+        let end = self.text[at..]
+            .find('\n')
+            .map_or(self.text.len(), |i| at + i);
         (start, end)
     }
 
@@ -297,7 +303,10 @@ mod tests {
         assert_eq!(e.cursor_pos(), (0, 5));
         e.handle_key(key(KeyCode::Backspace));
         assert_eq!(e.text, "héll\nwörld");
-        assert_eq!(e.handle_key(key(KeyCode::Enter)), EditorAction::Submit("héll\nwörld".into()));
+        assert_eq!(
+            e.handle_key(key(KeyCode::Enter)),
+            EditorAction::Submit("héll\nwörld".into())
+        );
         assert!(e.is_empty());
         typed(&mut e, "next");
         let alt = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);

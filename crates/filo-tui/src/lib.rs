@@ -10,12 +10,13 @@
 //! test backend without a session; the terminal is restored on every exit path (return, error,
 //! panic, SIGTERM).
 
-mod app;
+pub mod app;
 pub mod cells;
 mod commands;
 pub mod completion;
 pub mod editor;
 pub mod life;
+pub mod live;
 pub mod markdown;
 pub mod overlay;
 pub mod state;
@@ -27,7 +28,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
-use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
 use filo_agent::AgentMessage;
 use filo_ai::Message;
 use filo_core::AgentSession;
@@ -60,6 +63,8 @@ pub struct TuiOptions {
     pub warnings: Vec<String>,
     /// Prompts from the command line, sent at start.
     pub initial_messages: Vec<String>,
+    /// Images from `@file` arguments, attached to the first prompt.
+    pub initial_images: Vec<filo_ai::ContentBlock>,
 }
 
 /// The footer's facts as the session has them now (usage summed over its messages).
@@ -104,24 +109,29 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<(), TuiEr
         }));
     }
     enable_raw_mode()?;
-    let setup = crossterm::execute!(std::io::stdout(), EnterAlternateScreen, EnableBracketedPaste);
+    let setup = crossterm::execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        EnableBracketedPaste
+    );
     let result = match setup {
         Ok(()) => run_inner(session, options).await,
         Err(e) => Err(TuiError::Io(e)),
     };
     restore_terminal();
+    std::panic::set_hook(Box::new(move |info| previous(info)));
     result
 }
 
 async fn run_inner(session: AgentSession, options: TuiOptions) -> Result<(), TuiError> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-    terminal.clear()?;
     let (sub, session_rx) = session.subscribe_channel();
     let (tx, app_rx) = tokio::sync::mpsc::unbounded_channel();
     let initial = options.initial_messages.clone();
+    let mut images = options.initial_images.clone();
     let mut app = app::App::new(session.clone(), options, tx);
     for (i, m) in initial.into_iter().enumerate() {
-        app.send(m, i > 0);
+        app.send_with_images(m, i > 0, std::mem::take(&mut images));
     }
     let result = app::run_loop(&mut terminal, &mut app, app_rx, session_rx).await;
     session.unsubscribe(sub);

@@ -26,7 +26,9 @@ pub enum RowKind {
     Head,
     Ancestor,
     /// A child of an ancestor off the current line, with how many nodes descend from it.
-    Branch { descendants: u64 },
+    Branch {
+        descendants: u64,
+    },
     /// Another ref's head outside the lines shown.
     OtherHead(String),
 }
@@ -82,7 +84,11 @@ pub fn preview(store: &Store, node: &Node) -> String {
         .filter(|b| b.blob_type != blob_type::THINKING || node.parts.len() == 1)
         .filter_map(blob_text)
         .collect();
-    let joined = text.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = text
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     truncate(&joined, 200)
 }
 
@@ -98,7 +104,11 @@ fn row(store: &Store, node: &Node, kind: RowKind, now_ms: i64) -> LifeRow {
 }
 
 /// Build the rows around the head ref's node.
-pub fn load_rows(store: &Store, head_ref: &str, now_ms: i64) -> Result<Vec<LifeRow>, filo_dag::DagError> {
+pub fn load_rows(
+    store: &Store,
+    head_ref: &str,
+    now_ms: i64,
+) -> Result<Vec<LifeRow>, filo_dag::DagError> {
     let Some(head) = store.get_ref(head_ref)? else {
         return Ok(Vec::new());
     };
@@ -106,7 +116,11 @@ pub fn load_rows(store: &Store, head_ref: &str, now_ms: i64) -> Result<Vec<LifeR
     let mut rows = Vec::new();
     let mut prev: Option<&str> = None;
     for (i, node) in lineage.iter().enumerate() {
-        let kind = if i == 0 { RowKind::Head } else { RowKind::Ancestor };
+        let kind = if i == 0 {
+            RowKind::Head
+        } else {
+            RowKind::Ancestor
+        };
         rows.push(row(store, node, kind, now_ms));
         let counts = store.descendant_counts(&node.id)?;
         for child in store.children(&node.id)? {
@@ -143,7 +157,10 @@ pub fn load_rows(store: &Store, head_ref: &str, now_ms: i64) -> Result<Vec<LifeR
 pub enum LifeMode {
     List,
     /// Showing one node (recall output).
-    Recall { lines: Vec<String>, scroll: usize },
+    Recall {
+        lines: Vec<String>,
+        scroll: usize,
+    },
     /// Typing the carryover note for a jump to the selected node.
     Note(String),
 }
@@ -159,7 +176,11 @@ pub struct LifeView {
 }
 
 impl LifeView {
-    pub fn open(db_path: &Path, head_ref: &str, now_ms: i64) -> Result<LifeView, filo_dag::DagError> {
+    pub fn open(
+        db_path: &Path,
+        head_ref: &str,
+        now_ms: i64,
+    ) -> Result<LifeView, filo_dag::DagError> {
         let store = Store::open_with(db_path, filo_dag::Create::Never)?;
         let rows = load_rows(&store, head_ref, now_ms)?;
         Ok(LifeView {

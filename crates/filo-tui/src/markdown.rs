@@ -9,11 +9,61 @@ use ratatui::text::{Line, Span};
 use crate::theme::Theme;
 
 const KEYWORDS: &[&str] = &[
-    "fn", "let", "mut", "pub", "use", "mod", "impl", "struct", "enum", "trait", "match", "if",
-    "else", "for", "while", "loop", "return", "async", "await", "const", "static", "type", "def",
-    "class", "import", "from", "function", "var", "export", "true", "false", "null", "None",
-    "self", "Self", "in", "do", "done", "then", "fi", "case", "esac", "echo", "package", "func",
-    "interface", "new", "try", "catch", "throw", "with", "as", "where", "break", "continue",
+    "fn",
+    "let",
+    "mut",
+    "pub",
+    "use",
+    "mod",
+    "impl",
+    "struct",
+    "enum",
+    "trait",
+    "match",
+    "if",
+    "else",
+    "for",
+    "while",
+    "loop",
+    "return",
+    "async",
+    "await",
+    "const",
+    "static",
+    "type",
+    "def",
+    "class",
+    "import",
+    "from",
+    "function",
+    "var",
+    "export",
+    "true",
+    "false",
+    "null",
+    "None",
+    "self",
+    "Self",
+    "in",
+    "do",
+    "done",
+    "then",
+    "fi",
+    "case",
+    "esac",
+    "echo",
+    "package",
+    "func",
+    "interface",
+    "new",
+    "try",
+    "catch",
+    "throw",
+    "with",
+    "as",
+    "where",
+    "break",
+    "continue",
 ];
 
 struct Builder<'t> {
@@ -36,7 +86,10 @@ impl<'t> Builder<'t> {
     fn prefix(&self) -> Vec<Span<'static>> {
         let mut p = Vec::new();
         if self.quote > 0 {
-            p.push(Span::styled("│ ".repeat(self.quote), self.theme.fg("mdQuote")));
+            p.push(Span::styled(
+                "│ ".repeat(self.quote),
+                self.theme.fg("mdQuote"),
+            ));
         }
         if !self.lists.is_empty() {
             p.push(Span::raw("  ".repeat(self.lists.len().saturating_sub(1))));
@@ -120,7 +173,9 @@ impl<'t> Builder<'t> {
                 };
                 self.cur.push(Span::styled(bullet, t.fg("mdListBullet")));
             }
-            Tag::Emphasis => self.styles.push(self.style().add_modifier(Modifier::ITALIC)),
+            Tag::Emphasis => self
+                .styles
+                .push(self.style().add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.styles.push(self.style().add_modifier(Modifier::BOLD)),
             Tag::Strikethrough => self
                 .styles
@@ -224,7 +279,8 @@ pub fn render(md: &str, theme: &Theme) -> Vec<Line<'static>> {
             Event::HardBreak => b.flush(),
             Event::Rule => {
                 b.blank();
-                b.lines.push(Line::from(Span::styled("───", theme.fg("muted"))));
+                b.lines
+                    .push(Line::from(Span::styled("───", theme.fg("muted"))));
                 b.blank();
             }
             Event::TaskListMarker(done) => b.text(if done { "[x] " } else { "[ ] " }),
@@ -298,7 +354,9 @@ mod tests {
 
     #[test]
     fn blocks_render_as_lines() {
-        let out = plain("# Title\n\nSome *text* and `code`.\n\n- one\n- two\n\n1. a\n2. b\n\n> quoted\n\n```rust\nfn main() {}\n```\n");
+        let out = plain(
+            "# Title\n\nSome *text* and `code`.\n\n- one\n- two\n\n1. a\n2. b\n\n> quoted\n\n```rust\nfn main() {}\n```\n",
+        );
         assert_eq!(
             out,
             vec![
@@ -323,7 +381,10 @@ mod tests {
 
     #[test]
     fn unclosed_code_block_while_streaming() {
-        assert_eq!(plain("text\n\n```\nlet x"), vec!["text", "", "```", "  let x", "```"]);
+        assert_eq!(
+            plain("text\n\n```\nlet x"),
+            vec!["text", "", "```", "  let x", "```"]
+        );
     }
 
     #[test]
@@ -332,6 +393,10 @@ mod tests {
         let spans = highlight("let s = \"fn\";", &t);
         assert_eq!(spans[0].content, "let");
         assert_eq!(spans[0].style, t.fg("syntaxKeyword"));
-        assert!(spans.iter().any(|s| s.content == "\"fn\"" && s.style == t.fg("syntaxString")));
+        assert!(
+            spans
+                .iter()
+                .any(|s| s.content == "\"fn\"" && s.style == t.fg("syntaxString"))
+        );
     }
 }

@@ -27,6 +27,8 @@ pub struct SelectItem {
     pub detail: String,
     /// What choosing it means (model key, level, session path, entry id).
     pub value: String,
+    /// More text the search matches but the list does not show (a session's messages).
+    pub search: String,
 }
 
 /// A list with a search box.
@@ -62,7 +64,7 @@ impl SelectList {
             .iter()
             .enumerate()
             .filter(|(_, it)| {
-                let hay = format!("{} {}", it.label, it.detail).to_lowercase();
+                let hay = format!("{} {} {}", it.label, it.detail, it.search).to_lowercase();
                 words.iter().all(|w| hay.contains(w.as_str()))
             })
             .map(|(i, _)| i)
@@ -94,7 +96,10 @@ pub enum OverlayAction {
     /// Show the selected life node.
     Recall,
     /// Jump to a node with a carryover note.
-    Jump { node_id: String, note: String },
+    Jump {
+        node_id: String,
+        note: String,
+    },
 }
 
 fn step(cur: usize, len: usize, delta: isize) -> usize {
@@ -117,7 +122,9 @@ impl Overlay {
                     KeyCode::Esc => return OverlayAction::Close,
                     KeyCode::Enter => {
                         return match vis.contains(&s.selected) {
-                            true => OverlayAction::Chosen(s.kind, s.items[s.selected].value.clone()),
+                            true => {
+                                OverlayAction::Chosen(s.kind, s.items[s.selected].value.clone())
+                            }
                             false => OverlayAction::None,
                         };
                     }
@@ -139,11 +146,17 @@ impl Overlay {
             }
             Overlay::Text(t) => {
                 match key.code {
-                    KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter => return OverlayAction::Close,
+                    KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter => {
+                        return OverlayAction::Close;
+                    }
                     KeyCode::Up | KeyCode::Char('k') => t.scroll = t.scroll.saturating_sub(1),
-                    KeyCode::Down | KeyCode::Char('j') => t.scroll = step(t.scroll, t.lines.len(), 1),
+                    KeyCode::Down | KeyCode::Char('j') => {
+                        t.scroll = step(t.scroll, t.lines.len(), 1)
+                    }
                     KeyCode::PageUp => t.scroll = step(t.scroll, t.lines.len(), -page),
-                    KeyCode::PageDown | KeyCode::Char(' ') => t.scroll = step(t.scroll, t.lines.len(), page),
+                    KeyCode::PageDown | KeyCode::Char(' ') => {
+                        t.scroll = step(t.scroll, t.lines.len(), page)
+                    }
                     _ => {}
                 }
                 OverlayAction::None
@@ -186,7 +199,9 @@ fn life_key(l: &mut LifeView, key: KeyEvent, page: isize) -> OverlayAction {
                 KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
                 KeyCode::Down | KeyCode::Char('j') => *scroll = step(*scroll, lines.len(), 1),
                 KeyCode::PageUp => *scroll = step(*scroll, lines.len(), -page),
-                KeyCode::PageDown | KeyCode::Char(' ') => *scroll = step(*scroll, lines.len(), page),
+                KeyCode::PageDown | KeyCode::Char(' ') => {
+                    *scroll = step(*scroll, lines.len(), page)
+                }
                 _ => {}
             }
             OverlayAction::None
@@ -198,7 +213,11 @@ fn life_key(l: &mut LifeView, key: KeyEvent, page: isize) -> OverlayAction {
             }
             KeyCode::Enter if !note.trim().is_empty() => {
                 let note = note.trim().to_string();
-                let node_id = l.rows.get(l.selected).map(|r| r.node_id.clone()).unwrap_or_default();
+                let node_id = l
+                    .rows
+                    .get(l.selected)
+                    .map(|r| r.node_id.clone())
+                    .unwrap_or_default();
                 l.mode = LifeMode::List;
                 OverlayAction::Jump { node_id, note }
             }
@@ -219,7 +238,10 @@ fn frame_block<'a>(title: String, hint: &'a str, theme: &Theme) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
         .border_style(theme.fg("border"))
-        .title(Span::styled(title, theme.fg("accent").add_modifier(Modifier::BOLD)))
+        .title(Span::styled(
+            title,
+            theme.fg("accent").add_modifier(Modifier::BOLD),
+        ))
         .title_bottom(Span::styled(hint, theme.fg("muted")))
 }
 
@@ -238,7 +260,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay, theme: &Theme)
             let inner = block.inner(area);
             let lines: Vec<Line<'static>> = t.lines.iter().map(|l| Line::from(l.clone())).collect();
             let wrapped = wrap_lines(&lines, usize::from(inner.width));
-            let shown: Vec<Line<'static>> = wrapped.into_iter().skip(t.scroll).take(usize::from(inner.height)).collect();
+            let shown: Vec<Line<'static>> = wrapped
+                .into_iter()
+                .skip(t.scroll)
+                .take(usize::from(inner.height))
+                .collect();
             frame.render_widget(Paragraph::new(shown).block(block), area);
         }
         Overlay::Life(l) => draw_life(frame, area, l, theme),
@@ -246,7 +272,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay, theme: &Theme)
 }
 
 fn draw_select(frame: &mut Frame<'_>, area: Rect, s: &SelectList, theme: &Theme) {
-    let block = frame_block(format!(" {} ", s.title), " type to search · ↑↓ · enter select · esc cancel ", theme);
+    let block = frame_block(
+        format!(" {} ", s.title),
+        " type to search · ↑↓ · enter select · esc cancel ",
+        theme,
+    );
     let inner = block.inner(area);
     let width = usize::from(inner.width);
     let vis = s.visible();
@@ -269,13 +299,27 @@ fn draw_select(frame: &mut Frame<'_>, area: Rect, s: &SelectList, theme: &Theme)
         let room = width.saturating_sub(label.chars().count() + 4);
         let mut spans = vec![
             Span::styled(marker, theme.fg("accent")),
-            Span::styled(label, if sel { theme.fg("accent").add_modifier(Modifier::BOLD) } else { theme.fg("text") }),
+            Span::styled(
+                label,
+                if sel {
+                    theme.fg("accent").add_modifier(Modifier::BOLD)
+                } else {
+                    theme.fg("text")
+                },
+            ),
         ];
         if room > 3 && !it.detail.is_empty() {
-            spans.push(Span::styled(format!("  {}", truncate(&it.detail, room - 2)), theme.fg("muted")));
+            spans.push(Span::styled(
+                format!("  {}", truncate(&it.detail, room - 2)),
+                theme.fg("muted"),
+            ));
         }
         let line = Line::from(spans);
-        lines.push(if sel { line.style(theme.selected()) } else { line });
+        lines.push(if sel {
+            line.style(theme.selected())
+        } else {
+            line
+        });
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }
@@ -302,13 +346,22 @@ fn draw_life(frame: &mut Frame<'_>, area: Rect, l: &LifeView, theme: &Theme) {
     let mut lines = Vec::new();
     if let LifeMode::Note(note) = &l.mode {
         height = height.saturating_sub(2);
-        let target = l.rows.get(l.selected).map_or("", |r| filo_dag::short_id(&r.node_id));
+        let target = l
+            .rows
+            .get(l.selected)
+            .map_or("", |r| filo_dag::short_id(&r.node_id));
         lines.push(Line::from(vec![
-            Span::styled(format!("travel to {target} — carryover note: "), theme.fg("warning")),
+            Span::styled(
+                format!("travel to {target} — carryover note: "),
+                theme.fg("warning"),
+            ),
             Span::raw(note.clone()),
             Span::styled("▏", theme.fg("accent")),
         ]));
-        lines.push(Line::from(Span::styled("enter to jump · esc to cancel", theme.fg("muted"))));
+        lines.push(Line::from(Span::styled(
+            "enter to jump · esc to cancel",
+            theme.fg("muted"),
+        )));
     }
     if l.rows.is_empty() {
         lines.push(Line::from(Span::styled(
@@ -319,12 +372,16 @@ fn draw_life(frame: &mut Frame<'_>, area: Rect, l: &LifeView, theme: &Theme) {
     let start = window_start(l.selected, height).min(l.rows.len().saturating_sub(height));
     for (i, r) in l.rows.iter().enumerate().skip(start).take(height) {
         let (glyph, extra, key) = match &r.kind {
-            RowKind::Head => ("◉", " HEAD".to_string(), "accent"),
-            RowKind::Ancestor => ("│", String::new(), "text"),
+            RowKind::Head => ("◉ ", " HEAD".to_string(), "accent"),
+            RowKind::Ancestor => ("│ ", String::new(), "text"),
             RowKind::Branch { descendants } => ("├─", format!(" +{descendants}"), "warning"),
-            RowKind::OtherHead(name) => ("◆", format!(" {name}"), "success"),
+            RowKind::OtherHead(name) => ("◆ ", format!(" {name}"), "success"),
         };
-        let refs = if r.refs.is_empty() { String::new() } else { format!(" ← {}", r.refs.join(", ")) };
+        let refs = if r.refs.is_empty() {
+            String::new()
+        } else {
+            format!(" ← {}", r.refs.join(", "))
+        };
         let head = format!(
             "{glyph} {} {} {:>8}{extra}{refs} ",
             filo_dag::short_id(&r.node_id),
@@ -335,9 +392,20 @@ fn draw_life(frame: &mut Frame<'_>, area: Rect, l: &LifeView, theme: &Theme) {
         let muted = r.role == filo_dag::role::PI_INTERNAL;
         let line = Line::from(vec![
             Span::styled(head, theme.fg(key)),
-            Span::styled(truncate(&r.preview, room), if muted { theme.fg("dim") } else { theme.fg("text") }),
+            Span::styled(
+                truncate(&r.preview, room),
+                if muted {
+                    theme.fg("dim")
+                } else {
+                    theme.fg("text")
+                },
+            ),
         ]);
-        lines.push(if i == l.selected { line.style(theme.selected()) } else { line });
+        lines.push(if i == l.selected {
+            line.style(theme.selected())
+        } else {
+            line
+        });
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }

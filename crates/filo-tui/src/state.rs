@@ -95,6 +95,8 @@ pub struct AppState {
     pub live: Option<Cell>,
     live_index: HashMap<usize, usize>,
     pub live_tools: Vec<ToolCell>,
+    /// Finished paragraphs of the live message, rendered once.
+    pub live_cache: crate::live::LiveCache,
     live_tool_index: HashMap<usize, usize>,
     /// Tool call id → index into `cells`.
     tool_cells: HashMap<String, usize>,
@@ -189,6 +191,7 @@ impl AppState {
             live: None,
             live_index: HashMap::new(),
             live_tools: Vec::new(),
+            live_cache: crate::live::LiveCache::default(),
             live_tool_index: HashMap::new(),
             tool_cells: HashMap::new(),
             running: false,
@@ -228,7 +231,11 @@ impl AppState {
                 AgentMessage::Llm(Message::Assistant(a)) => {
                     self.push(assistant_cell(a));
                     for tc in a.tool_calls() {
-                        self.push(Cell::Tool(tool_from_call(tc.id.clone(), &tc.name, tc.arguments.clone())));
+                        self.push(Cell::Tool(tool_from_call(
+                            tc.id.clone(),
+                            &tc.name,
+                            tc.arguments.clone(),
+                        )));
                     }
                 }
                 AgentMessage::Llm(Message::ToolResult(r)) => {
@@ -249,11 +256,17 @@ impl AppState {
             "bashExecution" => self.push(Cell::Bash {
                 command: get("command").and_then(|v| v.as_str()).unwrap_or("").into(),
                 output: get("output").and_then(|v| v.as_str()).unwrap_or("").into(),
-                exit_code: get("exitCode").and_then(|v| v.as_i64()).and_then(|v| i32::try_from(v).ok()),
-                excluded: get("excludeFromContext").and_then(|v| v.as_bool()).unwrap_or(false),
+                exit_code: get("exitCode")
+                    .and_then(|v| v.as_i64())
+                    .and_then(|v| i32::try_from(v).ok()),
+                excluded: get("excludeFromContext")
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(false),
                 done: true,
             }),
-            "compactionSummary" => self.push(Cell::Info("[compacted: earlier messages summarized]".into())),
+            "compactionSummary" => self.push(Cell::Info(
+                "[compacted: earlier messages summarized]".into(),
+            )),
             "branchSummary" => self.push(Cell::Info("[branch summary]".into())),
             _ => {
                 if get("display").and_then(|v| v.as_bool()).unwrap_or(false) {
@@ -272,7 +285,11 @@ impl AppState {
         let idx = match self.tool_cells.get(id) {
             Some(i) => *i,
             None => {
-                self.push(Cell::Tool(tool_from_call(id.into(), name, serde_json::Value::Null)));
+                self.push(Cell::Tool(tool_from_call(
+                    id.into(),
+                    name,
+                    serde_json::Value::Null,
+                )));
                 self.cells.len() - 1
             }
         };
@@ -300,6 +317,7 @@ impl AppState {
         }
         self.live_index.clear();
         self.live_tool_index.clear();
+        self.live_cache.clear();
     }
 
     /// Apply one session event.
@@ -322,7 +340,9 @@ impl AppState {
                         r.tokens_before
                     ))),
                     (None, true, _) => self.push(Cell::Info("Compaction aborted.".into())),
-                    (None, false, Some(e)) => self.push(Cell::Error(format!("Compaction failed: {e}"))),
+                    (None, false, Some(e)) => {
+                        self.push(Cell::Error(format!("Compaction failed: {e}")))
+                    }
                     (None, false, None) => {}
                 }
             }
@@ -364,7 +384,9 @@ impl AppState {
             AgentEvent::MessageStart { message } => match message {
                 AgentMessage::Llm(Message::User(u)) => {
                     let (text, images) = user_text(&u.content);
-                    if let Some(pos) = self.queued.iter().position(|q| matches!(q, Queued::Steer(t) | Queued::FollowUp(t) if *t == text)) {
+                    if let Some(pos) = self.queued.iter().position(
+                        |q| matches!(q, Queued::Steer(t) | Queued::FollowUp(t) if *t == text),
+                    ) {
                         self.queued.remove(pos);
                     }
                     let shown = if images > 0 {
@@ -386,14 +408,20 @@ impl AppState {
                 AgentMessage::Llm(Message::ToolResult(_)) => {}
                 AgentMessage::Custom(c) => self.custom_message(c),
             },
-            AgentEvent::MessageUpdate { partial, event } => self.stream_event(partial.message(), event),
+            AgentEvent::MessageUpdate { partial, event } => {
+                self.stream_event(partial.message(), event)
+            }
             AgentEvent::MessageEnd { message } => {
                 if let AgentMessage::Llm(Message::Assistant(a)) = message {
                     self.live = Some(assistant_cell(a));
                     for tc in a.tool_calls() {
                         match self.live_tools.iter_mut().find(|t| t.id == tc.id) {
                             Some(t) => t.args = tc.arguments.clone(),
-                            None => self.live_tools.push(tool_from_call(tc.id.clone(), &tc.name, tc.arguments.clone())),
+                            None => self.live_tools.push(tool_from_call(
+                                tc.id.clone(),
+                                &tc.name,
+                                tc.arguments.clone(),
+                            )),
                         }
                     }
                     self.footer.add_usage(a);
@@ -412,7 +440,11 @@ impl AppState {
                             t.args = args.clone();
                         }
                     }
-                    None => self.push(Cell::Tool(tool_from_call(tool_call_id.clone(), tool_name, args.clone()))),
+                    None => self.push(Cell::Tool(tool_from_call(
+                        tool_call_id.clone(),
+                        tool_name,
+                        args.clone(),
+                    ))),
                 }
             }
             AgentEvent::ToolExecutionUpdate {
@@ -449,7 +481,8 @@ impl AppState {
                 self.live_index.insert(*index, blocks.len());
                 blocks.push(AssistantBlock::Thinking(String::new()));
             }
-            AssistantEvent::TextDelta { index, delta } | AssistantEvent::ThinkingDelta { index, delta } => {
+            AssistantEvent::TextDelta { index, delta }
+            | AssistantEvent::ThinkingDelta { index, delta } => {
                 if let Some(AssistantBlock::Text(t) | AssistantBlock::Thinking(t)) =
                     self.live_index.get(index).and_then(|i| blocks.get_mut(*i))
                 {
@@ -458,7 +491,8 @@ impl AppState {
             }
             AssistantEvent::ToolCallStart { index, id, name } => {
                 self.live_tool_index.insert(*index, self.live_tools.len());
-                self.live_tools.push(tool_from_call(id.clone(), name, serde_json::Value::Null));
+                self.live_tools
+                    .push(tool_from_call(id.clone(), name, serde_json::Value::Null));
             }
             AssistantEvent::ToolCallDelta { index, .. } => {
                 // Re-read the best-effort arguments every few deltas (a large `write` streams many).
@@ -468,7 +502,11 @@ impl AppState {
                 }
             }
             AssistantEvent::ToolCallEnd { index, tool_call } => {
-                if let Some(t) = self.live_tool_index.get(index).and_then(|i| self.live_tools.get_mut(*i)) {
+                if let Some(t) = self
+                    .live_tool_index
+                    .get(index)
+                    .and_then(|i| self.live_tools.get_mut(*i))
+                {
                     t.args = tool_call.arguments.clone();
                 }
             }

@@ -144,9 +144,15 @@ mod tests {
             plain(&wrap_line(&l, 10, 0)),
             vec!["hello wide", "world abcd", "efghijkl"]
         );
-        assert_eq!(plain(&wrap_line(&Line::from("one two three"), 8, 0)), vec!["one two", "three"]);
+        assert_eq!(
+            plain(&wrap_line(&Line::from("one two three"), 8, 0)),
+            vec!["one two", "three"]
+        );
         assert_eq!(plain(&wrap_line(&Line::from(""), 10, 0)), vec![""]);
-        assert_eq!(plain(&wrap_line(&l, 12, 2)), vec!["hello wide", "  world abcd", "  efghijkl"]);
+        assert_eq!(
+            plain(&wrap_line(&l, 12, 2)),
+            vec!["hello wide", "  world abcd", "  efghijkl"]
+        );
     }
 
     #[test]

@@ -132,7 +132,11 @@ pub struct Theme {
 }
 
 /// A colour spec of a theme file: hex, a 256-colour index, or empty for the terminal default.
-fn parse_color(v: &Value, vars: &serde_json::Map<String, Value>, depth: ColorDepth) -> Option<Color> {
+fn parse_color(
+    v: &Value,
+    vars: &serde_json::Map<String, Value>,
+    depth: ColorDepth,
+) -> Option<Color> {
     match v {
         Value::Number(n) => n
             .as_u64()
@@ -223,7 +227,11 @@ impl Theme {
     }
 
     /// A theme from pi's JSON shape; missing keys come from `base` (or the dark theme).
-    pub fn from_json(v: &Value, depth: ColorDepth, base: Option<&Theme>) -> Result<Theme, TuiError> {
+    pub fn from_json(
+        v: &Value,
+        depth: ColorDepth,
+        base: Option<&Theme>,
+    ) -> Result<Theme, TuiError> {
         let colors_v = v
             .get("colors")
             .and_then(Value::as_object)
@@ -262,7 +270,11 @@ impl Theme {
     }
 
     /// A named built-in, else `<agent_dir>/themes/<name>.json`.
-    pub fn resolve(name: &str, agent_dir: Option<&Path>, depth: ColorDepth) -> Result<Theme, TuiError> {
+    pub fn resolve(
+        name: &str,
+        agent_dir: Option<&Path>,
+        depth: ColorDepth,
+    ) -> Result<Theme, TuiError> {
         if let Some(t) = Theme::builtin(name, depth) {
             return Ok(t);
         }
@@ -308,8 +320,14 @@ mod tests {
 
     #[test]
     fn depth_from_env_values() {
-        assert_eq!(ColorDepth::detect(Some("1"), Some("truecolor")), ColorDepth::None);
-        assert_eq!(ColorDepth::detect(None, Some("24bit")), ColorDepth::TrueColor);
+        assert_eq!(
+            ColorDepth::detect(Some("1"), Some("truecolor")),
+            ColorDepth::None
+        );
+        assert_eq!(
+            ColorDepth::detect(None, Some("24bit")),
+            ColorDepth::TrueColor
+        );
         assert_eq!(ColorDepth::detect(Some(""), None), ColorDepth::Ansi256);
     }
 
@@ -333,7 +351,9 @@ mod tests {
     fn no_color_drops_colours_and_bad_files_are_errors() {
         let t = Theme::builtin("light", ColorDepth::None).unwrap();
         assert_eq!(t.color("accent"), Color::Reset);
-        assert!(Theme::from_json(&serde_json::json!({"name": "x"}), ColorDepth::Ansi256, None).is_err());
+        assert!(
+            Theme::from_json(&serde_json::json!({"name": "x"}), ColorDepth::Ansi256, None).is_err()
+        );
         assert!(Theme::resolve("nope", None, ColorDepth::Ansi256).is_err());
     }
 

@@ -106,14 +106,16 @@ fn history_lines(state: &mut AppState, w: usize, height: usize) -> Vec<Line<'sta
     let want = height + state.scroll;
     let mut tail: Vec<Line<'static>> = Vec::new();
     let opts = state.opts;
-    let mut live: Vec<Line<'static>> = Vec::new();
-    if let Some(c) = &state.live {
-        live.extend(c.render(&state.theme, w, opts));
-    }
+    let mut tools: Vec<Line<'static>> = Vec::new();
     for t in &state.live_tools {
-        live.extend(Cell::Tool(t.clone()).render(&state.theme, w, opts));
+        tools.extend(Cell::Tool(t.clone()).render(&state.theme, w, opts));
     }
-    tail.extend(live.into_iter().rev());
+    tail.extend(tools.into_iter().rev());
+    if let Some(c) = &state.live {
+        let need = want.saturating_sub(tail.len());
+        let lines = crate::live::render_tail(c, &state.theme, w, opts, &mut state.live_cache, need);
+        tail.extend(lines.into_iter().rev());
+    }
     let theme = state.theme.clone();
     for c in state.cells.iter_mut().rev() {
         if tail.len() >= want {
@@ -170,7 +172,10 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
         };
         above.push(Line::from(vec![
             Span::styled(label, theme.fg("muted")),
-            Span::styled(truncate(text.lines().next().unwrap_or(""), w.saturating_sub(12)), theme.fg("dim")),
+            Span::styled(
+                truncate(text.lines().next().unwrap_or(""), w.saturating_sub(12)),
+                theme.fg("dim"),
+            ),
         ]));
     }
     if let Some(s) = status_line(state, &theme) {
@@ -180,10 +185,24 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
         let start = c.selected.saturating_sub(7);
         for (i, (label, detail)) in c.items.iter().enumerate().skip(start).take(8) {
             let line = Line::from(vec![
-                Span::styled(format!("  {label}"), if i == c.selected { theme.fg("accent").add_modifier(Modifier::BOLD) } else { theme.fg("text") }),
-                Span::styled(format!("  {}", truncate(detail, w.saturating_sub(width(label) + 6))), theme.fg("muted")),
+                Span::styled(
+                    format!("  {label}"),
+                    if i == c.selected {
+                        theme.fg("accent").add_modifier(Modifier::BOLD)
+                    } else {
+                        theme.fg("text")
+                    },
+                ),
+                Span::styled(
+                    format!("  {}", truncate(detail, w.saturating_sub(width(label) + 6))),
+                    theme.fg("muted"),
+                ),
             ]);
-            above.push(if i == c.selected { line.style(theme.selected()) } else { line });
+            above.push(if i == c.selected {
+                line.style(theme.selected())
+            } else {
+                line
+            });
         }
     }
     let above_h = u16::try_from(above.len()).unwrap_or(u16::MAX);
@@ -205,14 +224,22 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
         .take(editor_h)
         .map(|r| Line::from(r.clone()))
         .collect();
-    let border = if state.running { theme.fg("accent") } else { theme.fg("border") };
+    let border = if state.running {
+        theme.fg("accent")
+    } else {
+        theme.fg("border")
+    };
     let block = Block::default()
         .borders(Borders::TOP | Borders::BOTTOM)
         .border_style(border);
     let editor_inner = block.inner(editor_area);
     frame.render_widget(
         Paragraph::new(shown).block(block),
-        Rect { x: editor_area.x + 1, width: editor_area.width.saturating_sub(1), ..editor_area },
+        Rect {
+            x: editor_area.x + 1,
+            width: editor_area.width.saturating_sub(1),
+            ..editor_area
+        },
     );
     let footer = footer_lines(&state.footer, &theme, w);
     frame.render_widget(Paragraph::new(footer), footer_area);

@@ -63,8 +63,16 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
     let session = built.session;
     if mode.is_none() {
         drop(err);
-        return run_interactive(session, built.warnings, built.memory, initial, &args, env, &paths)
-            .await;
+        return run_interactive(
+            session,
+            built.warnings,
+            built.memory,
+            initial,
+            &args,
+            env,
+            &paths,
+        )
+        .await;
     }
     for n in session.notices() {
         writeln!(err, "Note: {n}")?;
@@ -153,6 +161,7 @@ async fn run_interactive(
         life,
         warnings,
         initial_messages: initial.messages,
+        initial_images: initial.images,
     };
     filo_tui::run(session, options).await?;
     Ok(ExitCode::SUCCESS)

@@ -137,10 +137,7 @@ fn life_recall_trace_print_the_spec_outputs() {
     insta::assert_snapshot!("cli_trace_switches", out);
 
     // trace prints local time: TZ applies (a POSIX TZ string, so no tzdata is needed).
-    let tokyo = stdout_ok(&filo(
-        &["dag", "trace", "--db", db_s],
-        &[("TZ", "JST-9")],
-    ));
+    let tokyo = stdout_ok(&filo(&["dag", "trace", "--db", db_s], &[("TZ", "JST-9")]));
     assert!(
         tokyo.contains("[2026-01-01 20:01] BOOT: null → dcb81d41c76d"),
         "{tokyo}"

@@ -33,7 +33,8 @@ impl Tmux {
     }
 
     fn capture(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "filo"]).stdout).into_owned()
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "filo"]).stdout)
+            .into_owned()
     }
 
     fn keys(&self, keys: &[&str]) {
@@ -69,6 +70,78 @@ fn shell_quote(p: &Path) -> String {
     format!("'{}'", p.to_string_lossy().replace('\'', "'\\''"))
 }
 
+/// `filo` in a new 100×30 pane; after it exits the shell prints its exit code and whether the
+/// terminal is back in canonical (cooked) mode, then idles so the pane stays readable.
+fn launch(home: &Home) -> Tmux {
+    let tmux = Tmux {
+        // The temp HOME's name is unique, so parallel tests get separate tmux servers.
+        socket: format!(
+            "filo-tui-test-{}",
+            home.path().file_name().unwrap().to_string_lossy()
+        ),
+    };
+    let script = format!(
+        "env -i HOME={home} PATH=\"$PATH\" MOCK_API_KEY=mock-secret TERM=xterm-256color {bin}; \
+         echo FILO_EXIT=$?; stty -a | grep -o -- '-\\?icanon' | head -1 | sed 's/^/MODE=/'; \
+         sleep 60",
+        home = shell_quote(home.path()),
+        bin = shell_quote(Path::new(env!("CARGO_BIN_EXE_filo"))),
+    );
+    let project = home.project();
+    let out = tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "filo",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        "-c",
+        &project.to_string_lossy(),
+        &script,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tmux
+}
+
+/// The pid of the process running in the pane (the shell's only child: `env` execs `filo`).
+fn filo_pid(tmux: &Tmux) -> String {
+    let out = tmux.cmd(&["display-message", "-p", "-t", "filo", "#{pane_pid}"]);
+    let shell = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+    children.split_whitespace().next().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_restores_the_terminal() {
+    if !Tmux::available() {
+        eprintln!("SKIPPED sigterm_restores_the_terminal: tmux is not installed");
+        return;
+    }
+    let mock = MockProvider::start(Vec::new()).await;
+    let home = Home::new(&mock);
+    let tmux = launch(&home);
+    tmux.wait_for("enter to send").await;
+    let status = Command::new("kill")
+        .args(["-TERM", &filo_pid(&tmux)])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let screen = tmux.wait_for("MODE=").await;
+    assert!(screen.contains("FILO_EXIT=0"), "{screen}");
+    assert!(
+        screen.contains("MODE=icanon"),
+        "raw mode was turned off:\n{screen}"
+    );
+    let alt = tmux.cmd(&["display-message", "-p", "-t", "filo", "#{alternate_on}"]);
+    assert_eq!(String::from_utf8_lossy(&alt.stdout).trim(), "0");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interactive_prompt_tool_escape_and_quit() {
     if !Tmux::available() {
@@ -86,33 +159,26 @@ async fn interactive_prompt_tool_escape_and_quit() {
     ])
     .await;
     let home = Home::new(&mock);
-    let tmux = Tmux {
-        socket: format!("filo-tui-test-{}", std::process::id()),
-    };
-    let script = format!(
-        "env -i HOME={home} PATH=\"$PATH\" MOCK_API_KEY=mock-secret TERM=xterm-256color {bin}; \
-         echo FILO_EXIT=$?; stty -a | grep -o -- '-\\?icanon' | head -1 | sed 's/^/MODE=/'; \
-         sleep 60",
-        home = shell_quote(home.path()),
-        bin = shell_quote(Path::new(env!("CARGO_BIN_EXE_filo"))),
-    );
-    let project = home.project();
-    let out = tmux.cmd(&[
-        "new-session", "-d", "-s", "filo", "-x", "100", "-y", "30", "-c",
-        &project.to_string_lossy(), &script,
-    ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-
+    let tmux = launch(&home);
     tmux.wait_for("enter to send").await;
     let screen = tmux.capture();
-    assert!(screen.contains("mock/mock-model"), "footer names the model:\n{screen}");
+    assert!(
+        screen.contains("mock/mock-model"),
+        "footer names the model:\n{screen}"
+    );
 
     tmux.keys(&["-l", "run the tool"]);
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("The answer is forty-two.").await;
     assert!(screen.contains("run the tool"), "{screen}");
-    assert!(screen.contains("✓ $ echo tui-tool-output"), "tool panel:\n{screen}");
-    assert!(screen.contains("  tui-tool-output"), "tool output:\n{screen}");
+    assert!(
+        screen.contains("✓ $ echo tui-tool-output"),
+        "tool panel:\n{screen}"
+    );
+    assert!(
+        screen.contains("  tui-tool-output"),
+        "tool output:\n{screen}"
+    );
 
     tmux.keys(&["-l", "second question"]);
     tmux.keys(&["Enter"]);
@@ -120,7 +186,10 @@ async fn interactive_prompt_tool_escape_and_quit() {
     tmux.wait_for("esc to interrupt").await;
     tmux.keys(&["Escape"]);
     let screen = tmux.wait_for("Aborted").await;
-    assert!(!screen.contains("never finish"), "the stalled rest never arrived:\n{screen}");
+    assert!(
+        !screen.contains("never finish"),
+        "the stalled rest never arrived:\n{screen}"
+    );
     assert_eq!(mock.requests().len(), 3);
 
     tmux.keys(&["C-c"]);
@@ -128,8 +197,14 @@ async fn interactive_prompt_tool_escape_and_quit() {
     tmux.keys(&["C-c"]);
     let screen = tmux.wait_for("MODE=").await;
     assert!(screen.contains("FILO_EXIT=0"), "{screen}");
-    assert!(screen.contains("MODE=icanon"), "raw mode was turned off:\n{screen}");
-    assert!(!screen.contains("enter to send"), "the alternate screen was left:\n{screen}");
+    assert!(
+        screen.contains("MODE=icanon"),
+        "raw mode was turned off:\n{screen}"
+    );
+    assert!(
+        !screen.contains("enter to send"),
+        "the alternate screen was left:\n{screen}"
+    );
     let alt = tmux.cmd(&["display-message", "-p", "-t", "filo", "#{alternate_on}"]);
     assert_eq!(String::from_utf8_lossy(&alt.stdout).trim(), "0");
 }

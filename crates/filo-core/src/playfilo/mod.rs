@@ -93,6 +93,9 @@ pub(crate) struct State {
     /// Session entry id → its node, so a new entry hangs under its session parent's node (the
     /// session tree can move: tree navigation, forks, jumps).
     pub nodes: std::collections::HashMap<String, String>,
+    /// A brand-new session continues the shared life from `PI_HEAD` (boot inheritance); a
+    /// session resumed from a file the DAG never saw starts its own root instead.
+    pub inherit: bool,
 }
 
 /// Tool results held back while a `tobe` call of the same assistant message is pending: dropped
@@ -262,9 +265,20 @@ impl Shared {
                 .and_then(|p| st.nodes.get(p).cloned());
             (known, st.head.clone())
         };
-        known
-            .or(head)
-            .or_else(|| lock(&self.store).get_ref("PI_HEAD").ok().flatten())
+        if known.is_some() || head.is_some() {
+            return known.or(head);
+        }
+        let store = lock(&self.store);
+        // A parent mirrored by an earlier process (a fork of a mirrored session).
+        if let Some(p) = &entry.parent_id {
+            if let Ok(Some(id)) = store.node_id_by_external_id(p) {
+                return Some(id);
+            }
+        }
+        if lock(&self.state).inherit {
+            return store.get_ref("PI_HEAD").ok().flatten();
+        }
+        None
     }
 
     fn commit_entry(&self, entry: &SessionEntry, ctx: &EntryContext) {
@@ -472,6 +486,7 @@ impl Extension for Playfilo {
             st.switched_from = st.head.clone();
         }
         self.set_head_ref_for(manager.session_id());
+        lock(&self.shared.state).inherit = manager.entries().is_empty();
         resume::resume_from_dag(&self.shared, manager)
     }
 
@@ -487,6 +502,7 @@ impl Extension for Playfilo {
         match change {
             SessionChange::New | SessionChange::Fork => {
                 self.set_head_ref_for(&session.session_id);
+                lock(&self.shared.state).inherit = change == SessionChange::New;
             }
             SessionChange::Resume => {
                 let before = lock(&self.shared.state).switched_from.clone();

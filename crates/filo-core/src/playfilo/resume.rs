@@ -25,12 +25,13 @@ fn resume_target(
     if let Some(h) = store.get_ref(&head_ref)? {
         return Ok(Some(h));
     }
-    for e in manager.entries().iter().rev() {
-        if let Some(id) = store.node_id_by_external_id(&e.id)? {
-            return Ok(Some(id));
-        }
-    }
-    Ok(None)
+    // One query for the whole backwards scan.
+    let found = store.node_ids_by_external_ids(manager.entries().iter().map(|e| e.id.as_str()))?;
+    Ok(manager
+        .entries()
+        .iter()
+        .rev()
+        .find_map(|e| found.get(&e.id).cloned()))
 }
 
 /// Rebuild the session tree from the DAG lineage. Returns notices for the user.
@@ -78,6 +79,25 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
             *e = f.clone();
             e.parent_id = parent;
         }
+    }
+    // The DAG may start mid-history: a session resumed from a file it never saw mirrors only
+    // what came after. The file supplies the path up to the first mirrored entry's parent.
+    let unmirrored_parent = dag
+        .first()
+        .and_then(|first| manager.entry(&first.id))
+        .and_then(|f| f.parent_id.clone())
+        .filter(|p| manager.entry(p).is_some() && !dag.iter().any(|e| &e.id == p));
+    if let Some(pid) = unmirrored_parent {
+        let mut prefix: Vec<SessionEntry> = manager
+            .branch_path(Some(&pid))
+            .into_iter()
+            .cloned()
+            .collect();
+        if let Some(first) = dag.first_mut() {
+            first.parent_id = Some(pid);
+        }
+        prefix.append(&mut dag);
+        dag = prefix;
     }
     let file_path: Vec<String> = manager
         .branch_path(None)

@@ -6,20 +6,13 @@ use std::sync::Arc;
 
 use filo_agent::{AgentMessage, AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
 use filo_ai::{ContentBlock, Message, UserContent, UserMessage};
-use filo_dag::{DagError, NewBlob, NodeCommit, Parent, blob_type, role, short_id};
+use filo_dag::{DagError, NewBlob, NodeCommit, Parent, blob_type, carryover_text, role, short_id};
 use filo_session::{SessionEntry, SessionMessage};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Shared, Window, lock};
 use crate::convert::to_agent;
-
-/// The carryover text (§6.3), byte for byte.
-pub fn carryover_text(message: &str) -> String {
-    format!(
-        "[SYSTEM / INCARNATION NOTE]: {message}\n[SYSTEM WARNING]: State transitioned. The file system (World) may not match your memory. Check the environment before executing tasks."
-    )
-}
 
 const STARTED: &str = "Time travel initiated. Aborting current turn — your next response will be in the new timeline.";
 
@@ -108,12 +101,7 @@ impl TobeTool {
         let now = shared.now();
         let departure = match &caller {
             Some((_, node, _)) => {
-                let blob = NewBlob::tool_result(
-                    "tobe_departure",
-                    "tobe",
-                    json!([{"type": "text", "text": format!("Incarnation initiated → {}", short_id(&target))}]),
-                    false,
-                );
+                let blob = NewBlob::departure(&target);
                 let commit = NodeCommit::new(role::TOOL_RESULT, now)
                     .parent(Parent::Node(node.clone()))
                     .part(blob);

@@ -623,3 +623,52 @@ async fn switching_sessions_logs_boot_and_session_switch() {
             .contains("In the first session.")
     }));
 }
+
+#[tokio::test]
+async fn a_session_the_dag_never_saw_keeps_its_history_across_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(vec![]).await;
+    // Another session leaves PI_HEAD somewhere: it must not adopt the resumed one.
+    {
+        let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
+        mock.push(Reply::text("Unrelated."));
+        mem.session
+            .prompt("elsewhere", PromptOptions::default())
+            .await
+            .unwrap();
+    }
+    // A pi session file with history the DAG never saw.
+    let file = dir.path().join("pi.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"pi-session","timestamp":"2026-01-01T09:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"aa000001","parentId":null,"timestamp":"2026-01-01T09:00:00.000Z","message":{"role":"user","content":"old question","timestamp":1}}"#,
+        r#"{"type":"message","id":"aa000002","parentId":"aa000001","timestamp":"2026-01-01T09:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"old answer"}],"api":"openai-completions","provider":"mock","model":"mock-model","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}}"#,
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    for (i, prompt) in ["first resume", "second resume", "third resume"]
+        .iter()
+        .enumerate()
+    {
+        let mem = memory_session(&mock, dir.path(), SessionManager::open(&file, "/").unwrap());
+        mock.push(Reply::text(format!("answer {i}")));
+        mem.session
+            .prompt(prompt, PromptOptions::default())
+            .await
+            .unwrap();
+        let body = mock.requests().last().unwrap().body.to_string();
+        assert!(
+            body.contains("old question") && body.contains("old answer"),
+            "resume {i}: {body}"
+        );
+        assert!(
+            !body.contains("elsewhere"),
+            "resume {i} adopted another session: {body}"
+        );
+        if i > 0 {
+            assert!(
+                body.contains("answer 0"),
+                "resume {i} lost the earlier resume: {body}"
+            );
+        }
+    }
+}

@@ -328,3 +328,27 @@ fn fsck_passes_the_golden_db_and_reports_every_corruption() {
         report.problems
     );
 }
+
+#[test]
+fn many_external_ids_resolve_in_one_query() {
+    let store = Store::open_in_memory().unwrap();
+    golden::build(&store).unwrap();
+    // A second node reusing an external id: the oldest one wins, as with one lookup.
+    store
+        .commit_node(
+            &NodeCommit::new(role::USER, 1)
+                .part(NewBlob::text("dup"))
+                .external_id("a1b2c3d4"),
+        )
+        .unwrap();
+    let found = store
+        .node_ids_by_external_ids(["a1b2c3d4", "11223344", "nope", ""])
+        .unwrap();
+    assert_eq!(found.len(), 2);
+    assert_eq!(found["a1b2c3d4"], golden::ids::ROW1);
+    assert_eq!(found["11223344"], golden::ids::ROW4);
+    assert_eq!(
+        store.node_id_by_external_id("a1b2c3d4").unwrap().as_deref(),
+        Some(golden::ids::ROW1)
+    );
+}

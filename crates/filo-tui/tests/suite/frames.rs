@@ -28,11 +28,24 @@ fn streaming_markdown_with_collapsed_thinking() {
         &mut p,
         vec![
             AssistantEvent::ThinkingStart { index: 0 },
-            AssistantEvent::ThinkingDelta { index: 0, delta: "The user wants std::fs.".into() },
-            AssistantEvent::ThinkingEnd { index: 0, signature: None, redacted: false },
+            AssistantEvent::ThinkingDelta {
+                index: 0,
+                delta: "The user wants std::fs.".into(),
+            },
+            AssistantEvent::ThinkingEnd {
+                index: 0,
+                signature: None,
+                redacted: false,
+            },
             AssistantEvent::TextStart { index: 1 },
-            AssistantEvent::TextDelta { index: 1, delta: "## Reading\n\nUse **`std::fs`**:\n\n".into() },
-            AssistantEvent::TextDelta { index: 1, delta: "```rust\nlet s = std::fs::read_to_string(\"a.txt\")?;\n".into() },
+            AssistantEvent::TextDelta {
+                index: 1,
+                delta: "## Reading\n\nUse **`std::fs`**:\n\n".into(),
+            },
+            AssistantEvent::TextDelta {
+                index: 1,
+                delta: "```rust\nlet s = std::fs::read_to_string(\"a.txt\")?;\n".into(),
+            },
         ],
     );
     insta::assert_snapshot!("streaming", frame(&mut s));
@@ -52,9 +65,19 @@ fn tool_running_with_live_bash_output_and_queued_steer() {
         &mut p,
         vec![
             AssistantEvent::TextStart { index: 0 },
-            AssistantEvent::TextDelta { index: 0, delta: "Running them now.".into() },
-            AssistantEvent::ToolCallStart { index: 1, id: "t1".into(), name: "bash".into() },
-            AssistantEvent::ToolCallDelta { index: 1, delta: "{\"command\":\"cargo test\"}".into() },
+            AssistantEvent::TextDelta {
+                index: 0,
+                delta: "Running them now.".into(),
+            },
+            AssistantEvent::ToolCallStart {
+                index: 1,
+                id: "t1".into(),
+                name: "bash".into(),
+            },
+            AssistantEvent::ToolCallDelta {
+                index: 1,
+                delta: "{\"command\":\"cargo test\"}".into(),
+            },
         ],
     );
     let call = ToolCall {
@@ -65,11 +88,21 @@ fn tool_running_with_live_bash_output_and_queued_steer() {
     };
     end_message(
         &mut s,
-        assistant(vec![text("Running them now."), ContentBlock::ToolCall(call)], StopReason::ToolUse, None),
+        assistant(
+            vec![text("Running them now."), ContentBlock::ToolCall(call)],
+            StopReason::ToolUse,
+            None,
+        ),
     );
     tool_start(&mut s, "t1", "bash", json!({"command": "cargo test"}));
-    tool_update(&mut s, "t1", "bash", "running 3 tests\ntest a ... ok\ntest b ... ok\n");
-    s.queued.push(filo_tui::state::Queued::Steer("also run clippy".into()));
+    tool_update(
+        &mut s,
+        "t1",
+        "bash",
+        "running 3 tests\ntest a ... ok\ntest b ... ok\n",
+    );
+    s.queued
+        .push(filo_tui::state::Queued::Steer("also run clippy".into()));
     insta::assert_snapshot!("tool_running", frame(&mut s));
 }
 
@@ -77,9 +110,15 @@ fn tool_running_with_live_bash_output_and_queued_steer() {
 fn edit_diff_is_coloured() {
     let mut s = state();
     s.push(Cell::User("Rename the function".into()));
-    tool_start(&mut s, "e1", "edit", json!({"path": "src/lib.rs", "oldText": "fn old", "newText": "fn new"}));
+    tool_start(
+        &mut s,
+        "e1",
+        "edit",
+        json!({"path": "src/lib.rs", "oldText": "fn old", "newText": "fn new"}),
+    );
     let diff = "   1 // lib\n-  2 fn old() {}\n+  2 fn new() {}\n   3 ";
-    let out = ToolOutput::text("Successfully replaced text in src/lib.rs.").with_details(json!({"diff": diff}));
+    let out = ToolOutput::text("Successfully replaced text in src/lib.rs.")
+        .with_details(json!({"diff": diff}));
     tool_end(&mut s, "e1", "edit", out, false);
     insta::assert_snapshot!("diff", frame(&mut s));
 
@@ -90,7 +129,16 @@ fn edit_diff_is_coloured() {
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(W, H)).unwrap();
     t.draw(|f| filo_tui::view::draw(f, &mut c)).unwrap();
     let buf = t.backend().buffer().clone();
-    let row_of = |needle: &str| (0..H).find(|y| buffer_text(&buf).lines().nth(usize::from(*y)).is_some_and(|l| l.contains(needle))).unwrap();
+    let row_of = |needle: &str| {
+        (0..H)
+            .find(|y| {
+                buffer_text(&buf)
+                    .lines()
+                    .nth(usize::from(*y))
+                    .is_some_and(|l| l.contains(needle))
+            })
+            .unwrap()
+    };
     assert_eq!(buf[(3, row_of("fn old"))].fg, Color::Rgb(0xcc, 0x66, 0x66));
     assert_eq!(buf[(3, row_of("fn new"))].fg, Color::Rgb(0xb5, 0xbd, 0x68));
 }
@@ -101,7 +149,11 @@ fn errors_and_retries_inline() {
     let _p = start_turn(&mut s, "Hello");
     end_message(
         &mut s,
-        assistant(vec![text("Partial ans")], StopReason::Error, Some("503 Service Unavailable")),
+        assistant(
+            vec![text("Partial ans")],
+            StopReason::Error,
+            Some("503 Service Unavailable"),
+        ),
     );
     s.apply(&SessionEvent::AutoRetryStart {
         attempt: 1,
@@ -114,34 +166,55 @@ fn errors_and_retries_inline() {
         attempt: 3,
         final_error: Some("503 Service Unavailable".into()),
     });
-    s.apply(&agent(filo_agent::AgentEvent::AgentEnd { messages: Vec::new() }));
+    s.apply(&agent(filo_agent::AgentEvent::AgentEnd {
+        messages: Vec::new(),
+    }));
     s.push(Cell::Error("No API key found for mock.".into()));
     insta::assert_snapshot!("error", frame(&mut s));
 }
 
 fn models() -> Vec<SelectItem> {
-    ["anthropic/claude-sonnet-4-5", "openai/gpt-5.2", "llamacpp/qwen3-8b", "mock/mock-model"]
-        .iter()
-        .map(|m| SelectItem {
-            label: (*m).into(),
-            detail: "200k ctx".into(),
-            value: (*m).into(),
-        })
-        .collect()
+    [
+        "anthropic/claude-sonnet-4-5",
+        "openai/gpt-5.2",
+        "llamacpp/qwen3-8b",
+        "mock/mock-model",
+    ]
+    .iter()
+    .map(|m| SelectItem {
+        label: (*m).into(),
+        detail: "200k ctx".into(),
+        value: (*m).into(),
+        search: String::new(),
+    })
+    .collect()
 }
 
 #[test]
 fn model_selector_with_search() {
     let mut s = state();
     s.push(Cell::User("hi".into()));
-    s.overlay = Some(Overlay::Select(SelectList::new(SelectKind::Model, "model", models(), 3)));
+    s.overlay = Some(Overlay::Select(SelectList::new(
+        SelectKind::Model,
+        "model",
+        models(),
+        3,
+    )));
     insta::assert_snapshot!("model_selector", frame(&mut s));
     // Typing filters; Enter chooses the first match.
-    let Some(ov) = s.overlay.as_mut() else { unreachable!() };
+    let Some(ov) = s.overlay.as_mut() else {
+        unreachable!()
+    };
     for c in "gpt".chars() {
-        ov.handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c)), 10);
+        ov.handle_key(
+            crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c)),
+            10,
+        );
     }
-    let action = ov.handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter), 10);
+    let action = ov.handle_key(
+        crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter),
+        10,
+    );
     assert_eq!(
         action,
         filo_tui::overlay::OverlayAction::Chosen(SelectKind::Model, "openai/gpt-5.2".into())
@@ -152,14 +225,31 @@ fn model_selector_with_search() {
 fn session_picker() {
     let mut s = state();
     let items = vec![
-        SelectItem { label: "Refactor the parser".into(), detail: "2h ago · 14 msgs".into(), value: "/s/a.jsonl".into() },
-        SelectItem { label: "Fix flaky test".into(), detail: "3d ago · 6 msgs".into(), value: "/s/b.jsonl".into() },
+        SelectItem {
+            label: "Refactor the parser".into(),
+            detail: "2h ago · 14 msgs".into(),
+            value: "/s/a.jsonl".into(),
+            search: String::new(),
+        },
+        SelectItem {
+            label: "Fix flaky test".into(),
+            detail: "3d ago · 6 msgs".into(),
+            value: "/s/b.jsonl".into(),
+            search: String::new(),
+        },
     ];
     let mut list = SelectList::new(SelectKind::Session, "resume session", items, 0);
     list.filter = "flaky".into();
     list.selected = 1;
     s.overlay = Some(Overlay::Select(list));
     insta::assert_snapshot!("session_picker", frame(&mut s));
+    // The search also matches what a session said, not only its title.
+    let Some(Overlay::Select(list)) = s.overlay.as_mut() else {
+        unreachable!()
+    };
+    list.items[0].search = "we chose a hand-written lexer".into();
+    list.filter = "lexer".into();
+    assert_eq!(list.visible(), vec![0]);
 }
 
 fn commit(store: &Store, parent: Parent, r: &str, t: &str, ts: i64, refs: &[&str]) -> String {
@@ -179,12 +269,54 @@ fn life_view_around_head() {
     let store = Store::open(&db).unwrap();
     let t0 = 1_700_000_000_000;
     let u1 = commit(&store, Parent::Root, role::USER, "Build a parser", t0, &[]);
-    let a1 = commit(&store, Parent::Node(u1), role::ASSISTANT, "Here is a plan.", t0 + 1_000, &[]);
-    let b1 = commit(&store, Parent::Node(a1.clone()), role::USER, "Try the regex way", t0 + 2_000, &[]);
-    let b2 = commit(&store, Parent::Node(b1), role::ASSISTANT, "Regex done.", t0 + 3_000, &[]);
-    commit(&store, Parent::Node(b2), role::USER, "It broke", t0 + 4_000, &["PI_HEAD:other"]);
-    let u2 = commit(&store, Parent::Node(a1), role::USER, "Use a hand-written lexer", t0 + 5_000, &[]);
-    commit(&store, Parent::Node(u2), role::ASSISTANT, "Lexer written.", t0 + 6_000, &["PI_HEAD:me"]);
+    let a1 = commit(
+        &store,
+        Parent::Node(u1),
+        role::ASSISTANT,
+        "Here is a plan.",
+        t0 + 1_000,
+        &[],
+    );
+    let b1 = commit(
+        &store,
+        Parent::Node(a1.clone()),
+        role::USER,
+        "Try the regex way",
+        t0 + 2_000,
+        &[],
+    );
+    let b2 = commit(
+        &store,
+        Parent::Node(b1),
+        role::ASSISTANT,
+        "Regex done.",
+        t0 + 3_000,
+        &[],
+    );
+    commit(
+        &store,
+        Parent::Node(b2),
+        role::USER,
+        "It broke",
+        t0 + 4_000,
+        &["PI_HEAD:other"],
+    );
+    let u2 = commit(
+        &store,
+        Parent::Node(a1),
+        role::USER,
+        "Use a hand-written lexer",
+        t0 + 5_000,
+        &[],
+    );
+    commit(
+        &store,
+        Parent::Node(u2),
+        role::ASSISTANT,
+        "Lexer written.",
+        t0 + 6_000,
+        &["PI_HEAD:me"],
+    );
     drop(store);
     let mut s = state();
     let view = LifeView::open(&db, "PI_HEAD:me", t0 + 60_000).unwrap();
@@ -193,7 +325,9 @@ fn life_view_around_head() {
     insta::assert_snapshot!("life", frame(&mut s));
 
     // Enter shows the node (recall); `t` asks for the carryover note.
-    let Some(Overlay::Life(l)) = s.overlay.as_mut() else { unreachable!() };
+    let Some(Overlay::Life(l)) = s.overlay.as_mut() else {
+        unreachable!()
+    };
     l.selected = 3;
     let recall = l.recall_selected().unwrap();
     assert!(recall.contains("Try the regex way"), "{recall}");
@@ -203,11 +337,19 @@ fn life_view_around_head() {
     for c in "retry".chars() {
         ov.handle_key(key(c), 10);
     }
-    let jump = ov.handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter), 10);
-    let filo_tui::overlay::OverlayAction::Jump { node_id, note } = jump else { panic!("{jump:?}") };
+    let jump = ov.handle_key(
+        crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter),
+        10,
+    );
+    let filo_tui::overlay::OverlayAction::Jump { node_id, note } = jump else {
+        panic!("{jump:?}")
+    };
     assert_eq!(note, "retry");
     let prompt = filo_tui::life::jump_prompt(&node_id, &note);
-    assert!(prompt.contains(filo_dag::short_id(&node_id)) && prompt.contains("tobe"), "{prompt}");
+    assert!(
+        prompt.contains(filo_dag::short_id(&node_id)) && prompt.contains("tobe"),
+        "{prompt}"
+    );
 }
 
 #[test]
@@ -224,10 +366,15 @@ fn first_launch_without_a_key() {
 fn resize_rewraps_and_scrolls() {
     let mut s = state();
     for i in 0..30 {
-        s.push(Cell::User(format!("message number {i} with some words to wrap around")));
+        s.push(Cell::User(format!(
+            "message number {i} with some words to wrap around"
+        )));
     }
     let wide = frame_at(&mut s, 80, 24);
-    assert!(wide.contains("message number 29 with some words to wrap around"), "{wide}");
+    assert!(
+        wide.contains("message number 29 with some words to wrap around"),
+        "{wide}"
+    );
     let narrow = frame_at(&mut s, 30, 24);
     assert!(narrow.contains("message number 29 with some"), "{narrow}");
     s.scroll = 1_000;

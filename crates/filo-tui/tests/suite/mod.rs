@@ -1,2 +1,3 @@
+mod app;
 mod frames;
 mod support;

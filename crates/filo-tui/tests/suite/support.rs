@@ -38,7 +38,11 @@ pub fn user(text: &str) -> AgentMessage {
     }))
 }
 
-pub fn assistant(content: Vec<ContentBlock>, stop: StopReason, error: Option<&str>) -> AssistantMessage {
+pub fn assistant(
+    content: Vec<ContentBlock>,
+    stop: StopReason,
+    error: Option<&str>,
+) -> AssistantMessage {
     AssistantMessage {
         content,
         api: "openai-completions".into(),
@@ -54,8 +58,12 @@ pub fn assistant(content: Vec<ContentBlock>, stop: StopReason, error: Option<&st
 /// Apply a user prompt and the start of an assistant message.
 pub fn start_turn(s: &mut AppState, prompt: &str) -> PartialMessage {
     s.apply(&agent(AgentEvent::AgentStart));
-    s.apply(&agent(AgentEvent::MessageStart { message: user(prompt) }));
-    s.apply(&agent(AgentEvent::MessageEnd { message: user(prompt) }));
+    s.apply(&agent(AgentEvent::MessageStart {
+        message: user(prompt),
+    }));
+    s.apply(&agent(AgentEvent::MessageEnd {
+        message: user(prompt),
+    }));
     let initial = assistant(Vec::new(), StopReason::Stop, None);
     s.apply(&agent(AgentEvent::MessageStart {
         message: AgentMessage::Llm(Message::Assistant(initial.clone())),

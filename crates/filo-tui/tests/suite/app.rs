@@ -1,0 +1,243 @@
+//! The app driven headless against a real session and the scripted mock provider: keys in,
+//! session events and task results pumped as the loop would, state checked.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use filo_ai::{Client, Env, Model, ProviderRegistry, RetryPolicy};
+use filo_core::{AgentSession, AgentSessionOptions, Resources, SessionEvent, Settings};
+use filo_session::SessionManager;
+use filo_testkit::{Fault, MockProvider, Reply, Turn};
+use filo_tui::app::{App, AppEvent};
+use filo_tui::cells::Cell;
+use filo_tui::overlay::Overlay;
+use filo_tui::state::{AppState, Queued};
+use filo_tui::{ColorDepth, Theme, TuiOptions};
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+struct Fixture {
+    app: App,
+    session_rx: UnboundedReceiver<SessionEvent>,
+    app_rx: UnboundedReceiver<AppEvent>,
+    _dir: tempfile::TempDir,
+}
+
+async fn fixture(turns: Vec<Turn>) -> (MockProvider, Fixture) {
+    let mock = MockProvider::start(turns).await;
+    let dir = tempfile::tempdir().unwrap();
+    let model: Model = serde_json::from_value(json!({
+        "id": "mock-model", "name": "Mock", "api": "openai-completions", "provider": "mock",
+        "baseUrl": format!("{}/v1", mock.url()), "input": ["text"],
+        "contextWindow": 100000, "maxTokens": 1000
+    }))
+    .unwrap();
+    let client = Client::new(ProviderRegistry::empty(), Env::default())
+        .unwrap()
+        .with_retry(RetryPolicy {
+            max_retries: 0,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(1),
+        });
+    let cwd = dir.path().to_path_buf();
+    let session = AgentSession::create(AgentSessionOptions {
+        cwd: cwd.clone(),
+        client: Arc::new(client),
+        models: vec![model.clone()],
+        model: Some(model),
+        thinking_level: None,
+        tools: vec![filo_tools::tool_by_name("bash", cwd.clone()).unwrap()],
+        session: SessionManager::create(cwd.to_str().unwrap(), &cwd.join("sessions")),
+        settings: Settings::in_memory(json!({})),
+        api_key: Arc::new(|_| Some("test-key".to_string())),
+        resources: Resources::default(),
+        extensions: Vec::new(),
+        date: "2026-11-30".into(),
+    })
+    .unwrap();
+    let (_, session_rx) = session.subscribe_channel();
+    let (tx, app_rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = TuiOptions {
+        theme: Theme::builtin("dark", ColorDepth::None).unwrap(),
+        cwd,
+        session_dir: None,
+        life: None,
+        warnings: Vec::new(),
+        initial_messages: Vec::new(),
+        initial_images: Vec::new(),
+    };
+    let app = App::new(session, options, tx);
+    (
+        mock,
+        Fixture {
+            app,
+            session_rx,
+            app_rx,
+            _dir: dir,
+        },
+    )
+}
+
+impl Fixture {
+    fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) {
+        self.app
+            .on_terminal(Event::Key(KeyEvent::new(code, modifiers)));
+    }
+
+    fn typed(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c), KeyModifiers::NONE);
+        }
+    }
+
+    fn enter(&mut self) {
+        self.key(KeyCode::Enter, KeyModifiers::NONE);
+    }
+
+    /// Pump events the way the loop does until `done` holds (10 s at most).
+    async fn until(&mut self, what: &str, done: impl Fn(&AppState) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !done(self.app.state()) {
+            tokio::select! {
+                Some(ev) = self.session_rx.recv() => self.app.state_mut().apply(&ev),
+                Some(ev) = self.app_rx.recv() => self.app.on_app_event(ev),
+                _ = tokio::time::sleep_until(deadline) => panic!("timed out waiting for {what}"),
+            }
+        }
+    }
+}
+
+fn has(state: &AppState, f: impl Fn(&Cell) -> bool) -> bool {
+    state.cells.iter().any(|c| f(&c.cell))
+}
+
+fn assistant_says(state: &AppState, needle: &str) -> bool {
+    has(
+        state,
+        |c| matches!(c, Cell::Assistant { blocks, .. } if blocks.iter().any(|b| matches!(b, filo_tui::cells::AssistantBlock::Text(t) if t.contains(needle)))),
+    )
+}
+
+#[tokio::test]
+async fn prompt_runs_in_a_task_and_the_answer_lands_in_history() {
+    let (mock, mut f) = fixture(vec![
+        Turn::tool_call("c1", "bash", json!({"command": "echo from-tool"})),
+        Turn::text("All done."),
+    ])
+    .await;
+    f.typed("do it");
+    f.enter();
+    assert!(
+        f.app.state().running,
+        "the prompt runs in a task; the key returns at once"
+    );
+    assert!(f.app.state().editor.is_empty());
+    f.until("the answer", |s| {
+        !s.running && assistant_says(s, "All done.")
+    })
+    .await;
+    let s = f.app.state();
+    assert!(has(s, |c| matches!(c, Cell::User(t) if t == "do it")));
+    assert!(has(
+        s,
+        |c| matches!(c, Cell::Tool(t) if t.done && !t.is_error && t.output.contains("from-tool"))
+    ));
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn ctrl_c_clears_then_arms_then_quits() {
+    let (_mock, mut f) = fixture(Vec::new()).await;
+    f.typed("draft");
+    f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(f.app.state().editor.is_empty());
+    assert!(f.app.state().quit_armed.is_none());
+    f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(f.app.state().quit_armed.is_some() && !f.app.state().should_quit);
+    f.key(KeyCode::Char('x'), KeyModifiers::NONE);
+    assert!(f.app.state().quit_armed.is_none(), "another key disarms");
+    f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(f.app.state().should_quit);
+}
+
+#[tokio::test]
+async fn typing_while_streaming_steers_and_escape_aborts_restoring_the_queue() {
+    let (mock, mut f) = fixture(vec![Turn::Fault(Fault::Stall {
+        after_events: 3,
+        reply: Reply::text("Thinking about it slowly and never finishing"),
+        stall: Duration::from_secs(30),
+    })])
+    .await;
+    f.typed("first");
+    f.enter();
+    f.until("the stream to start", |s| s.live.is_some()).await;
+    f.typed("also this");
+    f.enter();
+    f.typed("and later");
+    f.key(KeyCode::Enter, KeyModifiers::ALT);
+    assert_eq!(
+        f.app.state().queued,
+        vec![
+            Queued::Steer("also this".into()),
+            Queued::FollowUp("and later".into())
+        ]
+    );
+    f.key(KeyCode::Esc, KeyModifiers::NONE);
+    assert_eq!(f.app.state().editor.text, "also this\n\nand later");
+    assert!(f.app.state().queued.is_empty());
+    f.until("the abort", |s| {
+        !s.running
+            && has(
+                s,
+                |c| matches!(c, Cell::Assistant { error: Some(e), .. } if e == "Aborted"),
+            )
+    })
+    .await;
+    assert_eq!(mock.requests().len(), 1, "queued messages were not sent");
+}
+
+#[tokio::test]
+async fn slash_commands_name_session_model_and_user_bash() {
+    let (_mock, mut f) = fixture(Vec::new()).await;
+    f.typed("/name demo");
+    f.enter();
+    assert_eq!(f.app.state().footer.session_name.as_deref(), Some("demo"));
+    f.typed("/session");
+    f.enter();
+    let Some(Overlay::Text(page)) = &f.app.state().overlay else {
+        panic!("no session page")
+    };
+    assert!(
+        page.lines.iter().any(|l| l.contains("demo")),
+        "{:?}",
+        page.lines
+    );
+    f.key(KeyCode::Esc, KeyModifiers::NONE);
+    assert!(f.app.state().overlay.is_none());
+    f.typed("/model");
+    f.enter();
+    let Some(Overlay::Select(list)) = &f.app.state().overlay else {
+        panic!("no selector")
+    };
+    assert_eq!(list.items[list.selected].value, "mock/mock-model");
+    f.key(KeyCode::Enter, KeyModifiers::NONE);
+    assert!(f.app.state().overlay.is_none());
+    f.typed("!echo bang-out");
+    f.enter();
+    f.until("the command", |s| {
+        has(
+            s,
+            |c| matches!(c, Cell::Bash { done: true, output, .. } if output.contains("bang-out")),
+        )
+    })
+    .await;
+    f.typed("/life");
+    f.enter();
+    assert!(has(
+        f.app.state(),
+        |c| matches!(c, Cell::Info(t) if t.contains("--no-dag"))
+    ));
+}
