@@ -141,6 +141,7 @@ impl App {
         }
         self.state.running = true;
         self.state.scroll = 0;
+        self.state.pending_prompt = Some(text.clone());
         let session = self.session.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
@@ -232,7 +233,14 @@ impl App {
                 }
                 if let Some(e) = err {
                     self.state.push(Cell::Error(e));
+                    // Refused before it reached the agent: give the text back.
+                    if let Some(t) = self.state.pending_prompt.take() {
+                        if self.state.editor.is_empty() {
+                            self.state.editor.set_text(&t);
+                        }
+                    }
                 }
+                self.state.pending_prompt = None;
             }
             AppEvent::BashDone {
                 cell,

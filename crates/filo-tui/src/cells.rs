@@ -220,31 +220,9 @@ impl Cell {
                 exit_code,
                 excluded,
                 done,
-            } => {
-                let prefix = if *excluded { "!!" } else { "!" };
-                let mut cell = ToolCell {
-                    id: String::new(),
-                    name: "bash".into(),
-                    args: serde_json::json!({"command": command}),
-                    output: output.clone(),
-                    details: None,
-                    images: 0,
-                    is_error: exit_code.is_some_and(|c| c != 0),
-                    done: *done,
-                };
-                if *done {
-                    if let Some(c) = exit_code.filter(|c| *c != 0) {
-                        cell.output.push_str(&format!("\n(exit {c})"));
-                    }
-                }
-                let mut lines = cell.render(theme, width, opts);
-                if let Some(first) = lines.first_mut() {
-                    first
-                        .spans
-                        .insert(0, Span::styled(prefix, theme.fg("accent")));
-                }
-                lines
-            }
+            } => user_bash(
+                command, output, *exit_code, *excluded, *done, theme, width, opts,
+            ),
             Cell::Info(t) => padded(t, theme.fg("muted"), width),
             Cell::Warning(t) => padded(&format!("Warning: {t}"), theme.fg("warning"), width),
             Cell::Error(t) => padded(&format!("Error: {t}"), theme.fg("error"), width),
@@ -252,6 +230,41 @@ impl Cell {
         out.push(Line::default());
         out
     }
+}
+
+/// A `!cmd` run by the user, drawn as a bash panel marked `!` (or `!!`: kept out of the context).
+#[allow(clippy::too_many_arguments)]
+fn user_bash(
+    command: &str,
+    output: &str,
+    exit_code: Option<i32>,
+    excluded: bool,
+    done: bool,
+    theme: &Theme,
+    width: usize,
+    opts: RenderOpts,
+) -> Vec<Line<'static>> {
+    let mut cell = ToolCell {
+        id: String::new(),
+        name: "bash".into(),
+        args: serde_json::json!({ "command": command }),
+        output: output.to_string(),
+        details: None,
+        images: 0,
+        is_error: exit_code.is_some_and(|c| c != 0),
+        done,
+    };
+    if let Some(c) = exit_code.filter(|c| done && *c != 0) {
+        cell.output.push_str(&format!("\n(exit {c})"));
+    }
+    let mut lines = cell.render(theme, width, opts);
+    if let Some(first) = lines.first_mut() {
+        let prefix = if excluded { "!!" } else { "!" };
+        first
+            .spans
+            .insert(0, Span::styled(prefix, theme.fg("accent")));
+    }
+    lines
 }
 
 /// One block of an assistant message.

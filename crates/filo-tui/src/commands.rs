@@ -91,32 +91,7 @@ impl App {
         let session = self.session.clone();
         match name {
             "model" => self.model_selector(arg),
-            "thinking" => match ThinkingLevel::parse(arg) {
-                Some(l) => {
-                    self.session.set_thinking_level(l);
-                    self.refresh_footer();
-                }
-                None => {
-                    let cur = self.session.thinking_level();
-                    let levels = self.session.available_thinking_levels();
-                    let items: Vec<SelectItem> = levels
-                        .iter()
-                        .map(|l| SelectItem {
-                            label: l.as_str().into(),
-                            detail: String::new(),
-                            value: l.as_str().into(),
-                            search: String::new(),
-                        })
-                        .collect();
-                    let sel = levels.iter().position(|l| *l == cur).unwrap_or(0);
-                    self.state.overlay = Some(Overlay::Select(SelectList::new(
-                        SelectKind::Thinking,
-                        "thinking level",
-                        items,
-                        sel,
-                    )));
-                }
-            },
+            "thinking" => self.thinking(arg),
             "new" => self.spawn_task(async move {
                 match session.new_session().await {
                     Ok(()) => AppEvent::Reload,
@@ -124,31 +99,7 @@ impl App {
                 }
             }),
             "resume" => self.session_picker(),
-            "fork" => {
-                let items: Vec<SelectItem> = self
-                    .session
-                    .fork_messages()
-                    .into_iter()
-                    .rev()
-                    .map(|f| SelectItem {
-                        label: f.text.lines().next().unwrap_or("").to_string(),
-                        detail: String::new(),
-                        value: f.entry_id,
-                        search: String::new(),
-                    })
-                    .collect();
-                if items.is_empty() {
-                    self.state
-                        .push(Cell::Info("No messages to fork from.".into()));
-                } else {
-                    self.state.overlay = Some(Overlay::Select(SelectList::new(
-                        SelectKind::Fork,
-                        "fork from message",
-                        items,
-                        0,
-                    )));
-                }
-            }
+            "fork" => self.fork_selector(),
             "compact" => {
                 let instructions = (!arg.is_empty()).then(|| arg.to_string());
                 self.state.status = Some("Compacting context…".into());
@@ -178,39 +129,92 @@ impl App {
                     .push(Cell::Info(format!("Session named \"{arg}\".")));
             }
             "session" => self.state.overlay = Some(text_page("session", &self.session_info())),
-            "export" => {
-                let path = (!arg.is_empty()).then(|| self.options.cwd.join(arg));
-                match self.session.export_to_html(path.as_deref()) {
-                    Ok(p) => self
-                        .state
-                        .push(Cell::Info(format!("Exported to {}", p.display()))),
-                    Err(e) => self.state.push(Cell::Error(format!("Export failed: {e}"))),
-                }
-            }
-            "copy" => match self.session.last_assistant_text() {
-                Some(t) => match osc52_copy(&t) {
-                    Ok(()) => self.state.push(Cell::Info(
-                        "Copied the last answer to the clipboard.".into(),
-                    )),
-                    Err(e) => self.state.push(Cell::Error(format!("Copy failed: {e}"))),
-                },
-                None => self.state.push(Cell::Info("Nothing to copy yet.".into())),
-            },
+            "export" => self.export(arg),
+            "copy" => self.copy(),
             "hotkeys" => self.state.overlay = Some(text_page("hotkeys", HOTKEYS)),
             "life" => self.open_life(),
-            "trace" => match &self.options.life {
-                Some(src) => match crate::life::trace_text(&src.db_path, &(src.head_ref)()) {
-                    Ok(t) => self.state.overlay = Some(text_page("trace", &t)),
-                    Err(e) => self.state.push(Cell::Error(format!("trace: {e}"))),
-                },
-                None => self
-                    .state
-                    .push(Cell::Info("The memory is off (--no-dag).".into())),
-            },
+            "trace" => self.trace(),
             "quit" | "exit" => self.state.should_quit = true,
             _ => return false,
         }
         true
+    }
+
+    fn thinking(&mut self, arg: &str) {
+        if let Some(l) = ThinkingLevel::parse(arg) {
+            self.session.set_thinking_level(l);
+            self.refresh_footer();
+            return;
+        }
+        let cur = self.session.thinking_level();
+        let levels = self.session.available_thinking_levels();
+        let items: Vec<SelectItem> = levels
+            .iter()
+            .map(|l| SelectItem {
+                label: l.as_str().into(),
+                detail: String::new(),
+                value: l.as_str().into(),
+                search: String::new(),
+            })
+            .collect();
+        let sel = levels.iter().position(|l| *l == cur).unwrap_or(0);
+        let list = SelectList::new(SelectKind::Thinking, "thinking level", items, sel);
+        self.state.overlay = Some(Overlay::Select(list));
+    }
+
+    fn fork_selector(&mut self) {
+        let items: Vec<SelectItem> = self
+            .session
+            .fork_messages()
+            .into_iter()
+            .rev()
+            .map(|f| SelectItem {
+                label: f.text.lines().next().unwrap_or("").to_string(),
+                detail: String::new(),
+                value: f.entry_id,
+                search: f.text,
+            })
+            .collect();
+        if items.is_empty() {
+            self.state
+                .push(Cell::Info("No messages to fork from.".into()));
+            return;
+        }
+        let list = SelectList::new(SelectKind::Fork, "fork from message", items, 0);
+        self.state.overlay = Some(Overlay::Select(list));
+    }
+
+    fn export(&mut self, arg: &str) {
+        let path = (!arg.is_empty()).then(|| self.options.cwd.join(arg));
+        match self.session.export_to_html(path.as_deref()) {
+            Ok(p) => self
+                .state
+                .push(Cell::Info(format!("Exported to {}", p.display()))),
+            Err(e) => self.state.push(Cell::Error(format!("Export failed: {e}"))),
+        }
+    }
+
+    fn copy(&mut self) {
+        let cell = match self.session.last_assistant_text() {
+            Some(t) => match osc52_copy(&t) {
+                Ok(()) => Cell::Info("Copied the last answer to the clipboard.".into()),
+                Err(e) => Cell::Error(format!("Copy failed: {e}")),
+            },
+            None => Cell::Info("Nothing to copy yet.".into()),
+        };
+        self.state.push(cell);
+    }
+
+    fn trace(&mut self) {
+        let Some(src) = &self.options.life else {
+            self.state
+                .push(Cell::Info("The memory is off (--no-dag).".into()));
+            return;
+        };
+        match crate::life::trace_text(&src.db_path, &(src.head_ref)()) {
+            Ok(t) => self.state.overlay = Some(text_page("trace", &t)),
+            Err(e) => self.state.push(Cell::Error(format!("trace: {e}"))),
+        }
     }
 
     fn session_info(&self) -> String {

@@ -104,6 +104,8 @@ pub struct AppState {
     /// A transient status line (compaction, retry wait).
     pub status: Option<String>,
     pub queued: Vec<Queued>,
+    /// A prompt sent but not yet seen as a user message (put back in the editor if it fails).
+    pub pending_prompt: Option<String>,
     pub editor: Editor,
     pub overlay: Option<Overlay>,
     /// History lines scrolled up from the bottom.
@@ -197,6 +199,7 @@ impl AppState {
             running: false,
             status: None,
             queued: Vec::new(),
+            pending_prompt: None,
             editor: Editor::default(),
             overlay: None,
             scroll: 0,
@@ -282,6 +285,7 @@ impl AppState {
 
     fn finish_tool(&mut self, id: &str, name: &str, out: &ToolOutput, is_error: bool) {
         let (text, images) = output_text(out);
+        let jumped = text.starts_with("Time travel initiated");
         let idx = match self.tool_cells.get(id) {
             Some(i) => *i,
             None => {
@@ -299,6 +303,13 @@ impl AppState {
             t.details.clone_from(&out.details);
             t.is_error = is_error;
             t.done = true;
+        }
+        // `tobe` reports refusals as ordinary results (pi compatible): only its start text means
+        // the jump happened.
+        if name == "tobe" && !is_error && jumped {
+            self.push(Cell::Info(
+                "⟲ Time travel: the agent continues from an earlier node; what is above no longer is its context (see /life).".into(),
+            ));
         }
     }
 
@@ -381,33 +392,7 @@ impl AppState {
                 self.running = false;
             }
             AgentEvent::TurnStart | AgentEvent::TurnEnd { .. } => {}
-            AgentEvent::MessageStart { message } => match message {
-                AgentMessage::Llm(Message::User(u)) => {
-                    let (text, images) = user_text(&u.content);
-                    if let Some(pos) = self.queued.iter().position(
-                        |q| matches!(q, Queued::Steer(t) | Queued::FollowUp(t) if *t == text),
-                    ) {
-                        self.queued.remove(pos);
-                    }
-                    let shown = if images > 0 {
-                        format!("{text}\n[{images} image(s)]")
-                    } else {
-                        text
-                    };
-                    self.push(Cell::User(shown));
-                }
-                AgentMessage::Llm(Message::Assistant(_)) => {
-                    self.commit_live();
-                    self.deltas = 0;
-                    self.live = Some(Cell::Assistant {
-                        blocks: Vec::new(),
-                        error: None,
-                        images: 0,
-                    });
-                }
-                AgentMessage::Llm(Message::ToolResult(_)) => {}
-                AgentMessage::Custom(c) => self.custom_message(c),
-            },
+            AgentEvent::MessageStart { message } => self.message_start(message),
             AgentEvent::MessageUpdate { partial, event } => {
                 self.stream_event(partial.message(), event)
             }
@@ -464,6 +449,39 @@ impl AppState {
                 result,
                 is_error,
             } => self.finish_tool(tool_call_id, tool_name, result, *is_error),
+        }
+    }
+
+    fn message_start(&mut self, message: &AgentMessage) {
+        match message {
+            AgentMessage::Llm(Message::User(u)) => {
+                self.pending_prompt = None;
+                let (text, images) = user_text(&u.content);
+                if let Some(pos) = self
+                    .queued
+                    .iter()
+                    .position(|q| matches!(q, Queued::Steer(t) | Queued::FollowUp(t) if *t == text))
+                {
+                    self.queued.remove(pos);
+                }
+                let shown = if images > 0 {
+                    format!("{text}\n[{images} image(s)]")
+                } else {
+                    text
+                };
+                self.push(Cell::User(shown));
+            }
+            AgentMessage::Llm(Message::Assistant(_)) => {
+                self.commit_live();
+                self.deltas = 0;
+                self.live = Some(Cell::Assistant {
+                    blocks: Vec::new(),
+                    error: None,
+                    images: 0,
+                });
+            }
+            AgentMessage::Llm(Message::ToolResult(_)) => {}
+            AgentMessage::Custom(c) => self.custom_message(c),
         }
     }
 

@@ -151,11 +151,6 @@ async fn interactive_prompt_tool_escape_and_quit() {
     let mock = MockProvider::start(vec![
         Turn::tool_call("call_1", "bash", json!({"command": "echo tui-tool-output"})),
         Turn::text("The answer is **forty-two**."),
-        Turn::Fault(Fault::Stall {
-            after_events: 4,
-            reply: Reply::text("Stalling words that never finish arriving here"),
-            stall: Duration::from_secs(30),
-        }),
     ])
     .await;
     let home = Home::new(&mock);
@@ -180,6 +175,72 @@ async fn interactive_prompt_tool_escape_and_quit() {
         "tool output:\n{screen}"
     );
 
+    // The memory graph of this conversation, then one node of it, then back.
+    tmux.keys(&["-l", "/life"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("HEAD").await;
+    assert!(screen.contains("life · PI_HEAD:"), "{screen}");
+    assert!(screen.contains("The answer is **forty-two**."), "{screen}");
+    assert!(screen.contains("run the tool"), "{screen}");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("esc back").await;
+    assert!(screen.contains("archived node content"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("t travel here").await;
+
+    // Travel back to the first prompt with a note: the agent is asked to call `tobe`.
+    for _ in 0..3 {
+        tmux.keys(&["Down"]);
+    }
+    let screen = tmux.capture();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("user") && l.contains("run the tool"))
+        .unwrap();
+    let short: String = row
+        .split_whitespace()
+        .find(|w| w.len() == 12 && w.chars().all(|c| c.is_ascii_hexdigit()))
+        .unwrap()
+        .to_string();
+    mock.push(Reply::tool_call(
+        "tb1",
+        "tobe",
+        json!({"target_node_hash": short, "carryover_message": "try again"}),
+    ));
+    mock.push(Reply::text("Back in the past."));
+    tmux.keys(&["t"]);
+    tmux.wait_for("carryover note").await;
+    tmux.keys(&["-l", "try again"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Back in the past.").await;
+    assert!(screen.contains("Time travel"), "{screen}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    let ask = requests[2].body.to_string();
+    assert!(ask.contains(&format!("travel to node {short}")), "{ask}");
+    let after = requests[3].body.to_string();
+    assert!(
+        after.contains("[SYSTEM / INCARNATION NOTE]: try again"),
+        "{after}"
+    );
+    assert!(
+        !after.contains("forty-two"),
+        "the new timeline starts before the answer: {after}"
+    );
+    // The abandoned future is now a branch of the graph.
+    tmux.keys(&["-l", "/life"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("HEAD").await;
+    assert!(screen.contains("├─"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("enter to send").await;
+
+    mock.push(Fault::Stall {
+        after_events: 4,
+        reply: Reply::text("Stalling words that never finish arriving here"),
+        stall: Duration::from_secs(30),
+    });
+
     tmux.keys(&["-l", "second question"]);
     tmux.keys(&["Enter"]);
     tmux.wait_for("Stalling").await;
@@ -190,7 +251,7 @@ async fn interactive_prompt_tool_escape_and_quit() {
         !screen.contains("never finish"),
         "the stalled rest never arrived:\n{screen}"
     );
-    assert_eq!(mock.requests().len(), 3);
+    assert_eq!(mock.requests().len(), 5);
 
     tmux.keys(&["C-c"]);
     tmux.wait_for("again to exit").await;

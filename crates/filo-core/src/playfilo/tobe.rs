@@ -81,6 +81,8 @@ impl TobeTool {
         carryover: &str,
     ) -> Result<String, ToolError> {
         let shared = &self.shared;
+        // The calling assistant and everything before it must be in the DAG first.
+        shared.flush();
         let session = shared
             .session()
             .ok_or_else(|| ToolError::Fatal("tobe: the session is gone".into()))?;

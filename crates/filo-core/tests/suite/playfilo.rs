@@ -105,6 +105,13 @@ async fn appendix_b_conversation_mirrors_and_travels() {
     let mock = MockProvider::start(vec![]).await;
     let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
     let s = &mem.session;
+    let warnings = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let w2 = warnings.clone();
+    s.subscribe(Arc::new(move |ev: &filo_core::SessionEvent| {
+        if let filo_core::SessionEvent::Warning { message } = ev {
+            w2.lock().unwrap().push(message.clone());
+        }
+    }));
     mock.push(
         Reply::thinking("Check the repo layout first.", "sig-1")
             .with_text("Let me look at the repo first.")
@@ -177,8 +184,13 @@ async fn appendix_b_conversation_mirrors_and_travels() {
         inc.metadata.as_deref(),
         Some("User wants Python, not TypeScript.")
     );
+    assert!(
+        warnings.lock().unwrap().is_empty(),
+        "{:?}",
+        warnings.lock().unwrap()
+    );
     let departure = store
-        .node(inc.from_node.as_deref().unwrap())
+        .node(inc.from_node.as_deref().expect("a departure node"))
         .unwrap()
         .unwrap();
     assert_eq!(departure.role, "toolResult");

@@ -25,6 +25,10 @@ struct Fixture {
 }
 
 async fn fixture(turns: Vec<Turn>) -> (MockProvider, Fixture) {
+    fixture_with(turns, true).await
+}
+
+async fn fixture_with(turns: Vec<Turn>, with_key: bool) -> (MockProvider, Fixture) {
     let mock = MockProvider::start(turns).await;
     let dir = tempfile::tempdir().unwrap();
     let model: Model = serde_json::from_value(json!({
@@ -50,7 +54,7 @@ async fn fixture(turns: Vec<Turn>) -> (MockProvider, Fixture) {
         tools: vec![filo_tools::tool_by_name("bash", cwd.clone()).unwrap()],
         session: SessionManager::create(cwd.to_str().unwrap(), &cwd.join("sessions")),
         settings: Settings::in_memory(json!({})),
-        api_key: Arc::new(|_| Some("test-key".to_string())),
+        api_key: Arc::new(move |_| with_key.then(|| "test-key".to_string())),
         resources: Resources::default(),
         extensions: Vec::new(),
         date: "2026-11-30".into(),
@@ -240,4 +244,28 @@ async fn slash_commands_name_session_model_and_user_bash() {
         f.app.state(),
         |c| matches!(c, Cell::Info(t) if t.contains("--no-dag"))
     ));
+}
+
+#[tokio::test]
+async fn a_refused_prompt_is_reported_and_given_back() {
+    let (mock, mut f) = fixture_with(Vec::new(), false).await;
+    assert!(
+        has(
+            f.app.state(),
+            |c| matches!(c, Cell::Warning(t) if t.contains("ANTHROPIC_API_KEY"))
+        ),
+        "first launch without a key says how to set one"
+    );
+    f.typed("hello");
+    f.enter();
+    f.until("the refusal", |s| {
+        !s.running && has(s, |c| matches!(c, Cell::Error(_)))
+    })
+    .await;
+    assert!(has(
+        f.app.state(),
+        |c| matches!(c, Cell::Error(t) if t.contains("No API key found for mock"))
+    ));
+    assert_eq!(f.app.state().editor.text, "hello");
+    assert!(mock.requests().is_empty());
 }
