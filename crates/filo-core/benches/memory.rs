@@ -109,7 +109,10 @@ fn playfilo(db: &std::path::Path) -> Arc<Playfilo> {
 }
 
 /// A 100,000-node user/assistant lineage under one head, plus a session file ending at it.
-fn big_lineage(dir: &std::path::Path, n: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+fn big_lineage(
+    dir: &std::path::Path,
+    n: usize,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
     let db = dir.join("big.db");
     let store = Store::open(&db).unwrap();
     let session_id = "bench-session";
@@ -148,19 +151,37 @@ fn big_lineage(dir: &std::path::Path, n: usize) -> (std::path::PathBuf, std::pat
     store
         .set_ref(&format!("PI_HEAD:{session_id}"), &head)
         .unwrap();
-    let file = dir.join("big.jsonl");
+    // The same lineage as a session file (what filo wrote while mirroring), and a copy whose
+    // last line is missing (the DAG is ahead of the file: it must be read back).
     let header = format!(
         r#"{{"type":"session","version":3,"id":"{session_id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/b"}}"#
     );
-    let entry = |i: usize, parent: String| {
-        format!(
-            r#"{{"type":"message","id":"{i:08x}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"user","content":"x","timestamp":1}}}}"#
-        )
-    };
-    let first = entry(0, "null".into());
-    let last = entry(n - 1, "\"00000000\"".into());
-    std::fs::write(&file, format!("{header}\n{first}\n{last}\n")).unwrap();
-    (db, file)
+    let mut lines = vec![header];
+    for i in 0..n {
+        let parent = if i == 0 {
+            "null".to_string()
+        } else {
+            format!("\"{:08x}\"", i - 1)
+        };
+        let text = format!("message number {i} with a little text in it");
+        let message = if i % 2 == 0 {
+            format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"{text}"}}],"timestamp":1}}"#
+            )
+        } else {
+            format!(
+                r#"{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"api":"openai-completions","provider":"bench","model":"bench","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":1}}"#
+            )
+        };
+        lines.push(format!(
+            r#"{{"type":"message","id":"{i:08x}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{message}}}"#
+        ));
+    }
+    let file = dir.join("big.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let stale = dir.join("stale.jsonl");
+    std::fs::write(&stale, lines[..lines.len() - 1].join("\n") + "\n").unwrap();
+    (db, file, stale)
 }
 
 fn main() {
@@ -195,39 +216,41 @@ fn main() {
             (per(with) - per(without)) / 2.0
         );
     });
+    if std::env::args().any(|a| a == "--turns-only") {
+        return;
+    }
     for n in [10_000usize, 100_000] {
         let dir = tempfile::tempdir().unwrap();
-        let (db, file) = big_lineage(dir.path(), n);
-        let mut times = Vec::new();
+        let (db, file, stale) = big_lineage(dir.path(), n);
+        let median = |mut v: Vec<Duration>| {
+            v.sort();
+            v[v.len() / 2].as_secs_f64() * 1e3
+        };
+        let (mut open, mut fast, mut slow) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..5 {
             let p = playfilo(&db);
+            let t = Instant::now();
             let mut manager = SessionManager::open(&file, "/b").unwrap();
+            open.push(t.elapsed());
             let t = Instant::now();
             p.prepare_session(&mut manager);
-            times.push(t.elapsed());
+            fast.push(t.elapsed());
             assert_eq!(manager.branch_path(None).len(), n);
+            let mut behind = SessionManager::open(&stale, "/b").unwrap();
+            let t = Instant::now();
+            p.prepare_session(&mut behind);
+            slow.push(t.elapsed());
+            assert_eq!(
+                behind.branch_path(None).len(),
+                n,
+                "the DAG's extra entry is resumed"
+            );
         }
-        times.sort();
-        let store = Store::open(&db).unwrap();
-        let head = store.get_ref("PI_HEAD:bench-session").unwrap();
-        let t = Instant::now();
-        let values = store.load_entries(head.as_deref()).unwrap();
-        let load = t.elapsed();
-        let t = Instant::now();
-        let parsed: Vec<_> = values
-            .iter()
-            .filter_map(|v| filo_session::SessionEntry::from_value(v).ok())
-            .collect();
-        let parse = t.elapsed();
-        assert_eq!(parsed.len(), n);
         println!(
-            "| of which load_entries / parse, ms | — | {:.1} / {:.1} | — |",
-            load.as_secs_f64() * 1e3,
-            parse.as_secs_f64() * 1e3
-        );
-        println!(
-            "| resume from a {n}-node head (median of 5), ms | — | {:.1} | — |",
-            times[2].as_secs_f64() * 1e3
+            "| {n}-entry session: open the file / DAG check (file = DAG head) / DAG read back (file behind), ms | — | {:.1} / {:.2} / {:.1} | — |",
+            median(open),
+            median(fast),
+            median(slow)
         );
     }
 }

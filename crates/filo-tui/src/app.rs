@@ -22,6 +22,8 @@ use crate::{TuiError, TuiOptions, completion, view};
 const FRAME: Duration = Duration::from_millis(16);
 /// Spinner step while the agent works.
 const SPIN: Duration = Duration::from_millis(80);
+/// Two Escapes closer than this open `/tree`.
+const DOUBLE_ESCAPE: Duration = Duration::from_millis(500);
 /// How long a first Ctrl+C waits for the second.
 const QUIT_WINDOW: Duration = Duration::from_millis(1500);
 
@@ -50,6 +52,8 @@ pub struct App {
     pub(crate) options: TuiOptions,
     pub(crate) tx: UnboundedSender<AppEvent>,
     pub(crate) files: completion::FileIndex,
+    /// When Escape was last pressed with nothing to interrupt (twice opens `/tree`, as pi).
+    last_escape: Option<Instant>,
 }
 
 impl App {
@@ -59,6 +63,7 @@ impl App {
             state,
             session,
             files: completion::FileIndex::new(options.cwd.clone()),
+            last_escape: None,
             options,
             tx,
         };
@@ -265,7 +270,10 @@ impl App {
             }
             AppEvent::Info(m) => self.state.push(Cell::Info(m)),
             AppEvent::Error(m) => self.state.push(Cell::Error(m)),
-            AppEvent::Reload => self.reload(),
+            AppEvent::Reload => {
+                self.state.status = None;
+                self.reload();
+            }
             AppEvent::EditorText(t) => self.state.editor.set_text(&t),
         }
     }
@@ -314,6 +322,17 @@ impl App {
                 self.state.editor.completion = None
             }
             KeyCode::Esc if self.state.running || self.session.is_bash_running() => self.abort(),
+            KeyCode::Esc if self.state.editor.is_empty() => {
+                if self
+                    .last_escape
+                    .take()
+                    .is_some_and(|t| t.elapsed() < DOUBLE_ESCAPE)
+                {
+                    self.run_command("/tree");
+                } else {
+                    self.last_escape = Some(Instant::now());
+                }
+            }
             _ if self.state.editor.completion.is_some()
                 && completion::handle_key(&mut self.state.editor, key) => {}
             _ => {

@@ -15,6 +15,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("new", "Start a new session"),
     ("resume", "Resume another session"),
     ("fork", "Fork from an earlier message"),
+    ("tree", "Move to another point of the session tree"),
     ("compact", "Compact the context (optional instructions)"),
     ("name", "Name this session"),
     ("session", "Session info and stats"),
@@ -22,6 +23,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("copy", "Copy the last answer to the clipboard"),
     ("life", "The memory graph around HEAD"),
     ("trace", "The memory navigation log"),
+    (
+        "settings",
+        "Theme, auto-compaction, auto-retry, queue modes",
+    ),
     ("hotkeys", "Keyboard shortcuts"),
     ("quit", "Quit"),
 ];
@@ -29,7 +34,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
 const HOTKEYS: &str = "enter            send (steer while the agent works)
 alt+enter        queue a follow-up while the agent works
 shift+enter      new line (also ctrl+j, or \\ then enter)
-esc              interrupt the agent / close a popup
+esc              interrupt the agent / close a popup; twice: /tree
 ctrl+c           clear the editor; twice to exit
 ctrl+d           exit (empty editor)
 up / down        history (at the first / last line)
@@ -100,6 +105,15 @@ impl App {
             }),
             "resume" => self.session_picker(),
             "fork" => self.fork_selector(),
+            "tree" => {
+                let (items, sel) = crate::tree::tree_items(&self.session.session_manager());
+                if items.is_empty() {
+                    self.state.push(Cell::Info("The session is empty.".into()));
+                } else {
+                    let list = SelectList::new(SelectKind::Tree, "session tree", items, sel);
+                    self.state.overlay = Some(Overlay::Select(list));
+                }
+            }
             "compact" => {
                 let instructions = (!arg.is_empty()).then(|| arg.to_string());
                 self.state.status = Some("Compacting context…".into());
@@ -132,6 +146,7 @@ impl App {
             "export" => self.export(arg),
             "copy" => self.copy(),
             "hotkeys" => self.state.overlay = Some(text_page("hotkeys", HOTKEYS)),
+            "settings" => self.settings_selector(0),
             "life" => self.open_life(),
             "trace" => self.trace(),
             "quit" | "exit" => self.state.should_quit = true,
@@ -357,6 +372,48 @@ impl App {
                     Err(e) => AppEvent::Error(e.to_string()),
                 }
             }),
+            SelectKind::Tree => {
+                let items = [
+                    ("Move without a summary", "0"),
+                    ("Summarize the branch left behind", "1"),
+                ]
+                .iter()
+                .map(|(label, flag)| SelectItem {
+                    label: (*label).into(),
+                    detail: String::new(),
+                    value: format!("{flag}:{value}"),
+                    search: String::new(),
+                })
+                .collect();
+                let list = SelectList::new(SelectKind::TreeSummary, "leave this branch", items, 0);
+                self.state.overlay = Some(Overlay::Select(list));
+            }
+            SelectKind::TreeSummary => {
+                let (flag, id) = value.split_once(':').unwrap_or(("0", value.as_str()));
+                let opts = filo_core::agent_session::NavigateOptions {
+                    summarize: flag == "1",
+                    ..Default::default()
+                };
+                let id = id.to_string();
+                if opts.summarize {
+                    self.state.status = Some("Summarizing the branch…".into());
+                }
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    match session.navigate_tree(&id, opts).await {
+                        Ok(r) => {
+                            let _ = tx.send(AppEvent::Reload);
+                            if let Some(t) = r.editor_text {
+                                let _ = tx.send(AppEvent::EditorText(t));
+                            }
+                        }
+                        Err(e) => {
+                            let _ = tx.send(AppEvent::Error(e.to_string()));
+                        }
+                    }
+                });
+            }
+            SelectKind::Setting => self.change_setting(&value),
             SelectKind::Fork => {
                 let tx = self.tx.clone();
                 tokio::spawn(async move {

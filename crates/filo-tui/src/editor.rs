@@ -60,7 +60,7 @@ impl Editor {
     }
 
     pub fn set_text(&mut self, t: &str) {
-        self.text = t.to_string();
+        self.text = crate::text::sanitize(t).into_owned();
         self.cursor = self.text.len();
     }
 
@@ -72,6 +72,7 @@ impl Editor {
     /// A bracketed paste: large ones become `[paste #n +L lines]` and expand on submit.
     pub fn paste(&mut self, s: &str) {
         let s = s.replace("\r\n", "\n").replace('\r', "\n");
+        let s = crate::text::sanitize(&s).into_owned();
         let lines = s.lines().count();
         if lines > PASTE_LINES || s.len() > PASTE_CHARS {
             self.pastes.push(s);

@@ -19,9 +19,11 @@ pub mod life;
 pub mod live;
 pub mod markdown;
 pub mod overlay;
+mod settings;
 pub mod state;
 pub mod text;
 pub mod theme;
+pub mod tree;
 pub mod view;
 
 use std::path::PathBuf;

@@ -19,6 +19,12 @@ pub enum SelectKind {
     Thinking,
     Session,
     Fork,
+    /// An entry of the session tree to move to.
+    Tree,
+    /// Whether to summarize the branch left: value `"<0|1>:<entry id>"`.
+    TreeSummary,
+    /// A setting to change (`/settings`).
+    Setting,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

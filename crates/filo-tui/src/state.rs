@@ -212,6 +212,15 @@ impl AppState {
         }
     }
 
+    /// Switch theme; every cached rendering is dropped.
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.theme = theme;
+        for c in &mut self.cells {
+            c.edit();
+        }
+        self.live_cache.clear();
+    }
+
     pub fn push(&mut self, cell: Cell) {
         if let Cell::Tool(t) = &cell {
             self.tool_cells.insert(t.id.clone(), self.cells.len());

@@ -9,12 +9,51 @@ pub fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
+/// Text safe to put on the screen: ANSI escape sequences (CSI, OSC, two-byte ESC) removed and
+/// other control characters dropped, tabs kept as spaces and newlines kept. Tool output and model
+/// text are untrusted; a raw escape would move the cursor or recolour the terminal.
+pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => match chars.next() {
+                // CSI: parameters and intermediates up to a final byte in @..~.
+                Some('[') => {
+                    for n in chars.by_ref() {
+                        if ('@'..='~').contains(&n) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: up to BEL or ESC \.
+                Some(']') => {
+                    while let Some(n) = chars.next() {
+                        if n == '\x07' || (n == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\t' => out.push_str("    "),
+            '\n' => out.push('\n'),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A line broken into words and runs of spaces, each with its style.
 fn tokens(line: &Line<'_>) -> Vec<(String, Style, bool)> {
     let mut out: Vec<(String, Style, bool)> = Vec::new();
     for span in &line.spans {
         let style = line.style.patch(span.style);
-        for ch in span.content.chars() {
+        for ch in sanitize(&span.content).chars() {
             let ch = if ch == '\t' { ' ' } else { ch };
             let space = ch == ' ';
             match out.last_mut() {
@@ -110,8 +149,10 @@ pub fn wrap_lines(lines: &[Line<'_>], width: usize) -> Vec<Line<'static>> {
     lines.iter().flat_map(|l| wrap_line(l, width, 0)).collect()
 }
 
-/// Cut a string to at most `max` columns, with `…` when cut.
+/// Cut a string to one line of at most `max` columns, with `…` when cut (sanitized).
 pub fn truncate(s: &str, max: usize) -> String {
+    let clean = sanitize(s);
+    let s: &str = &clean.replace('\n', " ");
     if width(s) <= max {
         return s.to_string();
     }
@@ -153,6 +194,16 @@ mod tests {
             plain(&wrap_line(&l, 12, 2)),
             vec!["hello wide", "  world abcd", "  efghijkl"]
         );
+    }
+
+    #[test]
+    fn escapes_and_controls_never_reach_the_screen() {
+        assert_eq!(sanitize("plain"), "plain");
+        assert_eq!(sanitize("\x1b[31mred\x1b[0m ok"), "red ok");
+        assert_eq!(sanitize("a\x1b]0;title\x07b\x1b]52;c;xx\x1b\\c"), "abc");
+        assert_eq!(sanitize("bell\x07\r\x08 x\ty\nz"), "bell x    y\nz");
+        let l = Line::from("\x1b[2Jcleared?");
+        assert_eq!(wrap_line(&l, 20, 0)[0].to_string(), "cleared?");
     }
 
     #[test]

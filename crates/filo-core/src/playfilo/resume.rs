@@ -16,14 +16,21 @@ fn same_kind(a: &SessionEntry, b: &SessionEntry) -> bool {
 
 /// The node to resume from: the session's own head when the DB has it, else the last entry of the
 /// file that was mirrored (scanning backwards past entries the DAG skipped).
+///
+/// `agrees` is true when the session's own head is the file's leaf: filo writes every jump into
+/// the file too (the carryover, and the leaf moved onto it), so the file's path *is* the DAG
+/// lineage and need not be read back. Sessions written by the reference (one global `PI_HEAD`,
+/// carryovers only in the DAG) never take that path.
 fn resume_target(
     shared: &Shared,
     manager: &SessionManager,
-) -> Result<Option<String>, filo_dag::DagError> {
+) -> Result<Option<(String, bool)>, filo_dag::DagError> {
     let head_ref = lock(&shared.state).head_ref.clone();
     let store = lock(&shared.store);
     if let Some(h) = store.get_ref(&head_ref)? {
-        return Ok(Some(h));
+        let leaf_ext = store.node(&h)?.and_then(|n| n.external_id);
+        let agrees = leaf_ext.is_some() && leaf_ext.as_deref() == manager.leaf_id();
+        return Ok(Some((h, agrees)));
     }
     // One query for the whole backwards scan.
     let found = store.node_ids_by_external_ids(manager.entries().iter().map(|e| e.id.as_str()))?;
@@ -31,7 +38,7 @@ fn resume_target(
         .entries()
         .iter()
         .rev()
-        .find_map(|e| found.get(&e.id).cloned()))
+        .find_map(|e| found.get(&e.id).map(|id| (id.clone(), false))))
 }
 
 /// Rebuild the session tree from the DAG lineage. Returns notices for the user.
@@ -41,7 +48,17 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
         return Vec::new();
     }
     let target = match resume_target(shared, manager) {
-        Ok(Some(t)) => t,
+        Ok(Some((t, true))) => {
+            // The file is the lineage: keep it, move the heads, log the boot.
+            if let Some(leaf) = manager.leaf_id() {
+                lock(&shared.state)
+                    .nodes
+                    .insert(leaf.to_string(), t.clone());
+            }
+            boot(shared, &t);
+            return Vec::new();
+        }
+        Ok(Some((t, false))) => t,
         Ok(None) => return Vec::new(),
         Err(e) => {
             shared.fail("finding the resume point", &e);
@@ -110,16 +127,10 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
     if let Some(l) = &leaf {
         let _ = manager.branch(l);
     }
-    {
-        let current = lock(&shared.store).get_ref("PI_HEAD").ok().flatten();
-        let mut st = lock(&shared.state);
-        st.pi_head_seen = current;
-    }
     if let Some(l) = &leaf {
         lock(&shared.state).nodes.insert(l.clone(), target.clone());
     }
-    shared.move_heads(&target);
-    shared.log(filo_dag::action_type::BOOT, None, Some(&target), None);
+    boot(shared, &target);
     let mut notices = Vec::new();
     if file_path != dag_path {
         notices.push(format!(
@@ -128,4 +139,15 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
         ));
     }
     notices
+}
+
+/// A resume: this session takes `PI_HEAD` (the user chose it) and its own head, and `BOOT` is
+/// logged.
+fn boot(shared: &Shared, target: &str) {
+    {
+        let current = lock(&shared.store).get_ref("PI_HEAD").ok().flatten();
+        lock(&shared.state).pi_head_seen = current;
+    }
+    shared.move_heads(target);
+    shared.log(filo_dag::action_type::BOOT, None, Some(target), None);
 }

@@ -49,11 +49,12 @@ async fn fixture_with(turns: Vec<Turn>, with_key: bool) -> (MockProvider, Fixtur
         cwd: cwd.clone(),
         client: Arc::new(client),
         models: vec![model.clone()],
-        model: Some(model),
+        // Without a key no model is chosen: the first-launch case.
+        model: with_key.then_some(model),
         thinking_level: None,
         tools: vec![filo_tools::tool_by_name("bash", cwd.clone()).unwrap()],
         session: SessionManager::create(cwd.to_str().unwrap(), &cwd.join("sessions")),
-        settings: Settings::in_memory(json!({})),
+        settings: Settings::load(&cwd.join("agent"), Some(&cwd)),
         api_key: Arc::new(move |_| with_key.then(|| "test-key".to_string())),
         resources: Resources::default(),
         extensions: Vec::new(),
@@ -264,8 +265,78 @@ async fn a_refused_prompt_is_reported_and_given_back() {
     .await;
     assert!(has(
         f.app.state(),
-        |c| matches!(c, Cell::Error(t) if t.contains("No API key found for mock"))
+        |c| matches!(c, Cell::Error(t) if t.contains("No model selected"))
     ));
     assert_eq!(f.app.state().editor.text, "hello");
     assert!(mock.requests().is_empty());
+}
+
+#[tokio::test]
+async fn tree_moves_back_to_an_earlier_prompt() {
+    let (_mock, mut f) = fixture(vec![Turn::text("One."), Turn::text("Two.")]).await;
+    for (prompt, answer) in [("first", "One."), ("second", "Two.")] {
+        f.typed(prompt);
+        f.enter();
+        f.until(answer, |s| !s.running && assistant_says(s, answer))
+            .await;
+    }
+    f.typed("/tree");
+    f.enter();
+    let Some(Overlay::Select(list)) = &f.app.state().overlay else {
+        panic!("no tree")
+    };
+    let labels: Vec<&str> = list.items.iter().map(|i| i.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        vec![
+            "│ user: first",
+            "│ assistant: One.",
+            "│ user: second",
+            "● assistant: Two."
+        ]
+    );
+    for _ in 0..3 {
+        f.key(KeyCode::Up, KeyModifiers::NONE);
+    }
+    f.enter();
+    f.enter(); // "Move without a summary"
+    f.until("the move", |s| s.editor.text == "first").await;
+    f.until("the reload", |s| !assistant_says(s, "One.")).await;
+    assert!(f.app.state().overlay.is_none());
+}
+
+#[tokio::test]
+async fn settings_flip_and_double_escape_opens_the_tree() {
+    let (_mock, mut f) = fixture(vec![Turn::text("One.")]).await;
+    f.typed("/settings");
+    f.enter();
+    f.enter(); // theme: dark → light
+    assert_eq!(f.app.state().theme.name, "light");
+    assert!(
+        f.app
+            .state()
+            .cells
+            .iter()
+            .all(|c| !matches!(c.cell, Cell::Error(_)))
+    );
+    f.key(KeyCode::Down, KeyModifiers::NONE);
+    f.enter(); // autoCompaction: on → off
+    let Some(Overlay::Select(list)) = &f.app.state().overlay else {
+        panic!("no settings")
+    };
+    assert_eq!(list.items[1].label, "autoCompaction   off");
+    assert_eq!(list.selected, 1);
+    f.key(KeyCode::Esc, KeyModifiers::NONE);
+    assert!(f.app.state().overlay.is_none());
+
+    f.typed("hi");
+    f.enter();
+    f.until("the answer", |s| !s.running && assistant_says(s, "One."))
+        .await;
+    f.key(KeyCode::Esc, KeyModifiers::NONE);
+    f.key(KeyCode::Esc, KeyModifiers::NONE);
+    let Some(Overlay::Select(list)) = &f.app.state().overlay else {
+        panic!("no tree")
+    };
+    assert_eq!(list.title, "session tree");
 }

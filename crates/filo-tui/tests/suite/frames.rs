@@ -381,4 +381,18 @@ fn resize_rewraps_and_scrolls() {
     let top = frame_at(&mut s, 80, 24);
     assert!(top.contains("message number 0 "), "{top}");
     assert!(s.scroll < 1_000, "scrolling past the top is clamped");
+    // Tiny terminals draw without panicking, overlays included.
+    s.editor.insert("some long text in the editor that wraps");
+    for (w, h) in [(10, 5), (1, 1), (3, 20), (200, 3)] {
+        frame_at(&mut s, w, h);
+    }
+    s.overlay = Some(Overlay::Select(SelectList::new(
+        SelectKind::Model,
+        "model",
+        models(),
+        0,
+    )));
+    for (w, h) in [(10, 5), (1, 1), (4, 4)] {
+        frame_at(&mut s, w, h);
+    }
 }
