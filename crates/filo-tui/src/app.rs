@@ -119,8 +119,9 @@ impl App {
         self.state.footer = f;
     }
 
+    /// One screen of history, less two lines of overlap.
     fn page(&self) -> usize {
-        10
+        self.state.page_rows.saturating_sub(2).max(1)
     }
 
     /// Send a prompt: while the agent works, queue it (steer, or follow-up); else run it in a task.

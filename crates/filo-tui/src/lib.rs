@@ -102,11 +102,17 @@ fn restore_terminal() {
 /// Run the interactive UI until the user quits. The terminal is put back as it was on every
 /// exit, including a panic.
 pub async fn run(session: AgentSession, options: TuiOptions) -> Result<(), TuiError> {
+    // A panic of the UI itself (on this thread) puts the terminal back before the message is
+    // printed. Panics of spawned tasks run elsewhere; tokio contains them and the UI goes on, so
+    // they leave the terminal alone.
     let previous = Arc::new(std::panic::take_hook());
+    let ui_thread = std::thread::current().id();
     {
         let previous = previous.clone();
         std::panic::set_hook(Box::new(move |info| {
-            restore_terminal();
+            if std::thread::current().id() == ui_thread {
+                restore_terminal();
+            }
             previous(info);
         }));
     }

@@ -110,6 +110,8 @@ pub struct AppState {
     pub overlay: Option<Overlay>,
     /// History lines scrolled up from the bottom.
     pub scroll: usize,
+    /// Rows of the history area at the last frame (a page for PageUp / PageDown).
+    pub page_rows: usize,
     pub opts: RenderOpts,
     pub footer: FooterInfo,
     /// When Ctrl+C was pressed on an empty editor (a second press quits).
@@ -203,6 +205,7 @@ impl AppState {
             editor: Editor::default(),
             overlay: None,
             scroll: 0,
+            page_rows: 10,
             opts: RenderOpts::default(),
             footer,
             quit_armed: None,

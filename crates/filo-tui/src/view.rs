@@ -135,8 +135,7 @@ fn history_lines(state: &mut AppState, w: usize, height: usize) -> Vec<Line<'sta
 }
 
 fn status_line(state: &AppState, theme: &Theme) -> Option<Line<'static>> {
-    if let Some(armed) = state.quit_armed {
-        let _ = armed;
+    if state.quit_armed.is_some() {
         return Some(Line::from(Span::styled(
             "Press ctrl+c again to exit",
             theme.fg("warning"),
@@ -214,6 +213,7 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
         Constraint::Length(2),
     ])
     .areas(area);
+    state.page_rows = usize::from(hist.height);
     let lines = history_lines(state, w, usize::from(hist.height));
     frame.render_widget(Paragraph::new(lines), hist);
     frame.render_widget(Paragraph::new(above), above_area);

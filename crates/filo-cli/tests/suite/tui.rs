@@ -73,6 +73,11 @@ fn shell_quote(p: &Path) -> String {
 /// `filo` in a new 100×30 pane; after it exits the shell prints its exit code and whether the
 /// terminal is back in canonical (cooked) mode, then idles so the pane stays readable.
 fn launch(home: &Home) -> Tmux {
+    launch_with(home, "")
+}
+
+/// [`launch`] with extra shell words after `filo`.
+fn launch_with(home: &Home, args: &str) -> Tmux {
     let tmux = Tmux {
         // The temp HOME's name is unique, so parallel tests get separate tmux servers.
         socket: format!(
@@ -81,7 +86,7 @@ fn launch(home: &Home) -> Tmux {
         ),
     };
     let script = format!(
-        "env -i HOME={home} PATH=\"$PATH\" MOCK_API_KEY=mock-secret TERM=xterm-256color {bin}; \
+        "env -i HOME={home} PATH=\"$PATH\" MOCK_API_KEY=mock-secret TERM=xterm-256color {bin} {args}; \
          echo FILO_EXIT=$?; stty -a | grep -o -- '-\\?icanon' | head -1 | sed 's/^/MODE=/'; \
          sleep 60",
         home = shell_quote(home.path()),
@@ -268,4 +273,21 @@ async fn interactive_prompt_tool_escape_and_quit() {
     );
     let alt = tmux.cmd(&["display-message", "-p", "-t", "filo", "#{alternate_on}"]);
     assert_eq!(String::from_utf8_lossy(&alt.stdout).trim(), "0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_on_the_command_line_is_sent_at_start() {
+    if !Tmux::available() {
+        eprintln!("SKIPPED a_prompt_on_the_command_line_is_sent_at_start: tmux is not installed");
+        return;
+    }
+    let mock = MockProvider::start(vec![Turn::text("Started with it.")]).await;
+    let home = Home::new(&mock);
+    let tmux = launch_with(&home, "'first words'");
+    let screen = tmux.wait_for("Started with it.").await;
+    assert!(screen.contains("first words"), "{screen}");
+    assert!(screen.contains("enter to send"), "{screen}");
+    tmux.keys(&["C-d"]);
+    let screen = tmux.wait_for("MODE=").await;
+    assert!(screen.contains("FILO_EXIT=0"), "{screen}");
 }
