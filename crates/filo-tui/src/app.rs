@@ -160,6 +160,30 @@ impl App {
         });
     }
 
+    /// Jump to a node from `/life`, then let the agent answer in the new timeline.
+    fn travel(&mut self, node_id: &str, note: &str) {
+        let Some(src) = self.options.life.clone() else {
+            return;
+        };
+        if let Err(e) = (src.travel)(node_id, note) {
+            let text = e.strip_prefix("Error: ").unwrap_or(&e).to_string();
+            self.state.push(Cell::Error(text));
+            return;
+        }
+        self.state.push(Cell::Info(format!(
+            "Time travel to {} — carryover: {note}",
+            filo_dag::short_id(node_id)
+        )));
+        self.state.running = true;
+        self.state.scroll = 0;
+        let session = self.session.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let r = session.continue_run().await;
+            let _ = tx.send(AppEvent::PromptDone(r.err().map(|e| e.to_string())));
+        });
+    }
+
     /// Run `!cmd` / `!!cmd`.
     fn user_bash(&mut self, command: String, excluded: bool) {
         let cell = self.state.cells.len();
@@ -376,8 +400,7 @@ impl App {
             OverlayAction::Recall => self.life_recall(),
             OverlayAction::Jump { node_id, note } => {
                 self.state.overlay = None;
-                let prompt = crate::life::jump_prompt(&node_id, &note);
-                self.send(prompt, false);
+                self.travel(&node_id, &note);
             }
         }
     }

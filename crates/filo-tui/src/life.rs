@@ -18,6 +18,8 @@ pub struct LifeSource {
     pub db_path: PathBuf,
     pub head_ref: std::sync::Arc<dyn Fn() -> String + Send + Sync>,
     pub flush: std::sync::Arc<dyn Fn() + Send + Sync>,
+    /// Travel to a node with a carryover note (the `tobe` flow, done by the memory itself).
+    pub travel: std::sync::Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>,
 }
 
 /// What a row stands for.
@@ -214,14 +216,6 @@ pub fn trace_text(db_path: &Path, head_ref: &str) -> Result<String, filo_dag::Da
         mode: filo_dag::render::TraceMode::Default,
     };
     filo_dag::render::trace(&store, &opts, &filo_core::playfilo::SystemZone)
-}
-
-/// The message that asks the agent to make the jump with the `tobe` tool.
-pub fn jump_prompt(node_id: &str, note: &str) -> String {
-    let short = filo_dag::short_id(node_id);
-    format!(
-        "Use the tobe tool now to travel to node {short} (target_node_hash \"{short}\") with this carryover_message, verbatim: {note}"
-    )
 }
 
 /// The role's short label.

@@ -148,7 +148,11 @@ async fn run_interactive(
         filo_tui::LifeSource {
             db_path,
             head_ref: Arc::new(move || p1.head_ref()),
-            flush: Arc::new(move || playfilo.flush()),
+            flush: Arc::new({
+                let p = playfilo.clone();
+                move || p.flush()
+            }),
+            travel: Arc::new(move |target: &str, note: &str| playfilo.travel(target, note)),
         }
     });
     let session_dir = args.session_dir.clone().unwrap_or_else(|| {

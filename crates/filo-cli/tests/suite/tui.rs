@@ -193,7 +193,7 @@ async fn interactive_prompt_tool_escape_and_quit() {
     tmux.keys(&["Escape"]);
     tmux.wait_for("t travel here").await;
 
-    // Travel back to the first prompt with a note: the agent is asked to call `tobe`.
+    // Travel back to the first prompt with a note: the memory jumps, the agent answers there.
     for _ in 0..3 {
         tmux.keys(&["Down"]);
     }
@@ -207,23 +207,19 @@ async fn interactive_prompt_tool_escape_and_quit() {
         .find(|w| w.len() == 12 && w.chars().all(|c| c.is_ascii_hexdigit()))
         .unwrap()
         .to_string();
-    mock.push(Reply::tool_call(
-        "tb1",
-        "tobe",
-        json!({"target_node_hash": short, "carryover_message": "try again"}),
-    ));
     mock.push(Reply::text("Back in the past."));
     tmux.keys(&["t"]);
     tmux.wait_for("carryover note").await;
     tmux.keys(&["-l", "try again"]);
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("Back in the past.").await;
-    assert!(screen.contains("Time travel"), "{screen}");
+    assert!(
+        screen.contains(&format!("Time travel to {short}")),
+        "{screen}"
+    );
     let requests = mock.requests();
-    assert_eq!(requests.len(), 4);
-    let ask = requests[2].body.to_string();
-    assert!(ask.contains(&format!("travel to node {short}")), "{ask}");
-    let after = requests[3].body.to_string();
+    assert_eq!(requests.len(), 3, "one request, in the new timeline");
+    let after = requests[2].body.to_string();
     assert!(
         after.contains("[SYSTEM / INCARNATION NOTE]: try again"),
         "{after}"
@@ -256,7 +252,7 @@ async fn interactive_prompt_tool_escape_and_quit() {
         !screen.contains("never finish"),
         "the stalled rest never arrived:\n{screen}"
     );
-    assert_eq!(mock.requests().len(), 5);
+    assert_eq!(mock.requests().len(), 4);
 
     tmux.keys(&["C-c"]);
     tmux.wait_for("again to exit").await;

@@ -196,6 +196,19 @@ impl AgentSession {
         Ok(())
     }
 
+    /// Continue from the current context without a new prompt (e.g. after a jump the user made:
+    /// the context ends with the carryover), with retries and compaction as after a prompt.
+    pub async fn continue_run(&self) -> Result<(), CoreError> {
+        let _busy = BusyGuard::enter(&self.inner.busy);
+        self.inner
+            .agent
+            .continue_run()
+            .await
+            .map_err(|e| CoreError::Refused(e.to_string()))?;
+        self.after_run().await;
+        Ok(())
+    }
+
     /// Wait until no prompt chain is running: the run, its retries, compactions and any
     /// continuation an extension started (e.g. after `tobe`) are all covered.
     pub async fn wait_for_idle(&self) {

@@ -433,6 +433,14 @@ impl Playfilo {
         Ok(Playfilo { shared })
     }
 
+    /// Travel to an earlier node now, as the `tobe` tool would, for a user (the `/life` view):
+    /// the session must be idle; afterwards its context is the target lineage plus the carryover
+    /// and [`AgentSession::continue_run`](crate::AgentSession::continue_run) lets the agent answer
+    /// in the new timeline. Errors are the texts `tobe` would show.
+    pub fn travel(&self, target: &str, carryover: &str) -> Result<(), String> {
+        tobe::travel(&self.shared, target, carryover)
+    }
+
     /// Wait until every mirrored entry is committed.
     pub fn flush(&self) {
         self.shared.flush();

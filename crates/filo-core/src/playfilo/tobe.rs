@@ -114,76 +114,19 @@ impl TobeTool {
             }
             None => None,
         };
-        let values = match lock(&shared.store).load_entries(Some(&target)) {
-            Ok(v) => v,
-            Err(e) => return Ok(format!("Error: {e}")),
-        };
-        let mut entries: Vec<SessionEntry> = values
-            .iter()
-            .filter_map(|v| SessionEntry::from_value(v).ok())
-            .collect();
-        let text = carryover_text(carryover);
-        let (context, carry_id) = {
-            let mut manager = session.session_manager();
-            for e in &mut entries {
-                let same = manager
-                    .entry(&e.id)
-                    .filter(|f| f.kind.type_name() == e.kind.type_name())
-                    .cloned();
-                if let Some(f) = same {
-                    let parent = e.parent_id.take();
-                    *e = f;
-                    e.parent_id = parent;
-                }
-            }
-            let target_entry = entries.last().map(|e| e.id.clone());
-            manager.merge_in_memory(entries);
-            match &target_entry {
-                Some(id) => {
-                    let _ = manager.branch(id);
-                }
-                None => manager.reset_leaf(),
-            }
-            let context: Vec<AgentMessage> = manager
-                .build_context()
-                .messages
-                .iter()
-                .map(to_agent)
-                .collect();
-            let carry = SessionMessage::Llm(Message::User(UserMessage {
-                content: UserContent::Blocks(vec![ContentBlock::text(text.clone())]),
-                timestamp: now,
-            }));
-            let carry_id = manager
-                .append_message(carry)
-                .map_err(|e| ToolError::Fatal(e.to_string()))?;
-            // The rest of the aborted turn stays on the old branch, under the calling assistant.
-            if let Some((entry, _, _)) = &caller {
-                let _ = manager.branch(entry);
-            }
-            (context, carry_id)
-        };
-        let carry_commit = NodeCommit::new(role::USER, now)
-            .parent(Parent::Node(target.clone()))
-            .part(NewBlob::text(text.clone()))
-            .external_id(carry_id.clone());
-        let carry_node = match lock(&shared.store).commit_node(&carry_commit) {
-            Ok(c) => c.id,
-            Err(e) => return Ok(format!("Error: {e}")),
-        };
-        {
-            let mut st = lock(&shared.state);
-            st.nodes.insert(carry_id.clone(), carry_node.clone());
-        }
-        shared.move_heads(&carry_node);
-        shared.log(
-            filo_dag::action_type::INCARNATE,
+        let leaf_after = caller.as_ref().map(|(entry, _, _)| entry.clone());
+        let jump = match incarnate(
+            shared,
+            &session,
+            &target,
+            carryover,
             departure.as_deref(),
-            Some(&carry_node),
-            Some(carryover.to_string()),
-        );
-        let mut context = context;
-        context.push(AgentMessage::user_text(text));
+            leaf_after.as_deref(),
+        ) {
+            Ok(j) => j,
+            Err(text) => return Ok(text),
+        };
+        let (context, carry_id) = (jump.context, jump.carryover_entry);
         let call_ids: HashSet<String> = match &caller {
             Some((_, _, ids)) => ids.iter().cloned().collect(),
             None => std::iter::once(ctx.call_id.clone()).collect(),
@@ -201,6 +144,118 @@ impl TobeTool {
         session.agent().abort();
         Ok(STARTED.to_string())
     }
+}
+
+/// A jump that happened: the new context (target lineage + carryover) and the carryover entry.
+pub(crate) struct Incarnation {
+    pub context: Vec<AgentMessage>,
+    pub carryover_entry: String,
+}
+
+/// The shared part of a jump (§6.2 steps 4–8): load the target lineage into the session, append
+/// the carryover to the session file as a child of the target, commit the carryover node, move
+/// the heads onto it and log INCARNATE from `from`. `leaf_after` is where the session leaf goes
+/// next (the calling assistant, for the rest of an aborted turn); by default the carryover.
+pub(crate) fn incarnate(
+    shared: &Shared,
+    session: &crate::AgentSession,
+    target: &str,
+    carryover: &str,
+    from: Option<&str>,
+    leaf_after: Option<&str>,
+) -> Result<Incarnation, String> {
+    let now = shared.now();
+    let values = lock(&shared.store)
+        .load_entries(Some(target))
+        .map_err(|e| format!("Error: {e}"))?;
+    let mut entries: Vec<SessionEntry> = values
+        .iter()
+        .filter_map(|v| SessionEntry::from_value(v).ok())
+        .collect();
+    let text = carryover_text(carryover);
+    let (mut context, carry_id) = {
+        let mut manager = session.session_manager();
+        for e in &mut entries {
+            let same = manager
+                .entry(&e.id)
+                .filter(|f| f.kind.type_name() == e.kind.type_name())
+                .cloned();
+            if let Some(f) = same {
+                let parent = e.parent_id.take();
+                *e = f;
+                e.parent_id = parent;
+            }
+        }
+        let target_entry = entries.last().map(|e| e.id.clone());
+        manager.merge_in_memory(entries);
+        match &target_entry {
+            Some(id) => {
+                let _ = manager.branch(id);
+            }
+            None => manager.reset_leaf(),
+        }
+        let context: Vec<AgentMessage> = manager
+            .build_context()
+            .messages
+            .iter()
+            .map(to_agent)
+            .collect();
+        let carry = SessionMessage::Llm(Message::User(UserMessage {
+            content: UserContent::Blocks(vec![ContentBlock::text(text.clone())]),
+            timestamp: now,
+        }));
+        let carry_id = manager
+            .append_message(carry)
+            .map_err(|e| format!("Error: {e}"))?;
+        if let Some(entry) = leaf_after {
+            let _ = manager.branch(entry);
+        }
+        (context, carry_id)
+    };
+    let carry_commit = NodeCommit::new(role::USER, now)
+        .parent(Parent::Node(target.to_string()))
+        .part(NewBlob::text(text.clone()))
+        .external_id(carry_id.clone());
+    let carry_node = lock(&shared.store)
+        .commit_node(&carry_commit)
+        .map_err(|e| format!("Error: {e}"))?
+        .id;
+    lock(&shared.state)
+        .nodes
+        .insert(carry_id.clone(), carry_node.clone());
+    shared.move_heads(&carry_node);
+    shared.log(
+        filo_dag::action_type::INCARNATE,
+        from,
+        Some(&carry_node),
+        Some(carryover.to_string()),
+    );
+    context.push(AgentMessage::user_text(text));
+    Ok(Incarnation {
+        context,
+        carryover_entry: carry_id,
+    })
+}
+
+/// A jump the user asked for (the `/life` view), outside any tool call: the session must be
+/// idle. INCARNATE is logged from the session's head; the context becomes the target lineage
+/// plus the carryover, ready for the agent to continue.
+pub(crate) fn travel(shared: &Shared, target_arg: &str, carryover: &str) -> Result<(), String> {
+    shared.flush();
+    let session = shared
+        .session()
+        .ok_or_else(|| "Error: the session is gone".to_string())?;
+    if session.is_streaming() {
+        return Err("Error: the agent is working; abort it before travelling".into());
+    }
+    let target = resolve(shared, target_arg)?;
+    if let Some(text) = refuse_reason(shared, &target).map_err(|e| format!("Error: {e}"))? {
+        return Err(text);
+    }
+    let from = lock(&shared.state).head.clone();
+    let jump = incarnate(shared, &session, &target, carryover, from.as_deref(), None)?;
+    session.agent().replace_messages(jump.context);
+    Ok(())
 }
 
 /// At the end of the aborted run: move the session leaf to the carryover, re-send steering typed

@@ -684,3 +684,49 @@ async fn a_session_the_dag_never_saw_keeps_its_history_across_resumes() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_user_can_travel_without_a_tool_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(vec![]).await;
+    let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
+    mock.push(Reply::text("First."));
+    mem.session
+        .prompt("one", PromptOptions::default())
+        .await
+        .unwrap();
+    let target = mem.playfilo.head().unwrap();
+    mock.push(Reply::text("Second."));
+    mem.session
+        .prompt("two", PromptOptions::default())
+        .await
+        .unwrap();
+    let before = mem.playfilo.head().unwrap();
+    assert!(
+        mem.playfilo
+            .travel("zzzz", "x")
+            .unwrap_err()
+            .contains("Node not found")
+    );
+    mem.playfilo.travel(&target[..12], "user jump").unwrap();
+    mock.push(Reply::text("Answered in the past."));
+    mem.session.continue_run().await.unwrap();
+    let body = mock.requests().last().unwrap().body.to_string();
+    assert!(body.contains("First.") && body.contains("INCARNATION NOTE]: user jump"));
+    assert!(!body.contains("Second."));
+    mem.playfilo.flush();
+    let store = Store::open(&mem.db).unwrap();
+    let inc = store
+        .actions()
+        .unwrap()
+        .into_iter()
+        .find(|a| a.action_type == "INCARNATE")
+        .unwrap();
+    assert_eq!(inc.from_node.as_deref(), Some(before.as_str()));
+    let head = store.node(&mem.playfilo.head().unwrap()).unwrap().unwrap();
+    let carry = store
+        .node(head.parent_id.as_deref().unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(carry.parent_id.as_deref(), Some(target.as_str()));
+}
