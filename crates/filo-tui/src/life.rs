@@ -11,6 +11,9 @@ use serde_json::Value;
 
 use crate::text::truncate;
 
+/// Jumps to a node (target, carryover note); errors are the texts `tobe` would show.
+pub type TravelFn = std::sync::Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>;
+
 /// Where the memory is, which ref is this session's HEAD now (it changes with `/new`), and how to
 /// wait for the memory's queued commits.
 #[derive(Clone)]
@@ -19,7 +22,7 @@ pub struct LifeSource {
     pub head_ref: std::sync::Arc<dyn Fn() -> String + Send + Sync>,
     pub flush: std::sync::Arc<dyn Fn() + Send + Sync>,
     /// Travel to a node with a carryover note (the `tobe` flow, done by the memory itself).
-    pub travel: std::sync::Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>,
+    pub travel: TravelFn,
 }
 
 /// What a row stands for.
