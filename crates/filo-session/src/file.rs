@@ -99,74 +99,102 @@ pub struct LoadedFile {
     pub empty: bool,
 }
 
-/// Parse the text of a session file. A current (v3) file is converted line by line, so only one
-/// line's JSON tree exists at a time; an older file is kept whole for the migration.
-pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
-    let mut out = LoadedFile {
-        ends_with_newline: bytes.last().is_none_or(|b| *b == b'\n'),
-        empty: bytes.is_empty(),
-        ..LoadedFile::default()
-    };
-    let segments: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    let last_index = segments.len().saturating_sub(1);
-    let mut header: Option<Value> = None;
-    let mut current = false;
-    let mut old_lines: Vec<(usize, Value)> = Vec::new();
-    for (i, seg) in segments.iter().enumerate() {
-        let line = i + 1;
-        let Ok(text) = std::str::from_utf8(seg) else {
-            out.warnings.push(LoadWarning::Malformed {
+/// Line-by-line session file parser: a current (v3) file is converted one line at a time, so
+/// only one line's JSON tree exists at once; an older file is kept whole for the migration.
+#[derive(Default)]
+struct Parser {
+    out: LoadedFile,
+    header: Option<Value>,
+    current: bool,
+    old_lines: Vec<(usize, Value)>,
+    /// The first object was not a header: the file is not a session (pi's rule).
+    invalid: bool,
+}
+
+impl Parser {
+    /// One line without its newline; `torn` when it is the last line and had no newline.
+    fn feed(&mut self, line: usize, bytes: &[u8], torn: bool) {
+        if self.invalid {
+            return;
+        }
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            self.out.warnings.push(LoadWarning::Malformed {
                 line,
                 reason: "invalid UTF-8".into(),
             });
-            continue;
+            return;
         };
         if text.trim().is_empty() {
-            continue;
+            return;
         }
         let v = match serde_json::from_str::<Value>(text) {
             Ok(v) => v,
-            Err(_) if i == last_index && !out.ends_with_newline => {
-                out.warnings.push(LoadWarning::TornLastLine { line });
-                continue;
+            Err(_) if torn => {
+                self.out.warnings.push(LoadWarning::TornLastLine { line });
+                return;
             }
             Err(e) => {
-                out.warnings.push(LoadWarning::Malformed {
+                self.out.warnings.push(LoadWarning::Malformed {
                     line,
                     reason: e.to_string(),
                 });
-                continue;
+                return;
             }
         };
-        if header.is_none() {
-            // pi: the file is valid only if its first object is a session header.
+        if self.header.is_none() {
             if SessionHeader::from_value(&v).is_err() {
-                return out;
+                self.invalid = true;
+                return;
             }
-            current = v.get("version").and_then(Value::as_u64).unwrap_or(1) >= 3;
-            header = Some(v);
-        } else if current {
-            push_entry(&mut out, line, &v);
+            self.current = v.get("version").and_then(Value::as_u64).unwrap_or(1) >= 3;
+            self.header = Some(v);
+        } else if self.current {
+            push_entry(&mut self.out, line, &v);
         } else {
-            old_lines.push((line, v));
+            self.old_lines.push((line, v));
         }
     }
-    let Some(header) = header else { return out };
-    if current {
-        out.header = SessionHeader::from_value(&header).ok();
-    } else {
-        let numbers: Vec<usize> = old_lines.iter().map(|(n, _)| *n).collect();
-        let mut lines: Vec<Value> = std::iter::once(header)
-            .chain(old_lines.into_iter().map(|(_, v)| v))
-            .collect();
-        out.migrated = migrate_to_current(&mut lines);
-        out.header = SessionHeader::from_value(&lines[0]).ok();
-        for (line, v) in numbers.into_iter().zip(lines.iter().skip(1)) {
-            push_entry(&mut out, line, v);
+
+    fn finish(mut self) -> LoadedFile {
+        if self.invalid {
+            self.out.entries.clear();
+            self.out.warnings.clear();
+            return self.out;
         }
+        let Some(header) = self.header else {
+            return self.out;
+        };
+        let mut out = self.out;
+        if self.current {
+            out.header = SessionHeader::from_value(&header).ok();
+        } else {
+            let numbers: Vec<usize> = self.old_lines.iter().map(|(n, _)| *n).collect();
+            let mut lines: Vec<Value> = std::iter::once(header)
+                .chain(self.old_lines.into_iter().map(|(_, v)| v))
+                .collect();
+            out.migrated = migrate_to_current(&mut lines);
+            out.header = SessionHeader::from_value(&lines[0]).ok();
+            for (line, v) in numbers.into_iter().zip(lines.iter().skip(1)) {
+                push_entry(&mut out, line, v);
+            }
+        }
+        out.warnings.sort_by_key(LoadWarning::line);
+        out
     }
-    out.warnings.sort_by_key(LoadWarning::line);
-    out
+}
+
+/// Parse the text of a session file.
+pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
+    let mut p = Parser::default();
+    p.out.ends_with_newline = bytes.last().is_none_or(|b| *b == b'\n');
+    p.out.empty = bytes.is_empty();
+    let torn_possible = !p.out.ends_with_newline;
+    let segments: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let last = segments.len().saturating_sub(1);
+    for (i, seg) in segments.iter().enumerate() {
+        p.feed(i + 1, seg, torn_possible && i == last);
+    }
+    p.finish()
 }
 
 fn push_entry(out: &mut LoadedFile, line: usize, v: &Value) {
@@ -183,10 +211,34 @@ fn push_entry(out: &mut LoadedFile, line: usize, v: &Value) {
     }
 }
 
-/// Read and parse a session file.
+/// Read and parse a session file, streaming it line by line (the file is never held whole).
 pub fn read_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
-    let bytes = fs::read(path).map_err(|e| SessionError::io(path, e))?;
-    Ok(parse_session_bytes(&bytes))
+    use std::io::BufRead;
+    let file = File::open(path).map_err(|e| SessionError::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut p = Parser::default();
+    let mut buf = Vec::new();
+    let mut line = 0;
+    p.out.ends_with_newline = true;
+    p.out.empty = true;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| SessionError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        p.out.empty = false;
+        line += 1;
+        let terminated = buf.last() == Some(&b'\n');
+        if terminated {
+            buf.pop();
+        }
+        p.out.ends_with_newline = terminated;
+        p.feed(line, &buf, !terminated);
+    }
+    Ok(p.finish())
 }
 
 /// The lines of a whole file: header then entries, each followed by `\n`.
