@@ -62,6 +62,10 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 pub struct Store {
     pub(crate) conn: Connection,
     path: Option<PathBuf>,
+    /// The last system prompt committed through this connection and its blob hash: prompts
+    /// repeat on every node, and can be long, so an unchanged one is neither re-hashed nor
+    /// re-inserted (blobs are never deleted, so the blob stays valid).
+    pub(crate) last_prompt: std::cell::RefCell<Option<(String, String)>>,
 }
 
 /// Whether [`Store::open_with`] may create a missing file.
@@ -124,7 +128,11 @@ impl Store {
             "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; \
              PRAGMA mmap_size = 268435456; PRAGMA temp_store = MEMORY;",
         )?;
-        let store = Self { conn, path };
+        let store = Self {
+            conn,
+            path,
+            last_prompt: std::cell::RefCell::new(None),
+        };
         if before.needs_migration() {
             store.write(|tx| {
                 let now = inspect(tx, &shown)?;

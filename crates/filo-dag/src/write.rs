@@ -22,7 +22,11 @@ impl Store {
     /// Commits one node: its blobs, the system prompt blob, the node row and the ref moves, all in
     /// one `BEGIN IMMEDIATE` transaction. A failed compare-and-set writes nothing.
     pub fn commit_node(&self, commit: &NodeCommit) -> Result<Committed> {
-        self.write(|tx| commit_in(tx, commit, None, 0, &mut None))
+        let mut prompt = self.last_prompt.borrow().clone();
+        let done = self.write(|tx| commit_in(tx, commit, None, 0, &mut prompt))?;
+        // Only after the commit: the cached blob is then known to be in the database.
+        *self.last_prompt.borrow_mut() = prompt;
+        Ok(done)
     }
 
     /// Commits several nodes in one transaction, in order. [`Parent::Previous`] chains a node to
