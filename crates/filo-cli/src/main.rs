@@ -14,7 +14,12 @@ use clap::{Parser, Subcommand};
 
 /// filo: a coding-agent runtime whose memory is a Playfilo DAG.
 #[derive(Debug, Parser)]
-#[command(name = "filo", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "filo",
+    version,
+    about = "filo: a coding agent whose memory is a time-travelling conversation graph (Playfilo)",
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
