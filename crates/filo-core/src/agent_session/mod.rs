@@ -6,6 +6,7 @@
 //! context when it nears the model's window or overflowed it. Extensions see every step.
 
 mod bash;
+mod compact;
 mod events;
 pub mod export;
 mod manage;

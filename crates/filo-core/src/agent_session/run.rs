@@ -9,10 +9,8 @@ use filo_ai::{AssistantMessage, ContentBlock, StopReason};
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{AgentSession, CompactionReason, CompactionResult, SessionEvent, lock};
+use super::{AgentSession, CompactionReason, SessionEvent, lock};
 use crate::CoreError;
-use crate::compaction::{CompactionSettings, estimate_context_tokens, should_compact};
-use crate::convert::to_session;
 use crate::extension::{InputAction, ToolCallEvent};
 use crate::resources::{expand_prompt_template, expand_skill_command};
 
@@ -115,7 +113,7 @@ impl AgentSession {
         expand_prompt_template(&t, &r.templates)
     }
 
-    fn last_assistant(&self) -> Option<AssistantMessage> {
+    pub(super) fn last_assistant(&self) -> Option<AssistantMessage> {
         self.inner.agent.find_last(|m| m.as_assistant().cloned())
     }
 
@@ -399,177 +397,6 @@ impl AgentSession {
         }
     }
 
-    fn compaction_settings(&self) -> CompactionSettings {
-        let s = lock(&self.inner.settings);
-        let d = CompactionSettings::default();
-        CompactionSettings {
-            enabled: s.get_bool("compaction.enabled", d.enabled),
-            reserve_tokens: s.get_u64("compaction.reserveTokens", d.reserve_tokens),
-            keep_recent_tokens: s.get_u64("compaction.keepRecentTokens", d.keep_recent_tokens),
-        }
-    }
-
-    /// Threshold check on the last assistant message; compacts when needed. Returns true when a
-    /// compaction ran.
-    async fn check_compaction(&self, after_run: bool) -> bool {
-        let settings = self.compaction_settings();
-        let Some(model) = self.model() else {
-            return false;
-        };
-        let Some(last) = self.last_assistant() else {
-            return false;
-        };
-        if !settings.enabled || (after_run && last.stop_reason == StopReason::Aborted) {
-            return false;
-        }
-        let last_compaction_ms = {
-            let store = lock(&self.inner.store);
-            store
-                .branch_path(None)
-                .iter()
-                .rev()
-                .find_map(|e| match e.kind {
-                    filo_session::EntryKind::Compaction { .. } => {
-                        filo_session::ids::ms_from_iso(&e.timestamp)
-                    }
-                    _ => None,
-                })
-        };
-        if last_compaction_ms.is_some_and(|c| last.timestamp <= c) {
-            return false;
-        }
-        let tokens = if last.stop_reason == StopReason::Error {
-            let session: Vec<_> = self.messages().iter().filter_map(to_session).collect();
-            estimate_context_tokens(&session)
-        } else {
-            crate::compaction::calculate_context_tokens(&last.usage)
-        };
-        if tokens == 0 || !should_compact(tokens, model.context_window, &settings) {
-            return false;
-        }
-        self.auto_compact(CompactionReason::Threshold, false).await
-    }
-
-    /// Run an automatic compaction with its start/end events. Returns true on success.
-    async fn auto_compact(&self, reason: CompactionReason, will_retry: bool) -> bool {
-        self.emit(&SessionEvent::AutoCompactionStart { reason });
-        match self.compact_inner(None).await {
-            Ok(result) => {
-                self.emit(&SessionEvent::AutoCompactionEnd {
-                    result: Some(result),
-                    aborted: false,
-                    will_retry,
-                    error_message: None,
-                });
-                true
-            }
-            Err(CompactError::Cancelled) => {
-                self.emit(&SessionEvent::AutoCompactionEnd {
-                    result: None,
-                    aborted: true,
-                    will_retry: false,
-                    error_message: None,
-                });
-                false
-            }
-            Err(CompactError::Failed(msg)) => {
-                let prefix = match reason {
-                    CompactionReason::Overflow => "Context overflow recovery failed",
-                    CompactionReason::Threshold => "Auto-compaction failed",
-                };
-                self.emit(&SessionEvent::AutoCompactionEnd {
-                    result: None,
-                    aborted: false,
-                    will_retry: false,
-                    error_message: Some(format!("{prefix}: {msg}")),
-                });
-                false
-            }
-            Err(CompactError::NotPossible(_)) => {
-                self.emit(&SessionEvent::AutoCompactionEnd {
-                    result: None,
-                    aborted: false,
-                    will_retry: false,
-                    error_message: None,
-                });
-                false
-            }
-        }
-    }
-
-    /// Compact the session now (pi's `/compact`): aborts a running turn first.
-    pub async fn compact(
-        &self,
-        custom_instructions: Option<&str>,
-    ) -> Result<CompactionResult, CoreError> {
-        self.abort().await;
-        self.compact_inner(custom_instructions)
-            .await
-            .map_err(|e| match e {
-                CompactError::Cancelled => CoreError::Refused("Compaction cancelled".into()),
-                CompactError::Failed(m) | CompactError::NotPossible(m) => CoreError::Refused(m),
-            })
-    }
-
-    async fn compact_inner(&self, custom: Option<&str>) -> Result<CompactionResult, CompactError> {
-        let model = self
-            .model()
-            .ok_or(CompactError::NotPossible("No model selected".into()))?;
-        let key = (self.inner.api_key)(&model.provider).ok_or_else(|| {
-            CompactError::NotPossible(format!("No API key for {}", model.provider))
-        })?;
-        let settings = self.compaction_settings();
-        let prep = {
-            let store = lock(&self.inner.store);
-            let path = store.branch_path(None);
-            if matches!(
-                path.last().map(|e| &e.kind),
-                Some(filo_session::EntryKind::Compaction { .. })
-            ) {
-                return Err(CompactError::NotPossible("Already compacted".into()));
-            }
-            crate::compaction::prepare_compaction(&path, &settings)
-        };
-        let prep = prep.ok_or(CompactError::NotPossible(
-            "Nothing to compact (session too small)".into(),
-        ))?;
-        let cancel = CancellationToken::new();
-        lock(&self.inner.state).compaction_cancel = Some(cancel.clone());
-        let summary = crate::compaction::generate_summary(
-            self.inner.client.as_ref(),
-            &model,
-            Some(key).filter(|k| !k.is_empty()),
-            &prep,
-            settings.reserve_tokens,
-            custom,
-            cancel,
-        )
-        .await;
-        lock(&self.inner.state).compaction_cancel = None;
-        let summary = summary.map_err(|e| match e {
-            crate::compaction::SummaryError::Cancelled => CompactError::Cancelled,
-            crate::compaction::SummaryError::Failed(m) => CompactError::Failed(m),
-        })?;
-        let details = serde_json::json!({
-            "readFiles": prep.read_files.iter().collect::<Vec<_>>(),
-            "modifiedFiles": prep.modified_files.iter().collect::<Vec<_>>(),
-        });
-        self.append_entry(filo_session::EntryKind::Compaction {
-            summary: summary.clone(),
-            first_kept_entry_id: prep.first_kept_entry_id.clone(),
-            tokens_before: prep.tokens_before,
-            details: Some(details.clone()),
-            from_hook: Some(false),
-        });
-        self.reload_messages_from_session();
-        Ok(CompactionResult {
-            summary,
-            first_kept_entry_id: prep.first_kept_entry_id,
-            tokens_before: prep.tokens_before,
-            details,
-        })
-    }
-
     /// Replace the agent's messages with the session's context at its leaf.
     pub(crate) fn reload_messages_from_session(&self) {
         let ctx = lock(&self.inner.store).build_context();
@@ -624,12 +451,6 @@ impl AgentSession {
             },
         )));
     }
-}
-
-enum CompactError {
-    Cancelled,
-    Failed(String),
-    NotPossible(String),
 }
 
 /// Counts a prompt chain as running until dropped.
