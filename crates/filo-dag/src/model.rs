@@ -243,6 +243,9 @@ pub struct NodeCommit {
     pub system_prompt: Option<String>,
     /// Agent config snapshot, not hashed.
     pub config_json: Option<String>,
+    /// Provider signatures of the parts (`{"parts":[null | {field: value}, …]}` aligned with the
+    /// parts), not hashed; the loader puts them back on the content blocks.
+    pub thought_signatures: Option<String>,
     /// Refs to move to the new node.
     pub refs: Vec<RefMove>,
 }
@@ -258,6 +261,7 @@ impl NodeCommit {
             external_id: None,
             system_prompt: None,
             config_json: None,
+            thought_signatures: None,
             refs: Vec::new(),
         }
     }
@@ -289,6 +293,12 @@ impl NodeCommit {
     /// Sets the config snapshot.
     pub fn config_json(mut self, config: impl Into<String>) -> Self {
         self.config_json = Some(config.into());
+        self
+    }
+
+    /// Sets the parts' provider signatures (see [`NodeCommit::thought_signatures`]).
+    pub fn thought_signatures(mut self, signatures: impl Into<String>) -> Self {
+        self.thought_signatures = Some(signatures.into());
         self
     }
 

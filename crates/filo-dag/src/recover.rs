@@ -71,6 +71,21 @@ struct Step {
     found: usize,
     /// The parsed blobs the loader reads, with their part index.
     parts: Vec<(i64, &'static str, Value)>,
+    /// Per-part provider signatures (`thought_signatures` as filo writes it), assistants only.
+    signatures: Vec<Value>,
+}
+
+/// `{"parts": [null | {field: value}, …]}` → the per-part objects; anything else → none (the
+/// column's other writers use other shapes, which are left alone).
+fn part_signatures(column: Option<String>) -> Vec<Value> {
+    column
+        .and_then(|c| serde_json::from_str::<Value>(&c).ok())
+        .and_then(|mut v| v.get_mut("parts").map(Value::take))
+        .and_then(|p| match p {
+            Value::Array(a) => Some(a),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// The blob types the loader reads; the others (system_prompt, inline_data, …) are ignored.
@@ -90,7 +105,7 @@ fn loaded_type(kind: &str) -> Option<&'static str> {
 fn walk(conn: &rusqlite::Connection, head: &str) -> Result<Vec<Step>> {
     let sql = format!(
         "{LINEAGE_CTE} SELECT c.depth, n.id, n.role, n.timestamp, n.config_json, n.external_id, \
-           p.key, b.type, b.content \
+           p.key, b.type, b.content, n.thought_signatures \
          FROM chain c JOIN nodes n ON n.rowid = c.rid \
          LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
          LEFT JOIN blobs b ON b.hash = p.value"
@@ -112,10 +127,10 @@ fn walk(conn: &rusqlite::Connection, head: &str) -> Result<Vec<Step>> {
                     .collect(),
             };
             let role: String = row.get(2)?;
-            let config = if role == role::ASSISTANT {
-                row.get(4)?
+            let (config, signatures) = if role == role::ASSISTANT {
+                (row.get(4)?, part_signatures(row.get(9)?))
             } else {
-                None
+                (None, Vec::new())
             };
             steps.push(Step {
                 depth,
@@ -125,6 +140,7 @@ fn walk(conn: &rusqlite::Connection, head: &str) -> Result<Vec<Step>> {
                 config,
                 found: 0,
                 parts: Vec::new(),
+                signatures,
             });
         }
         let (Some(step), Ok(Some(kind))) = (steps.last_mut(), row.get_ref(7)?.as_str_or_null())
@@ -204,7 +220,9 @@ fn entry_of(mut step: Step, parent: Option<&str>, models: &mut ModelCache) -> Op
     let mut whole_message: Option<Value> = None;
     let mut last_result: Option<Value> = None;
     let mut content: Vec<Value> = Vec::new();
-    for (_, kind, v) in std::mem::take(&mut step.parts) {
+    let signatures = std::mem::take(&mut step.signatures);
+    for (index, kind, v) in std::mem::take(&mut step.parts) {
+        let before = content.len();
         match kind {
             blob_type::PI_META if is_meta(&step, &v) => meta = Some(v),
             blob_type::PI_META if step.found == 1 && v.get("role").is_some() => {
@@ -223,6 +241,16 @@ fn entry_of(mut step: Step, parent: Option<&str>, models: &mut ModelCache) -> Op
                 last_result = Some(v);
             }
             _ => {}
+        }
+        // Signatures go back on the block this part became (text, thinking, tool call).
+        let sig = usize::try_from(index).ok().and_then(|i| signatures.get(i));
+        if let (Some(Value::Object(fields)), Some(Value::Object(block))) = (
+            sig,
+            content.get_mut(before).filter(|_| carries_signature(kind)),
+        ) {
+            for (k, v) in fields {
+                block.insert(k.clone(), v.clone());
+            }
         }
     }
     if let Some(mut meta) = meta {
@@ -248,6 +276,14 @@ fn entry_of(mut step: Step, parent: Option<&str>, models: &mut ModelCache) -> Op
         ("timestamp", timestamp.into()),
         ("message", message),
     ]))
+}
+
+/// Whether a part of this type becomes a content block a signature belongs to.
+fn carries_signature(kind: &str) -> bool {
+    matches!(
+        kind,
+        blob_type::TEXT | blob_type::THINKING | blob_type::TOOL_CALL
+    )
 }
 
 /// An object from key/value pairs, moving the values (`json!` would re-serialize them).

@@ -9,7 +9,8 @@ use crate::store::Store;
 
 const INSERT_BLOB: &str = "INSERT OR IGNORE INTO blobs (hash, type, content) VALUES (?1, ?2, ?3)";
 const INSERT_NODE: &str = "INSERT OR IGNORE INTO nodes (id, parent_id, role, parts_list, timestamp, \
-     config_json, system_prompt_hash, external_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+     config_json, system_prompt_hash, external_id, thought_signatures) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 const UPSERT_REF: &str = "INSERT OR REPLACE INTO refs (name, node_id) VALUES (?1, ?2)";
 const SELECT_REF: &str = "SELECT node_id FROM refs WHERE name = ?1";
 
@@ -200,7 +201,8 @@ fn commit_in(
         commit.timestamp,
         commit.config_json,
         prompt_hash,
-        commit.external_id
+        commit.external_id,
+        commit.thought_signatures
     ])? > 0;
     for mv in &commit.refs {
         match &mv.expect {

@@ -61,6 +61,53 @@ pub fn entry_parts(entry: &SessionEntry) -> (String, Vec<NewBlob>) {
     }
 }
 
+/// The provider signatures of an assistant's blocks, aligned with its parts (one part per block):
+/// `{"parts":[null | {"thinkingSignature"|"textSignature"|"thoughtSignature"|"redacted": …}]}`,
+/// or `None` when there is none. Kept outside the hash, in `nodes.thought_signatures`, so a
+/// conversation resumed from the DAG alone can still be replayed to Anthropic or Gemini.
+pub fn signatures(entry: &SessionEntry) -> Option<String> {
+    let EntryKind::Message(SessionMessage::Llm(Message::Assistant(a))) = &entry.kind else {
+        return None;
+    };
+    let parts: Vec<Value> = a
+        .content
+        .iter()
+        .map(|b| {
+            let mut m = Map::new();
+            match b {
+                ContentBlock::Text(t) => {
+                    if let Some(s) = &t.text_signature {
+                        m.insert("textSignature".into(), s.clone().into());
+                    }
+                }
+                ContentBlock::Thinking(t) => {
+                    if let Some(s) = &t.thinking_signature {
+                        m.insert("thinkingSignature".into(), s.clone().into());
+                    }
+                    if let Some(r) = t.redacted {
+                        m.insert("redacted".into(), r.into());
+                    }
+                }
+                ContentBlock::ToolCall(tc) => {
+                    if let Some(s) = &tc.thought_signature {
+                        m.insert("thoughtSignature".into(), s.clone().into());
+                    }
+                }
+                ContentBlock::Image(_) => {}
+            }
+            if m.is_empty() {
+                Value::Null
+            } else {
+                Value::Object(m)
+            }
+        })
+        .collect();
+    parts
+        .iter()
+        .any(|p| !p.is_null())
+        .then(|| json!({ "parts": parts }).to_string())
+}
+
 /// The unified `config_json` (§3.3), keys in the reference's order.
 pub fn config_json(ctx: &EntryContext) -> String {
     let mut m = Map::new();
@@ -94,6 +141,7 @@ pub fn entry_commit(
         .external_id(entry.id.clone())
         .config_json(config_json(ctx));
     c.parts = parts;
+    c.thought_signatures = signatures(entry);
     if !ctx.system_prompt.is_empty() {
         c = c.system_prompt(ctx.system_prompt.clone());
     }

@@ -216,6 +216,37 @@ async fn appendix_b_conversation_mirrors_and_travels() {
     );
     assert_eq!(store.get_ref("PI_HEAD").unwrap(), mem.playfilo.head());
 
+    // The DAG alone carries the thinking signature (outside the hash) for a replay.
+    let from_dag = store.load_entries(Some(&t_node)).unwrap();
+    let thinking = from_dag
+        .iter()
+        .flat_map(|e| {
+            e["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|b| b["type"] == "thinking")
+        .unwrap();
+    let file_entry = s
+        .session_manager()
+        .entries()
+        .iter()
+        .find_map(|e| match e.message() {
+            Some(SessionMessage::Llm(filo_ai::Message::Assistant(a))) => {
+                a.content.iter().find_map(|b| match b {
+                    filo_ai::ContentBlock::Thinking(t) => t.thinking_signature.clone(),
+                    _ => None,
+                })
+            }
+            _ => None,
+        });
+    assert!(file_entry.is_some());
+    assert_eq!(
+        thinking["thinkingSignature"].as_str(),
+        file_entry.as_deref()
+    );
+
     // The session file resumes into the same timeline: T -> C -> R.
     let path = s.session_file().unwrap();
     let reopened = SessionManager::open(&path, "/").unwrap();

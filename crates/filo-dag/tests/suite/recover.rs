@@ -199,3 +199,41 @@ fn playtiss_blobs_are_skipped_by_fsck() {
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!((report.blobs_checked, report.blobs_skipped), (0, 1));
 }
+
+#[test]
+fn part_signatures_come_back_on_their_blocks() {
+    let store = Store::open_in_memory().unwrap();
+    let node = NodeCommit::new(role::ASSISTANT, 1_767_258_000_000)
+        .part(NewBlob::thinking("hm"))
+        .part(NewBlob::text("hello"))
+        .part(NewBlob::tool_call("call_1", "bash", Some(json!({"command": "ls"}))))
+        .external_id("aa000001")
+        .thought_signatures(
+            json!({"parts": [{"thinkingSignature": "sig-think", "redacted": false}, null, {"thoughtSignature": "sig-call"}]})
+                .to_string(),
+        );
+    let mut plain = node.clone();
+    plain.thought_signatures = None;
+    let with = store.commit_node(&node).unwrap();
+    let without = Store::open_in_memory()
+        .unwrap()
+        .commit_node(&plain)
+        .unwrap();
+    assert_eq!(with.id, without.id, "signatures are outside the hash");
+    let entries = store.load_entries(Some(&with.id)).unwrap();
+    let content = &entries[0]["message"]["content"];
+    assert_eq!(content[0]["thinkingSignature"], "sig-think");
+    assert_eq!(content[0]["redacted"], false);
+    assert_eq!(content[1].get("textSignature"), None);
+    assert_eq!(content[2]["thoughtSignature"], "sig-call");
+    // Another writer's shape in the column is left alone.
+    let odd = NodeCommit::new(role::ASSISTANT, 1)
+        .part(NewBlob::text("x"))
+        .thought_signatures("opaque-terminal-format");
+    let odd = store.commit_node(&odd).unwrap();
+    let entries = store.load_entries(Some(&odd.id)).unwrap();
+    assert_eq!(
+        entries[0]["message"]["content"][0],
+        json!({"type": "text", "text": "x"})
+    );
+}
