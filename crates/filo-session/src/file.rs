@@ -127,6 +127,12 @@ impl Parser {
         if text.trim().is_empty() {
             return;
         }
+        if self.current {
+            if let Some(entry) = crate::entry::parse_message_line(text) {
+                self.out.entries.push(entry);
+                return;
+            }
+        }
         let v = match serde_json::from_str::<Value>(text) {
             Ok(v) => v,
             Err(_) if torn => {
