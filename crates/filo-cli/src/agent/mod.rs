@@ -40,6 +40,22 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
                 m.provider, m.id, m.context_window, m.max_tokens
             )?;
         }
+        for p in registry
+            .providers()
+            .iter()
+            .filter(|p| p.any_model && (search.is_empty() || p.id.contains(&search.to_lowercase())))
+        {
+            let key = if p.keyless {
+                "no key needed"
+            } else {
+                "key needed"
+            };
+            writeln!(
+                out,
+                "{:<14} {:<40} ({key}, {})",
+                p.id, "any model id", p.base_url
+            )?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let mode = args.output_mode().map(str::to_string);
