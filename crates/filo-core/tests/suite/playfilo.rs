@@ -18,6 +18,17 @@ pub struct Memory {
     pub db: std::path::PathBuf,
 }
 
+impl Memory {
+    /// Script one reply, send one prompt, wait for the run.
+    pub async fn say(&self, mock: &MockProvider, prompt: &str, reply: Reply) {
+        mock.push(reply);
+        self.session
+            .prompt(prompt, PromptOptions::default())
+            .await
+            .unwrap();
+    }
+}
+
 pub fn memory_session(mock: &MockProvider, dir: &Path, manager: SessionManager) -> Memory {
     memory_session_with(mock, dir, manager, Vec::new())
 }
@@ -371,11 +382,7 @@ async fn seed_is_prepended_and_tools_registered() {
     std::fs::write(dir.path().join("seed.md"), "  I am the seed.  \n").unwrap();
     let mock = MockProvider::start(vec![]).await;
     let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
-    mock.push(Reply::text("hi"));
-    mem.session
-        .prompt("hello", PromptOptions::default())
-        .await
-        .unwrap();
+    mem.say(&mock, "hello", Reply::text("hi")).await;
     let body = &mock.requests()[0].body;
     let system = body["messages"][0]["content"].as_str().unwrap();
     assert!(
@@ -409,37 +416,22 @@ async fn resume_rebuilds_from_the_dag_after_a_jump() {
     let mock = MockProvider::start(vec![]).await;
     let path = {
         let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
-        mock.push(Reply::text("Answer one."));
-        mem.session
-            .prompt("q1", PromptOptions::default())
-            .await
-            .unwrap();
+        mem.say(&mock, "q1", Reply::text("Answer one.")).await;
         let target = mem.playfilo.head().unwrap();
-        mock.push(Reply::text("Answer two."));
-        mem.session
-            .prompt("q2", PromptOptions::default())
-            .await
-            .unwrap();
+        mem.say(&mock, "q2", Reply::text("Answer two.")).await;
         mock.push(Reply::tool_call(
             "t",
             "tobe",
             json!({"target_node_hash": &target[..12], "carryover_message": "back"}),
         ));
-        mock.push(Reply::text("Resumed timeline."));
-        mem.session
-            .prompt("go back", PromptOptions::default())
-            .await
-            .unwrap();
+        mem.say(&mock, "go back", Reply::text("Resumed timeline."))
+            .await;
         mem.session.session_file().unwrap()
     };
     // A new process opens the same file: the context is the DAG lineage (q1, a1, carryover, R).
     let manager = SessionManager::open(&path, "/").unwrap();
     let mem = memory_session(&mock, dir.path(), manager);
-    mock.push(Reply::text("Still here."));
-    mem.session
-        .prompt("status?", PromptOptions::default())
-        .await
-        .unwrap();
+    mem.say(&mock, "status?", Reply::text("Still here.")).await;
     let body = mock.requests().last().unwrap().body.to_string();
     assert!(
         body.contains("Answer one.")
@@ -545,22 +537,19 @@ async fn steering_typed_during_a_jump_reaches_the_new_timeline() {
         new_manager(dir.path()),
         vec![Arc::new(TypeDuringJump(Default::default()))],
     );
-    mock.push(Reply::text("Base."));
-    mem.session
-        .prompt("start", PromptOptions::default())
-        .await
-        .unwrap();
+    mem.say(&mock, "start", Reply::text("Base.")).await;
     let target = mem.playfilo.head().unwrap();
     mock.push(Reply::tool_call(
         "t1",
         "tobe",
         json!({"target_node_hash": &target[..12], "carryover_message": "redo"}),
     ));
-    mock.push(Reply::text("In the new timeline, with your note."));
-    mem.session
-        .prompt("jump please", PromptOptions::default())
-        .await
-        .unwrap();
+    mem.say(
+        &mock,
+        "jump please",
+        Reply::text("In the new timeline, with your note."),
+    )
+    .await;
     let last = mock.requests().last().unwrap().body.clone();
     let roles = roles_and_text(&last);
     let n = roles.len();
@@ -589,11 +578,7 @@ async fn wait_for_idle_covers_the_continuation_after_a_jump() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockProvider::start(vec![]).await;
     let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
-    mock.push(Reply::text("Base."));
-    mem.session
-        .prompt("start", PromptOptions::default())
-        .await
-        .unwrap();
+    mem.say(&mock, "start", Reply::text("Base.")).await;
     let target = mem.playfilo.head().unwrap();
     mock.push(Reply::tool_call(
         "t1",
@@ -625,19 +610,13 @@ async fn switching_sessions_logs_boot_and_session_switch() {
     // A first session with a mirrored answer.
     let first_file = {
         let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
-        mock.push(Reply::text("In the first session."));
-        mem.session
-            .prompt("one", PromptOptions::default())
-            .await
-            .unwrap();
+        mem.say(&mock, "one", Reply::text("In the first session."))
+            .await;
         mem.session.session_file().unwrap()
     };
     let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
-    mock.push(Reply::text("In the second session."));
-    mem.session
-        .prompt("two", PromptOptions::default())
-        .await
-        .unwrap();
+    mem.say(&mock, "two", Reply::text("In the second session."))
+        .await;
     let second_head = mem.playfilo.head().unwrap();
     mem.session.switch_session(&first_file).await.unwrap();
     let first_head = mem.playfilo.head().unwrap();
@@ -674,11 +653,7 @@ async fn a_session_the_dag_never_saw_keeps_its_history_across_resumes() {
     // Another session leaves PI_HEAD somewhere: it must not adopt the resumed one.
     {
         let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
-        mock.push(Reply::text("Unrelated."));
-        mem.session
-            .prompt("elsewhere", PromptOptions::default())
-            .await
-            .unwrap();
+        mem.say(&mock, "elsewhere", Reply::text("Unrelated.")).await;
     }
     // A pi session file with history the DAG never saw.
     let file = dir.path().join("pi.jsonl");
@@ -721,17 +696,9 @@ async fn a_user_can_travel_without_a_tool_call() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockProvider::start(vec![]).await;
     let mem = memory_session(&mock, dir.path(), new_manager(dir.path()));
-    mock.push(Reply::text("First."));
-    mem.session
-        .prompt("one", PromptOptions::default())
-        .await
-        .unwrap();
+    mem.say(&mock, "one", Reply::text("First.")).await;
     let target = mem.playfilo.head().unwrap();
-    mock.push(Reply::text("Second."));
-    mem.session
-        .prompt("two", PromptOptions::default())
-        .await
-        .unwrap();
+    mem.say(&mock, "two", Reply::text("Second.")).await;
     let before = mem.playfilo.head().unwrap();
     assert!(
         mem.playfilo
