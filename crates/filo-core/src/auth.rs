@@ -143,10 +143,10 @@ impl AuthStorage {
             return Ok(());
         };
         if self.unreadable {
-            return Err(CoreError::Refused(format!(
-                "{}: not writing credentials to a file that could not be read",
-                path.display()
-            )));
+            return Err(CoreError::UnreadableNotWritten {
+                path,
+                what: "credentials",
+            });
         }
         let mut current = read_json_object(&path)?.unwrap_or_default();
         match cred {

@@ -78,11 +78,29 @@ pub struct EntryContext {
     pub tools: Vec<(String, String)>,
 }
 
+/// Why an extension's slash command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The arguments were not what the command takes; the message says how to call it.
+    #[error("{0}")]
+    Usage(String),
+    /// The command ran and failed with an error of its own.
+    #[error("{context}")]
+    Failed {
+        context: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// What a command's `run` returns.
+pub type CommandFuture = BoxFuture<'static, Result<(), CommandError>>;
+
 /// A slash command an extension registers (`/name args`).
 pub struct Command {
     pub name: String,
     pub description: String,
-    pub run: Arc<dyn Fn(String) -> BoxFuture<'static, Result<(), String>> + Send + Sync>,
+    pub run: Arc<dyn Fn(String) -> CommandFuture + Send + Sync>,
 }
 
 /// An extension. Every hook has a do-nothing default.

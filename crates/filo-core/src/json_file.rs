@@ -21,11 +21,13 @@ pub fn read_json_object(path: &Path) -> Result<Option<Map<String, Value>>, CoreE
     }
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(m)) => Ok(Some(m)),
-        Ok(_) => Err(CoreError::Config(format!(
-            "{}: expected a JSON object",
-            path.display()
-        ))),
-        Err(e) => Err(CoreError::Config(format!("{}: {e}", path.display()))),
+        Ok(_) => Err(CoreError::NotAnObject {
+            path: path.to_path_buf(),
+        }),
+        Err(source) => Err(CoreError::Json {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -33,8 +35,10 @@ pub fn read_json_object(path: &Path) -> Result<Option<Map<String, Value>>, CoreE
 /// given Unix mode for a new file.
 pub fn write_json_pretty(path: &Path, value: &Value, mode: Option<u32>) -> Result<(), CoreError> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut text =
-        serde_json::to_string_pretty(value).map_err(|e| CoreError::Config(e.to_string()))?;
+    let mut text = serde_json::to_string_pretty(value).map_err(|source| CoreError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
     text.push('\n');
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| CoreError::io(dir, e))?;
     tmp.write_all(text.as_bytes())

@@ -34,16 +34,50 @@ pub use auth::AuthStorage;
 pub use extension::Extension;
 pub use settings::Settings;
 
-/// Errors of the SDK layer.
+/// Errors of the SDK layer. Each variant either says everything in its own message or names its
+/// cause as `source` (printed by the caller's error chain), never both.
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
-    #[error("{path}: {source}")]
+    /// A file or directory could not be read or written.
+    #[error("{}", path.display())]
     Io {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Config(String),
+    /// A config file is not valid JSON.
+    #[error("{}: invalid JSON", path.display())]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A config file holds valid JSON that is not an object.
+    #[error("{}: expected a JSON object", path.display())]
+    NotAnObject { path: PathBuf },
+    /// A config file that could not be read at load is never written (it would be replaced).
+    #[error("{}: not writing {what} to a file that could not be read", path.display())]
+    UnreadableNotWritten { path: PathBuf, what: &'static str },
+    /// The session file layer failed.
+    #[error(transparent)]
+    Session(#[from] filo_session::SessionError),
+    /// A tool (user `!bash`) failed.
+    #[error(transparent)]
+    Tool(#[from] filo_tools::Error),
+    /// The agent refused or failed a run.
+    #[error(transparent)]
+    Agent(#[from] filo_agent::AgentError),
+    /// A branch summary could not be made.
+    #[error(transparent)]
+    Summary(#[from] compaction::SummaryError),
+    /// An extension's slash command failed.
+    #[error("/{name}")]
+    Command {
+        name: String,
+        #[source]
+        source: extension::CommandError,
+    },
+    /// The request was refused; the message says why (no underlying error).
     #[error("{0}")]
     Refused(String),
 }

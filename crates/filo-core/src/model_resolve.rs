@@ -12,6 +12,15 @@ pub struct ResolvedModel {
     pub warning: Option<String>,
 }
 
+/// Why `--provider` / `--model` could not be resolved (pi's messages).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("Unknown provider \"{0}\". Use --list-models to see available providers/models.")]
+    UnknownProvider(String),
+    #[error("Model \"{0}\" not found. Use --list-models to see available models.")]
+    ModelNotFound(String),
+}
+
 /// Something the registry can answer: providers and their models.
 pub trait ModelSource {
     fn provider_ids(&self) -> Vec<String>;
@@ -81,13 +90,11 @@ pub fn resolve_cli_model(
     provider: Option<&str>,
     model: Option<&str>,
     source: &dyn ModelSource,
-) -> Result<Option<ResolvedModel>, String> {
+) -> Result<Option<ResolvedModel>, ResolveError> {
     let providers = source.provider_ids();
     if let Some(p) = provider {
         if !providers.iter().any(|x| x == p) {
-            return Err(format!(
-                "Unknown provider \"{p}\". Use --list-models to see available providers/models."
-            ));
+            return Err(ResolveError::UnknownProvider(p.to_string()));
         }
     }
     let Some(raw) = model else {
@@ -152,9 +159,7 @@ pub fn resolve_cli_model(
             }));
         }
     }
-    Err(format!(
-        "Model \"{raw}\" not found. Use --list-models to see available models."
-    ))
+    Err(ResolveError::ModelNotFound(raw.to_string()))
 }
 
 #[cfg(test)]
@@ -180,8 +185,9 @@ mod tests {
         assert_eq!(got.model.id, any.id);
         assert_eq!(got.thinking, Some(ThinkingLevel::High));
         let err = resolve_cli_model(Some("nope"), None, &r).unwrap_err();
+        assert_eq!(err, ResolveError::UnknownProvider("nope".into()));
         assert_eq!(
-            err,
+            err.to_string(),
             "Unknown provider \"nope\". Use --list-models to see available providers/models."
         );
         let local = resolve_cli_model(Some("llamacpp"), None, &r)

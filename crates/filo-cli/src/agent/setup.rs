@@ -90,8 +90,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     warnings.extend(settings.errors.iter().cloned());
     let (registry, w) = load_registry(&paths.agent_dir);
     warnings.extend(w);
-    let resolved = resolve_cli_model(args.provider.as_deref(), args.model.as_deref(), &registry)
-        .map_err(anyhow::Error::msg)?;
+    let resolved = resolve_cli_model(args.provider.as_deref(), args.model.as_deref(), &registry)?;
     let mut auth = AuthStorage::load(&paths.agent_dir.join("auth.json"));
     warnings.extend(auth.errors.iter().cloned());
     if let Some(key) = &args.api_key {

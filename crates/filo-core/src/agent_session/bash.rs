@@ -102,7 +102,7 @@ fn forward<R: AsyncRead + Unpin + Send + 'static>(
 }
 
 fn tool_err(e: filo_tools::Error) -> CoreError {
-    CoreError::Refused(e.to_string())
+    CoreError::Tool(e)
 }
 
 /// Run the command until it exits or `cancel` fires (then its whole group is killed).
@@ -140,7 +140,7 @@ async fn run_user_bash(
                 None => open = false,
             },
             status = child.wait() => {
-                let status = status.map_err(|e| CoreError::Refused(format!("waiting for bash failed: {e}")))?;
+                let status = status.map_err(|e| CoreError::io(&shell, e))?;
                 break Some(status);
             }
         }

@@ -161,7 +161,7 @@ impl AgentSession {
         self.abort().await;
         let cwd = self.inner.cwd.to_string_lossy().into_owned();
         let mut manager =
-            SessionManager::open(path, &cwd).map_err(|e| CoreError::Config(e.to_string()))?;
+            SessionManager::open(path, &cwd)?;
         for ext in &self.inner.extensions {
             for notice in ext.prepare_session(&mut manager) {
                 self.emit(&super::SessionEvent::Warning { message: notice });
@@ -241,7 +241,7 @@ impl AgentSession {
                 }
                 Some(p) => store
                     .create_branched_session(&p)
-                    .map_err(|e| CoreError::Refused(e.to_string()))?,
+                    .map_err(CoreError::Session)?,
             }
         }
         self.inner.agent.set_session_id(Some(self.session_id()));

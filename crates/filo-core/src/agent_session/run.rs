@@ -124,7 +124,12 @@ impl AgentSession {
             for ext in &self.inner.extensions {
                 if let Some(cmd) = ext.commands().into_iter().find(|c| c.name == name) {
                     let args = text[1 + name.len()..].trim().to_string();
-                    return (cmd.run)(args).await.map_err(CoreError::Config);
+                    return (cmd.run)(args)
+                        .await
+                        .map_err(|source| CoreError::Command {
+                            name: cmd.name.clone(),
+                            source,
+                        });
                 }
             }
         }
@@ -187,7 +192,7 @@ impl AgentSession {
         let result = self.inner.agent.prompt(messages).await;
         if let Err(e) = result {
             self.inner.agent.set_system_prompt(base);
-            return Err(CoreError::Refused(e.to_string()));
+            return Err(CoreError::Agent(e));
         }
         self.after_run().await;
         self.inner.agent.set_system_prompt(base);
@@ -202,7 +207,7 @@ impl AgentSession {
             .agent
             .continue_run()
             .await
-            .map_err(|e| CoreError::Refused(e.to_string()))?;
+            .map_err(CoreError::Agent)?;
         self.after_run().await;
         Ok(())
     }

@@ -102,7 +102,7 @@ impl AgentSession {
                             cancelled: true,
                         });
                     }
-                    Err(e) => return Err(CoreError::Refused(e.to_string())),
+                    Err(e) => return Err(CoreError::Summary(e)),
                 }
             }
             _ => None,
@@ -125,7 +125,7 @@ impl AgentSession {
             match &new_leaf {
                 Some(id) => store
                     .branch(id)
-                    .map_err(|e| CoreError::Refused(e.to_string()))?,
+                    .map_err(CoreError::Session)?,
                 None => store.reset_leaf(),
             }
         }
