@@ -40,6 +40,7 @@ pub mod env;
 pub mod error;
 pub mod google;
 mod models_json;
+pub use models_json::SkippedProvider;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod overflow;

@@ -1,5 +1,9 @@
 //! pi's `models.json` (pi spec §1.14): custom providers, custom models and overrides of built-in
 //! models, validated with pi's messages and merged into a [`ProviderRegistry`].
+//!
+//! A file that is not JSON (or whose `providers` is not an object) is rejected as a whole. Past
+//! that, each provider stands alone: one that fails validation is skipped and reported with its
+//! name and the problem, and every valid provider is still loaded (pi drops the whole file).
 
 use std::collections::BTreeMap;
 
@@ -12,7 +16,15 @@ use crate::registry::{ProviderConfig, ProviderRegistry, RegistryError};
 #[derive(Deserialize)]
 struct File {
     #[serde(default)]
-    providers: BTreeMap<String, ProviderDef>,
+    providers: BTreeMap<String, Value>,
+}
+
+/// A provider of models.json that was not loaded, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error} (provider \"{provider}\" skipped)")]
+pub struct SkippedProvider {
+    pub provider: String,
+    pub error: RegistryError,
 }
 
 #[derive(Deserialize)]
@@ -117,13 +129,31 @@ fn positive(
     }
 }
 
-fn validate(name: &str, def: &ProviderDef) -> Result<(), RegistryError> {
+/// pi 0.73's rules: a provider the registry does not know yet needs `baseUrl`, `apiKey` and an
+/// `api` for its custom models; a built-in provider inherits them.
+fn validate(name: &str, def: &ProviderDef, builtin: bool) -> Result<(), RegistryError> {
     let models = def.models.as_deref().unwrap_or_default();
     if models.is_empty() {
-        if def.base_url.is_none() && def.compat.is_none() && def.model_overrides.is_none() {
+        if def.base_url.is_none()
+            && def.headers.is_none()
+            && def.compat.is_none()
+            && def.model_overrides.is_none()
+        {
             return Err(schema(format!(
-                "Provider {name}: must specify \"baseUrl\", \"compat\", \"modelOverrides\", or \"models\"."
+                "Provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
             )));
+        }
+        return Ok(());
+    }
+    if builtin {
+        for m in models {
+            if m.id.trim().is_empty() {
+                return Err(schema(format!(
+                    "Provider {name}: model \"id\" must not be empty."
+                )));
+            }
+            positive(m.context_window, "contextWindow", name, &m.id)?;
+            positive(m.max_tokens, "maxTokens", name, &m.id)?;
         }
         return Ok(());
     }
@@ -155,8 +185,12 @@ fn validate(name: &str, def: &ProviderDef) -> Result<(), RegistryError> {
     Ok(())
 }
 
-/// Parse, validate and merge into `registry` (the caller keeps a copy to roll back).
-pub(crate) fn apply(registry: &mut ProviderRegistry, text: &str) -> Result<(), RegistryError> {
+/// Parse the file and merge each valid provider into `registry`. An error means nothing was
+/// applied; otherwise the providers that were skipped come back with their problem.
+pub(crate) fn apply(
+    registry: &mut ProviderRegistry,
+    text: &str,
+) -> Result<Vec<SkippedProvider>, RegistryError> {
     let file: File = serde_json::from_str(text).map_err(|e| {
         if e.is_syntax() || e.is_eof() {
             RegistryError::Parse(e.to_string())
@@ -164,12 +198,30 @@ pub(crate) fn apply(registry: &mut ProviderRegistry, text: &str) -> Result<(), R
             RegistryError::Schema(e.to_string())
         }
     })?;
-    for (name, def) in &file.providers {
-        validate(name, def)?;
+    let mut skipped = Vec::new();
+    for (name, value) in file.providers {
+        if let Err(error) = apply_one(registry, &name, value) {
+            skipped.push(SkippedProvider {
+                provider: name,
+                error,
+            });
+        }
     }
-    for (name, def) in file.providers {
-        apply_provider(registry, &name, def)?;
-    }
+    Ok(skipped)
+}
+
+/// Validate and merge one provider; on error `registry` is unchanged.
+fn apply_one(
+    registry: &mut ProviderRegistry,
+    name: &str,
+    value: Value,
+) -> Result<(), RegistryError> {
+    let def: ProviderDef =
+        serde_json::from_value(value).map_err(|e| schema(format!("Provider {name}: {e}")))?;
+    validate(name, &def, registry.provider(name).is_some())?;
+    let mut next = registry.clone();
+    apply_provider(&mut next, name, def)?;
+    *registry = next;
     Ok(())
 }
 
@@ -234,9 +286,19 @@ fn apply_provider(
             apply_override(m, o, name)?;
         }
     }
-    let provider_compat = registry.provider(name).and_then(|p| p.compat.clone());
+    // Custom models inherit the provider's protocol and endpoint (a built-in provider's own).
+    let provider = registry.provider(name);
+    let provider_compat = provider.and_then(|p| p.compat.clone());
+    let provider_api = provider.map(|p| p.api.clone()).or(def.api);
+    let provider_url = provider.map(|p| p.base_url.clone()).or(def.base_url);
     for d in def.models.unwrap_or_default() {
-        let model = custom_model(name, &def.api, &def.base_url, provider_compat.as_ref(), d)?;
+        let model = custom_model(
+            name,
+            &provider_api,
+            &provider_url,
+            provider_compat.as_ref(),
+            d,
+        )?;
         registry.upsert_model(model);
     }
     Ok(())

@@ -72,7 +72,7 @@ fn upsert_replaces_same_id() {
 }
 
 #[test]
-fn validation_messages_and_rollback() {
+fn invalid_providers_are_skipped_with_pi_messages() {
     let mut r = builtin();
     let before = r.clone();
     let cases = [
@@ -86,7 +86,7 @@ fn validation_messages_and_rollback() {
         ),
         (
             r#"{"providers":{"x":{"apiKey":"k"}}}"#,
-            "Invalid models.json schema: Provider x: must specify \"baseUrl\", \"compat\", \"modelOverrides\", or \"models\".",
+            "Invalid models.json schema: Provider x: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\".",
         ),
         (
             r#"{"providers":{"x":{"baseUrl":"http://h","apiKey":"k","models":[{"id":"a"}]}}}"#,
@@ -102,11 +102,17 @@ fn validation_messages_and_rollback() {
         ),
     ];
     for (text, expected) in cases {
-        let err = r.apply_models_json(text).unwrap_err();
+        let skipped = r.apply_models_json(text).unwrap();
+        assert_eq!(skipped.len(), 1, "{text}");
+        assert_eq!(skipped[0].provider, "x");
         if expected.is_empty() {
-            assert!(matches!(err, RegistryError::Schema(_)), "{err}");
+            assert!(
+                matches!(&skipped[0].error, RegistryError::Schema(m) if m.starts_with("Provider x: ")),
+                "{}",
+                skipped[0].error
+            );
         } else {
-            assert_eq!(err.to_string(), expected);
+            assert_eq!(skipped[0].error.to_string(), expected);
         }
         assert_eq!(r, before);
     }
@@ -115,4 +121,42 @@ fn validation_messages_and_rollback() {
         err.to_string().starts_with("Failed to parse models.json: "),
         "{err}"
     );
+    assert!(matches!(
+        r.apply_models_json(r#"{"providers":[1]}"#),
+        Err(RegistryError::Schema(_))
+    ));
+    assert_eq!(r, before);
+}
+
+#[test]
+fn one_bad_provider_does_not_hide_the_others() {
+    let mut r = builtin();
+    let skipped = r
+        .apply_models_json(
+            r#"{"providers":{
+                "broken":{"baseUrl":"http://127.0.0.1:1/v1","api":"openai-completions","models":[{"id":"b"}]},
+                "good":{"baseUrl":"http://127.0.0.1:2/v1","apiKey":"K","api":"openai-completions","models":[{"id":"g"}]},
+                "typo":{"baseUrl":"http://127.0.0.1:3/v1","apiKey":"K","api":"openai-completions","models":[{"id":"t","maxTokens":"many"}]}}}"#,
+        )
+        .unwrap();
+    let names: Vec<&str> = skipped.iter().map(|s| s.provider.as_str()).collect();
+    assert_eq!(names, ["broken", "typo"]);
+    assert_eq!(
+        skipped[0].to_string(),
+        "Invalid models.json schema: Provider broken: \"apiKey\" is required when defining custom models. (provider \"broken\" skipped)"
+    );
+    assert!(r.model("good", "g").is_some());
+    assert!(r.provider("broken").is_none());
+    assert!(r.provider("typo").is_none());
+}
+
+#[test]
+fn builtin_providers_take_custom_models_without_key_url_or_api() {
+    // pi 0.73: a built-in provider's custom models inherit its endpoint, protocol and auth.
+    let mut r = builtin();
+    let skipped = r
+        .apply_models_json(r#"{"providers":{"anthropic":{"models":[{"id":"claude-next"}]}}}"#)
+        .unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert!(r.model("anthropic", "claude-next").is_some());
 }

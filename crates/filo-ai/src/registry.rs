@@ -43,7 +43,8 @@ pub struct ProviderConfig {
     /// Accepts any model id (models are made up on request with default limits).
     #[serde(default)]
     pub any_model: bool,
-    /// models.json `apiKey`: an env var name or a literal (a `!command` is left to the caller).
+    /// models.json `apiKey`: an env var name or a literal; a `!command` is left to the caller
+    /// ([`ProviderRegistry::api_key`] skips it), which runs it off the async workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
     /// models.json `authHeader`: also send `Authorization: Bearer <key>`.
@@ -221,12 +222,14 @@ impl ProviderRegistry {
         headers
     }
 
-    /// Merge a pi-format `models.json` (pi spec §1.14). On error nothing changes.
-    pub fn apply_models_json(&mut self, text: &str) -> Result<(), RegistryError> {
-        let mut next = self.clone();
-        crate::models_json::apply(&mut next, text)?;
-        *self = next;
-        Ok(())
+    /// Merge a pi-format `models.json` (pi spec §1.14). On error (not JSON, no `providers`
+    /// object) nothing changes; otherwise every valid provider is merged and the invalid ones are
+    /// returned, each with its problem.
+    pub fn apply_models_json(
+        &mut self,
+        text: &str,
+    ) -> Result<Vec<crate::models_json::SkippedProvider>, RegistryError> {
+        crate::models_json::apply(self, text)
     }
 
     pub(crate) fn models_mut(&mut self) -> &mut Vec<Model> {

@@ -5,23 +5,150 @@
 //! written. Key priority: runtime override → stored `api_key` → stored OAuth access token (while
 //! unexpired) → environment → fallback (models.json provider `apiKey`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use crate::CoreError;
 use crate::json_file::{read_json_object, write_json_pretty};
 
+/// How long a `!command` key may run (pi: 10 s).
+pub const KEY_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a `!command` key gave no key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyCommandError {
+    #[error("the key command could not be started: {0}")]
+    Spawn(String),
+    #[error("the key command did not finish within {} ms and was killed", .0.as_millis())]
+    TimedOut(Duration),
+    #[error("the key command failed ({0})")]
+    Failed(String),
+    #[error("the key command printed nothing")]
+    Empty,
+}
+
+/// Runs `!command` key values as pi does: `sh -c`, trimmed stdout, a time limit, and one run per
+/// command per process (failures are remembered too). Runs are moved off tokio's async worker
+/// threads (`block_in_place`) so a slow command does not stall other tasks.
+#[derive(Debug, Clone)]
+pub struct KeyCommands {
+    timeout: Duration,
+    results: Arc<Mutex<HashMap<String, Result<String, KeyCommandError>>>>,
+}
+
+impl Default for KeyCommands {
+    fn default() -> Self {
+        KeyCommands::with_timeout(KEY_COMMAND_TIMEOUT)
+    }
+}
+
+impl KeyCommands {
+    pub fn with_timeout(timeout: Duration) -> Self {
+        KeyCommands {
+            timeout,
+            results: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// The key the command prints (cached per command).
+    pub fn run(&self, command: &str) -> Result<String, KeyCommandError> {
+        let mut results = self.results.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(r) = results.get(command) {
+            return r.clone();
+        }
+        let r = off_async_workers(|| run_key_command(command, self.timeout));
+        results.insert(command.to_string(), r.clone());
+        r
+    }
+}
+
+/// Run blocking work without holding an async worker thread of a multi-thread runtime.
+fn off_async_workers<T>(f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+fn kill_group(pid: u32) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    if let Ok(pid) = i32::try_from(pid) {
+        // ESRCH (the group is already gone) is the normal case after a clean exit.
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+fn run_key_command(command: &str, timeout: Duration) -> Result<String, KeyCommandError> {
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| KeyCommandError::Spawn(e.to_string()))?;
+    let pid = child.id();
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        stdout
+            .as_mut()
+            .map_or(Ok(0), |s| s.read_to_end(&mut buf))
+            .map(|_| buf)
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if Instant::now() >= deadline => break Err(KeyCommandError::TimedOut(timeout)),
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => break Err(KeyCommandError::Failed(e.to_string())),
+        }
+    };
+    // Whatever the outcome, nothing the command started outlives it (and holds the pipe open).
+    kill_group(pid);
+    let status: ExitStatus = match status {
+        Ok(s) => s,
+        Err(e) => {
+            // Reap the killed shell; its exit status says nothing more than `e`.
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
+    let out = reader
+        .join()
+        .map_err(|_| KeyCommandError::Failed("reading its output failed".into()))?
+        .map_err(|e| KeyCommandError::Failed(e.to_string()))?;
+    if !status.success() {
+        return Err(KeyCommandError::Failed(status.to_string()));
+    }
+    let key = String::from_utf8_lossy(&out).trim().to_string();
+    if key.is_empty() {
+        return Err(KeyCommandError::Empty);
+    }
+    Ok(key)
+}
+
 /// Resolve a configured key value the way pi does: `!cmd` runs a shell command and takes its
 /// trimmed stdout; a value naming a set environment variable takes that variable; anything else
 /// is the literal key.
-pub fn resolve_key_value(raw: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+pub fn resolve_key_value(
+    raw: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    commands: &KeyCommands,
+) -> Option<String> {
     if let Some(cmd) = raw.strip_prefix('!') {
-        let out = Command::new("sh").arg("-c").arg(cmd).output().ok()?;
-        let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        return (!s.is_empty() && out.status.success()).then_some(s);
+        return commands.run(cmd).ok();
     }
     if let Some(v) = env(raw).filter(|v| !v.is_empty()) {
         return Some(v);
@@ -36,6 +163,7 @@ pub struct AuthStorage {
     data: Map<String, Value>,
     runtime: BTreeMap<String, String>,
     unreadable: bool,
+    commands: KeyCommands,
     /// Load problems, for the UI to show.
     pub errors: Vec<String>,
 }
@@ -64,6 +192,11 @@ impl AuthStorage {
             data: data.as_object().cloned().unwrap_or_default(),
             ..AuthStorage::default()
         }
+    }
+
+    /// Use `commands` to run `!command` keys (shares its cache; sets its time limit).
+    pub fn set_key_commands(&mut self, commands: KeyCommands) {
+        self.commands = commands;
     }
 
     /// `--api-key`: wins over everything for this process, never written.
@@ -101,7 +234,7 @@ impl AuthStorage {
                     if let Some(k) = cred
                         .get("key")
                         .and_then(Value::as_str)
-                        .and_then(|k| resolve_key_value(k, env))
+                        .and_then(|k| resolve_key_value(k, env, &self.commands))
                     {
                         return Some(k);
                     }
@@ -120,7 +253,7 @@ impl AuthStorage {
         if let Some(k) = env_key_for(provider) {
             return Some(k);
         }
-        fallback.and_then(|f| resolve_key_value(f, env))
+        fallback.and_then(|f| resolve_key_value(f, env, &self.commands))
     }
 
     /// Store an API key for `provider` and write the file (merged into its current content).
@@ -219,6 +352,41 @@ mod tests {
             a.api_key("xai", 0, &no_env, &no_env, None).as_deref(),
             Some("override")
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn key_commands_run_once_with_a_time_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("runs");
+        let cmd = format!("echo run >> {}; echo sk-from-cmd", log.display());
+        let commands = KeyCommands::with_timeout(Duration::from_millis(300));
+        assert_eq!(commands.run(&cmd).as_deref(), Ok("sk-from-cmd"));
+        assert_eq!(commands.run(&cmd).as_deref(), Ok("sk-from-cmd"));
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "run\n", "cached");
+        // A command that never finishes is killed (with what it started) at the limit.
+        let pid_file = dir.path().join("pid");
+        let hang = format!("sleep 30 & echo $! > {}; wait", pid_file.display());
+        assert_eq!(
+            commands.run(&hang),
+            Err(KeyCommandError::TimedOut(Duration::from_millis(300)))
+        );
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let stat = format!("/proc/{}/stat", pid.trim());
+        // Dead = gone or a zombie waiting for its new parent to reap it; SIGKILL lands at once,
+        // the poll only covers the scheduler.
+        let dead = || {
+            std::fs::read_to_string(&stat)
+                .map_or(true, |s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+        };
+        for _ in 0..200 {
+            if dead() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(dead(), "the command's child was left running");
+        assert_eq!(commands.run("exit 3"), Err(KeyCommandError::Failed("exit status: 3".into())));
+        assert_eq!(commands.run("true"), Err(KeyCommandError::Empty));
     }
 
     #[test]

@@ -65,7 +65,8 @@ pub fn load_resources(
     (resources, skills.warnings)
 }
 
-/// The built-in catalog plus `<agent_dir>/models.json` (a broken file is reported, not fatal).
+/// The built-in catalog plus `<agent_dir>/models.json`. A broken file or provider is reported
+/// (naming the file, the provider and the problem), never fatal: every valid provider is loaded.
 pub fn load_registry(agent_dir: &Path) -> (ProviderRegistry, Vec<String>) {
     let mut warnings = Vec::new();
     let mut registry = match ProviderRegistry::builtin() {
@@ -76,16 +77,30 @@ pub fn load_registry(agent_dir: &Path) -> (ProviderRegistry, Vec<String>) {
         }
     };
     let path = agent_dir.join("models.json");
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        if let Err(e) = registry.apply_models_json(&text) {
-            warnings.push(format!("{}: {e}", path.display()));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (registry, warnings),
+        Err(e) => {
+            warnings.push(format!("{}: cannot be read: {e}", path.display()));
+            return (registry, warnings);
         }
+    };
+    match registry.apply_models_json(&text) {
+        Ok(skipped) => warnings.extend(
+            skipped
+                .into_iter()
+                .map(|s| format!("{}: {s}", path.display())),
+        ),
+        Err(e) => warnings.push(format!(
+            "{}: {e} (no custom provider from this file is loaded)",
+            path.display()
+        )),
     }
     (registry, warnings)
 }
 
-/// Keys in pi's order: runtime `--api-key`, auth.json, environment, models.json; keyless local
-/// providers answer `Some("")`.
+/// Keys in pi's order: runtime `--api-key`, auth.json, environment, models.json (including a
+/// `!command`, run once per process with a time limit); keyless local providers answer `Some("")`.
 pub fn api_key_resolver(
     auth: AuthStorage,
     registry: Arc<ProviderRegistry>,
@@ -95,7 +110,11 @@ pub fn api_key_resolver(
         let lookup = |name: &str| env.get(name).map(str::to_string);
         let from_env = |p: &str| registry.api_key(p, &env);
         let now = filo_ai::client::now_ms();
-        auth.api_key(provider, now, &lookup, &from_env, None)
+        let command = registry
+            .provider(provider)
+            .and_then(|p| p.api_key.as_deref())
+            .filter(|k| k.starts_with('!'));
+        auth.api_key(provider, now, &lookup, &from_env, command)
             .or_else(|| registry.is_keyless(provider).then(String::new))
     })
 }
@@ -144,5 +163,29 @@ mod tests {
         std::fs::write(t.path().join("models.json"), "{not json").unwrap();
         let (_, warnings) = load_registry(t.path());
         assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("models.json: Failed to parse models.json"), "{warnings:?}");
+    }
+
+    #[test]
+    fn models_json_command_key_and_skipped_provider() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(
+            t.path().join("models.json"),
+            r#"{"providers":{
+                "cmd":{"baseUrl":"http://127.0.0.1:1/v1","apiKey":"!printf sk-cmd","api":"openai-completions","models":[{"id":"c"}]},
+                "nokey":{"baseUrl":"http://127.0.0.1:2/v1","api":"openai-completions","models":[{"id":"n"}]}}}"#,
+        )
+        .unwrap();
+        let (registry, warnings) = load_registry(t.path());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let path = t.path().join("models.json");
+        assert!(warnings[0].starts_with(&format!("{}: ", path.display())));
+        assert!(warnings[0].contains("Provider nokey: \"apiKey\" is required"));
+        let resolve = api_key_resolver(
+            AuthStorage::in_memory(serde_json::json!({})),
+            Arc::new(registry),
+            Arc::new(Env::from_vars::<[(&str, &str); 0], &str, &str>([])),
+        );
+        assert_eq!(resolve("cmd").as_deref(), Some("sk-cmd"));
     }
 }

@@ -21,7 +21,12 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
         return export_html(&paths, export);
     }
     if let Some(search) = &args.list_models {
-        let (registry, _) = filo_core::loader::load_registry(&paths.agent_dir);
+        let (registry, warnings) = filo_core::loader::load_registry(&paths.agent_dir);
+        let mut err = std::io::stderr().lock();
+        for w in &warnings {
+            writeln!(err, "Warning: {w}")?;
+        }
+        drop(err);
         let mut out = std::io::stdout().lock();
         writeln!(
             out,

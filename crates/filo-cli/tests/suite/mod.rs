@@ -1,5 +1,6 @@
 mod agent;
 mod common;
+mod config;
 mod dag;
 mod local_model;
 mod memory;
