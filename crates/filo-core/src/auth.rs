@@ -180,7 +180,7 @@ impl AuthStorage {
             Ok(None) => {}
             Err(e) => {
                 s.unreadable = true;
-                s.errors.push(e.to_string());
+                s.errors.push(crate::error_chain(&e));
             }
         }
         s

@@ -82,6 +82,19 @@ pub enum CoreError {
     Refused(String),
 }
 
+/// An error and its causes, joined with `": "` (like anyhow's `{:#}`), for messages shown to
+/// the user from inside the SDK (warnings, load problems).
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cur = c.source();
+    }
+    out
+}
+
 impl CoreError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         CoreError::Io {

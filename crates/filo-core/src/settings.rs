@@ -1,18 +1,234 @@
 //! `settings.json`, global and project, as pi has them (pi spec §3.8).
 //!
 //! The effective settings are the global file deep-merged with the project file (project wins;
-//! nested objects merged one level). Writes go to the global file and merge only the keys this
-//! process changed into what is on disk now, so edits made meanwhile by hand or by another process
-//! survive. Reading never creates a file.
+//! nested objects merged one level), read into one typed struct, [`SettingsValues`], whose
+//! accessors hold every default. A value of the wrong type is reported (file and key) and its
+//! default used; the file itself is left as it is.
+//!
+//! Writes go to the global file and merge only the keys (or nested keys) this process changed
+//! into what is on disk now, so unknown keys and edits made meanwhile by hand or by another
+//! process survive. A failed write is returned as an error. Reading never creates a file, and a
+//! file that could not be parsed is never written.
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use filo_agent::QueueMode;
+use filo_ai::ThinkingLevel;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::CoreError;
+use crate::compaction::CompactionSettings;
 use crate::json_file::{read_json_object, write_json_pretty};
+
+/// pi's defaults for the settings filo reads (the only place they are written down).
+pub mod defaults {
+    pub const THINKING_LEVEL: filo_ai::ThinkingLevel = filo_ai::ThinkingLevel::Medium;
+    pub const THEME: &str = "dark";
+    pub const BRANCH_SUMMARY_RESERVE_TOKENS: u64 = 16_384;
+    pub const RETRY_ENABLED: bool = true;
+    pub const RETRY_MAX_RETRIES: u32 = 3;
+    pub const RETRY_BASE_DELAY_MS: u64 = 2_000;
+    pub const PROVIDER_MAX_RETRY_DELAY_MS: u64 = 60_000;
+    pub const BLOCK_IMAGES: bool = false;
+}
+
+/// `steeringMode` / `followUpMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueModeSetting {
+    All,
+    OneAtATime,
+}
+
+impl From<QueueModeSetting> for QueueMode {
+    fn from(m: QueueModeSetting) -> Self {
+        match m {
+            QueueModeSetting::All => QueueMode::All,
+            QueueModeSetting::OneAtATime => QueueMode::OneAtATime,
+        }
+    }
+}
+
+impl From<QueueMode> for QueueModeSetting {
+    fn from(m: QueueMode) -> Self {
+        match m {
+            QueueMode::All => QueueModeSetting::All,
+            QueueMode::OneAtATime => QueueModeSetting::OneAtATime,
+        }
+    }
+}
+
+/// `compaction.*`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompactionValues {
+    pub enabled: Option<bool>,
+    pub reserve_tokens: Option<u64>,
+    pub keep_recent_tokens: Option<u64>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `branchSummary.*`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct BranchSummaryValues {
+    pub reserve_tokens: Option<u64>,
+    pub skip_prompt: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `retry.provider.*`: what the HTTP client does on its own (pi 0.73 `ProviderRetrySettings`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ProviderRetryValues {
+    /// pi's request timeout, passed to the provider client.
+    pub timeout_ms: Option<u64>,
+    /// filo: how long a response may go without a byte before it counts as stalled.
+    pub idle_timeout_ms: Option<u64>,
+    pub max_retries: Option<u32>,
+    /// The longest `retry-after` honoured before failing (pi 0.73; was `retry.maxDelayMs`).
+    pub max_retry_delay_ms: Option<u64>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `retry.*`: the session's automatic retry of failed turns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RetryValues {
+    pub enabled: Option<bool>,
+    pub max_retries: Option<u32>,
+    pub base_delay_ms: Option<u64>,
+    pub provider: ProviderRetryValues,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `images.*`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ImageValues {
+    pub auto_resize: Option<bool>,
+    pub block_images: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The effective settings, typed. `None` means "not set": the accessors give pi's default.
+/// Keys filo does not know are kept in `extra` (and are never dropped from the files).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SettingsValues {
+    pub default_provider: Option<String>,
+    pub default_model: Option<String>,
+    pub default_thinking_level: Option<ThinkingLevel>,
+    pub steering_mode: Option<QueueModeSetting>,
+    pub follow_up_mode: Option<QueueModeSetting>,
+    pub theme: Option<String>,
+    pub compaction: CompactionValues,
+    pub branch_summary: BranchSummaryValues,
+    pub retry: RetryValues,
+    pub images: ImageValues,
+    pub hide_thinking_block: Option<bool>,
+    pub shell_path: Option<PathBuf>,
+    pub shell_command_prefix: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SettingsValues {
+    pub fn default_thinking_level(&self) -> ThinkingLevel {
+        self.default_thinking_level
+            .unwrap_or(defaults::THINKING_LEVEL)
+    }
+
+    pub fn steering_mode(&self) -> QueueMode {
+        self.steering_mode
+            .map_or(QueueMode::OneAtATime, QueueMode::from)
+    }
+
+    pub fn follow_up_mode(&self) -> QueueMode {
+        self.follow_up_mode
+            .map_or(QueueMode::OneAtATime, QueueMode::from)
+    }
+
+    pub fn theme(&self) -> &str {
+        self.theme.as_deref().unwrap_or(defaults::THEME)
+    }
+
+    /// `compaction.*` over [`CompactionSettings::default`].
+    pub fn compaction(&self) -> CompactionSettings {
+        let d = CompactionSettings::default();
+        let c = &self.compaction;
+        CompactionSettings {
+            enabled: c.enabled.unwrap_or(d.enabled),
+            reserve_tokens: c.reserve_tokens.unwrap_or(d.reserve_tokens),
+            keep_recent_tokens: c.keep_recent_tokens.unwrap_or(d.keep_recent_tokens),
+        }
+    }
+
+    pub fn branch_summary_reserve_tokens(&self) -> u64 {
+        self.branch_summary
+            .reserve_tokens
+            .unwrap_or(defaults::BRANCH_SUMMARY_RESERVE_TOKENS)
+    }
+
+    pub fn retry_enabled(&self) -> bool {
+        self.retry.enabled.unwrap_or(defaults::RETRY_ENABLED)
+    }
+
+    pub fn retry_max_retries(&self) -> u32 {
+        self.retry
+            .max_retries
+            .unwrap_or(defaults::RETRY_MAX_RETRIES)
+    }
+
+    pub fn retry_base_delay_ms(&self) -> u64 {
+        self.retry
+            .base_delay_ms
+            .unwrap_or(defaults::RETRY_BASE_DELAY_MS)
+    }
+
+    /// `retry.provider.maxRetryDelayMs` (60 s).
+    pub fn provider_max_retry_delay_ms(&self) -> u64 {
+        self.retry
+            .provider
+            .max_retry_delay_ms
+            .unwrap_or(defaults::PROVIDER_MAX_RETRY_DELAY_MS)
+    }
+
+    /// `retry.provider.idleTimeoutMs`; `None` leaves the client's own default.
+    pub fn provider_idle_timeout_ms(&self) -> Option<u64> {
+        self.retry.provider.idle_timeout_ms
+    }
+
+    /// `retry.provider.timeoutMs` (pi's request timeout); `None` leaves the client's default.
+    pub fn provider_timeout_ms(&self) -> Option<u64> {
+        self.retry.provider.timeout_ms
+    }
+
+    /// `retry.provider.maxRetries`; `None` leaves the client's default.
+    pub fn provider_max_retries(&self) -> Option<u32> {
+        self.retry.provider.max_retries
+    }
+
+    pub fn block_images(&self) -> bool {
+        self.images.block_images.unwrap_or(defaults::BLOCK_IMAGES)
+    }
+
+    /// `shellCommandPrefix` and a newline before `command`, as pi runs it.
+    pub fn prefixed_command(&self, command: &str) -> String {
+        match &self.shell_command_prefix {
+            Some(prefix) => format!("{prefix}\n{command}"),
+            None => command.to_string(),
+        }
+    }
+}
 
 /// Effective settings plus what is needed to write changes back.
 #[derive(Debug, Clone)]
@@ -22,10 +238,16 @@ pub struct Settings {
     global: Map<String, Value>,
     project: Map<String, Value>,
     merged: Map<String, Value>,
-    changed: BTreeSet<String>,
-    /// Problems found while loading (unparseable file: it is then never written).
+    values: SettingsValues,
+    /// Keys set in this process: `(key, None)` for a whole value, `(section, Some(key))` for one
+    /// key of a nested object.
+    changed: BTreeSet<(String, Option<String>)>,
+    /// Problems found while loading (a file that could not be parsed is then never written; a
+    /// value of the wrong type is ignored in favour of its default).
     pub errors: Vec<String>,
     global_unreadable: bool,
+    /// False for [`Settings::in_memory`]: changes are kept, nothing is written.
+    persist: bool,
 }
 
 fn merge(global: &Map<String, Value>, project: &Map<String, Value>) -> Map<String, Value> {
@@ -65,6 +287,63 @@ fn migrate_legacy(m: &mut Map<String, Value>) {
             .unwrap_or(Value::Array(vec![]));
         m.insert("skills".into(), dirs);
     }
+    // pi 0.73: `retry.maxDelayMs` became `retry.provider.maxRetryDelayMs`.
+    if let Some(Value::Object(retry)) = m.get_mut("retry") {
+        if let Some(delay) = retry.remove("maxDelayMs") {
+            let provider = retry
+                .entry("provider")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(p) = provider {
+                p.entry("maxRetryDelayMs").or_insert(delay);
+            }
+        }
+    }
+}
+
+fn typed(m: &Map<String, Value>) -> Result<SettingsValues, serde_json::Error> {
+    serde_json::from_value(Value::Object(m.clone()))
+}
+
+/// The typed settings of `merged`, leaving out (and reporting) each value of the wrong type.
+fn read_values(
+    merged: &Map<String, Value>,
+    file_of: &dyn Fn(&str, Option<&str>) -> PathBuf,
+    errors: &mut Vec<String>,
+) -> SettingsValues {
+    let mut clean = Map::new();
+    for (k, v) in merged {
+        let one = |v: Value| Map::from_iter([(k.clone(), v)]);
+        match typed(&one(v.clone())) {
+            Ok(_) => {
+                clean.insert(k.clone(), v.clone());
+            }
+            Err(e) => match v {
+                Value::Object(section) => {
+                    let mut kept = Map::new();
+                    for (sk, sv) in section {
+                        let probe = Map::from_iter([(sk.clone(), sv.clone())]);
+                        match typed(&one(Value::Object(probe))) {
+                            Ok(_) => {
+                                kept.insert(sk.clone(), sv.clone());
+                            }
+                            Err(e) => errors.push(format!(
+                                "{}: \"{k}.{sk}\": {e}; using the default",
+                                file_of(k, Some(sk)).display()
+                            )),
+                        }
+                    }
+                    clean.insert(k.clone(), Value::Object(kept));
+                }
+                _ => errors.push(format!(
+                    "{}: \"{k}\": {e}; using the default",
+                    file_of(k, None).display()
+                )),
+            },
+        }
+    }
+    // Every key on its own was accepted, so the whole is too; an error here would be a bug in
+    // the probe above, and the defaults are the safe answer.
+    typed(&clean).unwrap_or_default()
 }
 
 impl Settings {
@@ -81,7 +360,7 @@ impl Settings {
             }
             Ok(None) => (Map::new(), false),
             Err(e) => {
-                errors.push(e.to_string());
+                errors.push(crate::error_chain(&e));
                 (Map::new(), true)
             }
         };
@@ -90,88 +369,161 @@ impl Settings {
             .as_deref()
             .map(|p| read(p).0)
             .unwrap_or_default();
-        let merged = merge(&global, &project);
-        Settings {
+        let mut s = Settings {
             global_path,
             project_path,
             global,
             project,
-            merged,
+            merged: Map::new(),
+            values: SettingsValues::default(),
             changed: BTreeSet::new(),
             errors,
             global_unreadable,
-        }
+            persist: true,
+        };
+        let mut errors = std::mem::take(&mut s.errors);
+        s.refresh(&mut errors);
+        s.errors = errors;
+        s
     }
 
     /// Settings that exist only in memory (tests, `--no-session` embedders).
     pub fn in_memory(values: Value) -> Settings {
-        let global = values.as_object().cloned().unwrap_or_default();
-        Settings {
+        let mut global = values.as_object().cloned().unwrap_or_default();
+        migrate_legacy(&mut global);
+        let mut s = Settings {
             global_path: PathBuf::new(),
             project_path: None,
-            merged: global.clone(),
             global,
             project: Map::new(),
+            merged: Map::new(),
+            values: SettingsValues::default(),
             changed: BTreeSet::new(),
             errors: Vec::new(),
-            global_unreadable: true,
-        }
+            global_unreadable: false,
+            persist: false,
+        };
+        let mut errors = Vec::new();
+        s.refresh(&mut errors);
+        s.errors = errors;
+        s
     }
 
-    /// A top-level value.
+    fn refresh(&mut self, errors: &mut Vec<String>) {
+        self.merged = merge(&self.global, &self.project);
+        let project_has = |k: &str, sk: Option<&str>| match (self.project.get(k), sk) {
+            (Some(_), None) => true,
+            (Some(Value::Object(o)), Some(sk)) => o.contains_key(sk),
+            _ => false,
+        };
+        let file_of = |k: &str, sk: Option<&str>| match &self.project_path {
+            Some(p) if project_has(k, sk) => p.clone(),
+            _ => self.global_path.clone(),
+        };
+        self.values = read_values(&self.merged, &file_of, errors);
+    }
+
+    /// The effective settings, typed, with their defaults.
+    pub fn values(&self) -> &SettingsValues {
+        &self.values
+    }
+
+    /// A top-level value as merged (for keys filo has no typed field for).
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.merged.get(key)
-    }
-
-    /// A nested value such as `compaction.reserveTokens`.
-    pub fn get_path(&self, dotted: &str) -> Option<&Value> {
-        let mut parts = dotted.split('.');
-        let mut cur = self.merged.get(parts.next()?)?;
-        for p in parts {
-            cur = cur.get(p)?;
-        }
-        Some(cur)
-    }
-
-    pub fn get_str(&self, dotted: &str) -> Option<&str> {
-        self.get_path(dotted).and_then(Value::as_str)
-    }
-
-    pub fn get_bool(&self, dotted: &str, default: bool) -> bool {
-        self.get_path(dotted)
-            .and_then(Value::as_bool)
-            .unwrap_or(default)
-    }
-
-    pub fn get_u64(&self, dotted: &str, default: u64) -> u64 {
-        self.get_path(dotted)
-            .and_then(Value::as_u64)
-            .unwrap_or(default)
     }
 
     /// Set a top-level key in the global settings (remembered as changed).
     pub fn set(&mut self, key: &str, value: Value) {
         self.global.insert(key.to_string(), value);
-        self.changed.insert(key.to_string());
-        self.merged = merge(&self.global, &self.project);
+        self.changed.insert((key.to_string(), None));
+        self.refresh(&mut Vec::new());
+    }
+
+    /// Set one key of a nested object (e.g. `retry.enabled`) in the global settings; the rest of
+    /// the object, in either file, is untouched.
+    pub fn set_nested(&mut self, section: &str, key: &str, value: Value) {
+        let entry = self
+            .global
+            .entry(section.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Value::Object(Map::new());
+        }
+        if let Value::Object(o) = entry {
+            o.insert(key.to_string(), value);
+        }
+        self.changed
+            .insert((section.to_string(), Some(key.to_string())));
+        self.refresh(&mut Vec::new());
+    }
+
+    /// `defaultProvider` and `defaultModel` (pi writes both on every model change).
+    pub fn set_default_model(&mut self, provider: &str, id: &str) {
+        self.set("defaultProvider", provider.into());
+        self.set("defaultModel", id.into());
+    }
+
+    pub fn set_default_thinking_level(&mut self, level: ThinkingLevel) {
+        self.set("defaultThinkingLevel", level.as_str().into());
+    }
+
+    pub fn set_steering_mode(&mut self, mode: QueueMode) {
+        self.set_queue_mode("steeringMode", mode);
+    }
+
+    pub fn set_follow_up_mode(&mut self, mode: QueueMode) {
+        self.set_queue_mode("followUpMode", mode);
+    }
+
+    fn set_queue_mode(&mut self, key: &str, mode: QueueMode) {
+        let v = serde_json::to_value(QueueModeSetting::from(mode)).unwrap_or(Value::Null);
+        self.set(key, v);
+    }
+
+    pub fn set_compaction_enabled(&mut self, enabled: bool) {
+        self.set_nested("compaction", "enabled", enabled.into());
+    }
+
+    pub fn set_retry_enabled(&mut self, enabled: bool) {
+        self.set_nested("retry", "enabled", enabled.into());
     }
 
     /// Write the keys changed in this process into the global file, merged into its current
-    /// content. A file that could not be parsed at load is never written.
+    /// content (every other key, known or not, stays as it is). A file that could not be parsed
+    /// at load is never written.
     pub fn save(&mut self) -> Result<(), CoreError> {
-        if self.changed.is_empty() {
+        if self.changed.is_empty() || !self.persist {
+            self.changed.clear();
             return Ok(());
         }
         if self.global_unreadable {
-            return Err(CoreError::Refused(format!(
-                "{}: not writing settings to a file that could not be read",
-                self.global_path.display()
-            )));
+            return Err(CoreError::UnreadableNotWritten {
+                path: self.global_path.clone(),
+                what: "settings",
+            });
         }
         let mut current = read_json_object(&self.global_path)?.unwrap_or_default();
-        for k in &self.changed {
-            if let Some(v) = self.global.get(k) {
-                current.insert(k.clone(), v.clone());
+        for (k, sub) in &self.changed {
+            let Some(v) = self.global.get(k) else {
+                continue;
+            };
+            match (sub, v) {
+                (Some(sk), Value::Object(section)) => {
+                    let Some(sv) = section.get(sk) else { continue };
+                    let slot = current
+                        .entry(k.clone())
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    if !slot.is_object() {
+                        *slot = Value::Object(Map::new());
+                    }
+                    if let Value::Object(o) = slot {
+                        o.insert(sk.clone(), sv.clone());
+                    }
+                }
+                _ => {
+                    current.insert(k.clone(), v.clone());
+                }
             }
         }
         if let Some(dir) = self.global_path.parent() {
@@ -182,6 +534,11 @@ impl Settings {
         Ok(())
     }
 
+    /// The global settings file path.
+    pub fn global_path(&self) -> &Path {
+        &self.global_path
+    }
+
     /// The project settings file path, if any.
     pub fn project_path(&self) -> Option<&Path> {
         self.project_path.as_deref()
@@ -189,60 +546,5 @@ impl Settings {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn project_wins_and_nested_objects_merge_one_level() {
-        let dir = tempfile::tempdir().unwrap();
-        let agent = dir.path().join("agent");
-        let cwd = dir.path().join("proj");
-        fs::create_dir_all(&agent).unwrap();
-        fs::create_dir_all(cwd.join(".pi")).unwrap();
-        fs::write(
-            agent.join("settings.json"),
-            r#"{"theme":"dark","compaction":{"enabled":true,"reserveTokens":1},"queueMode":"all"}"#,
-        )
-        .unwrap();
-        fs::write(
-            cwd.join(".pi/settings.json"),
-            r#"{"theme":"light","compaction":{"reserveTokens":9}}"#,
-        )
-        .unwrap();
-        let s = Settings::load(&agent, Some(&cwd));
-        assert_eq!(s.get_str("theme"), Some("light"));
-        assert!(s.get_bool("compaction.enabled", false));
-        assert_eq!(s.get_u64("compaction.reserveTokens", 0), 9);
-        assert_eq!(s.get_str("steeringMode"), Some("all"));
-    }
-
-    #[test]
-    fn save_merges_only_changed_keys_into_current_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
-        fs::write(&path, r#"{"theme":"dark"}"#).unwrap();
-        let mut s = Settings::load(dir.path(), None);
-        fs::write(&path, r#"{"theme":"dark","hideThinkingBlock":true}"#).unwrap(); // edited meanwhile
-        s.set("defaultModel", json!("claude-opus-4-6"));
-        s.save().unwrap();
-        let v: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(
-            v,
-            json!({"theme":"dark","hideThinkingBlock":true,"defaultModel":"claude-opus-4-6"})
-        );
-        assert!(fs::read_to_string(&path).unwrap().contains("\n  \"theme\""));
-    }
-
-    #[test]
-    fn unreadable_file_is_never_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
-        fs::write(&path, "{broken").unwrap();
-        let mut s = Settings::load(dir.path(), None);
-        assert_eq!(s.errors.len(), 1);
-        s.set("theme", json!("x"));
-        assert!(s.save().is_err());
-        assert_eq!(fs::read_to_string(&path).unwrap(), "{broken");
-    }
-}
+#[path = "settings_tests.rs"]
+mod tests;

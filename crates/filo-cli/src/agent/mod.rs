@@ -155,11 +155,7 @@ async fn run_interactive(
     use filo_tui::{ColorDepth, Theme};
     let depth = ColorDepth::detect(env.get("NO_COLOR"), env.get("COLORTERM"));
     let mut warnings = warnings;
-    let theme_name = session
-        .settings()
-        .get_str("theme")
-        .unwrap_or("dark")
-        .to_string();
+    let theme_name = session.settings().values().theme().to_string();
     let theme = Theme::resolve(&theme_name, Some(&paths.agent_dir), depth).unwrap_or_else(|e| {
         warnings.push(e.to_string());
         Theme::dark(depth)

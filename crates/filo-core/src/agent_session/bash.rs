@@ -190,11 +190,8 @@ impl AgentSession {
             let s = lock(&self.inner.settings);
             BashSpec {
                 cwd: &self.inner.cwd,
-                shell: s.get_str("shellPath").map(PathBuf::from),
-                command: match s.get_str("shellCommandPrefix") {
-                    Some(prefix) => format!("{prefix}\n{command}"),
-                    None => command.to_string(),
-                },
+                shell: s.values().shell_path.clone(),
+                command: s.values().prefixed_command(command),
                 temp_dir: std::env::temp_dir(),
             }
         };

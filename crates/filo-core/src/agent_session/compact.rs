@@ -11,13 +11,7 @@ use filo_ai::StopReason;
 
 impl AgentSession {
     pub(super) fn compaction_settings(&self) -> CompactionSettings {
-        let s = lock(&self.inner.settings);
-        let d = CompactionSettings::default();
-        CompactionSettings {
-            enabled: s.get_bool("compaction.enabled", d.enabled),
-            reserve_tokens: s.get_u64("compaction.reserveTokens", d.reserve_tokens),
-            keep_recent_tokens: s.get_u64("compaction.keepRecentTokens", d.keep_recent_tokens),
-        }
+        lock(&self.inner.settings).values().compaction()
     }
 
     /// Threshold check on the last assistant message; compacts when needed. Returns true when a

@@ -77,12 +77,7 @@ impl AgentSession {
             provider: model.provider.clone(),
             model_id: model.id.clone(),
         });
-        {
-            let mut s = lock(&self.inner.settings);
-            s.set("defaultProvider", model.provider.clone().into());
-            s.set("defaultModel", model.id.clone().into());
-            let _ = s.save();
-        }
+        self.change_settings(|s| s.set_default_model(&model.provider, &model.id));
         let level = self.thinking_level();
         self.set_thinking_level(level);
         Ok(())
@@ -110,9 +105,7 @@ impl AgentSession {
         }
         let reasoning = self.model().is_some_and(|m| m.reasoning);
         if reasoning || chosen != ThinkingLevel::Off {
-            let mut s = lock(&self.inner.settings);
-            s.set("defaultThinkingLevel", chosen.as_str().into());
-            let _ = s.save();
+            self.change_settings(|s| s.set_default_thinking_level(chosen));
         }
     }
 
@@ -192,9 +185,8 @@ impl AgentSession {
             ThinkingLevel::parse(&ctx.thinking_level).unwrap_or(ThinkingLevel::Off)
         } else {
             lock(&self.inner.settings)
-                .get_str("defaultThinkingLevel")
-                .and_then(ThinkingLevel::parse)
-                .unwrap_or(ThinkingLevel::Medium)
+                .values()
+                .default_thinking_level()
         };
         let clamped = clamp_level(self.model().as_ref(), level);
         self.inner.agent.set_thinking_level(clamped);
@@ -404,13 +396,13 @@ impl AgentSession {
     /// How queued steering messages are delivered; saved as `steeringMode`.
     pub fn set_steering_mode(&self, mode: QueueMode) {
         self.inner.agent.set_steering_mode(mode);
-        self.save_setting("steeringMode", queue_mode_name(mode).into());
+        self.change_settings(|s| s.set_steering_mode(mode));
     }
 
     /// How queued follow-up messages are delivered; saved as `followUpMode`.
     pub fn set_follow_up_mode(&self, mode: QueueMode) {
         self.inner.agent.set_follow_up_mode(mode);
-        self.save_setting("followUpMode", queue_mode_name(mode).into());
+        self.change_settings(|s| s.set_follow_up_mode(mode));
     }
 
     /// `"all"` or `"one-at-a-time"`.
@@ -425,20 +417,20 @@ impl AgentSession {
 
     /// Turn automatic compaction on or off (`compaction.enabled`, saved).
     pub fn set_auto_compaction_enabled(&self, enabled: bool) {
-        self.save_nested_setting("compaction", "enabled", enabled.into());
+        self.change_settings(|s| s.set_compaction_enabled(enabled));
     }
 
     pub fn auto_compaction_enabled(&self) -> bool {
-        lock(&self.inner.settings).get_bool("compaction.enabled", true)
+        lock(&self.inner.settings).values().compaction().enabled
     }
 
     /// Turn automatic retry on or off (`retry.enabled`, saved).
     pub fn set_auto_retry_enabled(&self, enabled: bool) {
-        self.save_nested_setting("retry", "enabled", enabled.into());
+        self.change_settings(|s| s.set_retry_enabled(enabled));
     }
 
     pub fn auto_retry_enabled(&self) -> bool {
-        lock(&self.inner.settings).get_bool("retry.enabled", true)
+        lock(&self.inner.settings).values().retry_enabled()
     }
 
     /// Cancel the wait before a pending automatic retry.
@@ -529,22 +521,19 @@ impl AgentSession {
         }
     }
 
-    fn save_setting(&self, key: &str, value: serde_json::Value) {
-        let mut s = lock(&self.inner.settings);
-        s.set(key, value);
-        let _ = s.save();
-    }
-
-    fn save_nested_setting(&self, section: &str, key: &str, value: serde_json::Value) {
-        let mut s = lock(&self.inner.settings);
-        let mut obj = s
-            .get(section)
-            .and_then(serde_json::Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        obj.insert(key.to_string(), value);
-        s.set(section, obj.into());
-        let _ = s.save();
+    /// Change settings and write them; a failed write is shown to the user as a warning (the
+    /// change stays in effect and is written with the next successful save).
+    fn change_settings(&self, change: impl FnOnce(&mut crate::Settings)) {
+        let result = {
+            let mut s = lock(&self.inner.settings);
+            change(&mut s);
+            s.save()
+        };
+        if let Err(e) = result {
+            self.emit(&super::SessionEvent::Warning {
+                message: format!("Settings not saved: {}", crate::error_chain(&e)),
+            });
+        }
     }
 }
 

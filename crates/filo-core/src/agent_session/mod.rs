@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use filo_agent::{Agent, AgentEvent, AgentOptions, AgentTool, QueueMode};
+use filo_agent::{Agent, AgentEvent, AgentOptions, AgentTool};
 use filo_ai::{Model, ModelClient, ThinkingLevel};
 use filo_session::{EntryKind, SessionManager};
 use tokio_util::sync::CancellationToken;
@@ -193,11 +193,7 @@ impl AgentSession {
             .branch_path(None)
             .iter()
             .any(|e| matches!(e.kind, EntryKind::ThinkingLevelChange { .. }));
-        let settings_level = options
-            .settings
-            .get_str("defaultThinkingLevel")
-            .and_then(ThinkingLevel::parse)
-            .unwrap_or(ThinkingLevel::Medium);
+        let settings_level = options.settings.values().default_thinking_level();
         let wanted = options.thinking_level.unwrap_or_else(|| {
             if has_existing && branch_has_level {
                 ThinkingLevel::parse(&ctx.thinking_level).unwrap_or(settings_level)
@@ -206,9 +202,9 @@ impl AgentSession {
             }
         });
         let thinking = clamp_level(model.as_ref(), wanted);
-        let block_images = options.settings.get_bool("images.blockImages", false);
-        let steering = queue_mode(options.settings.get_str("steeringMode"));
-        let follow_up = queue_mode(options.settings.get_str("followUpMode"));
+        let block_images = options.settings.values().block_images();
+        let steering = options.settings.values().steering_mode();
+        let follow_up = options.settings.values().follow_up_mode();
         let messages = ctx.messages.iter().map(to_agent).collect();
         let resolver = options.api_key.clone();
         let get_api_key: filo_agent::GetApiKey = Arc::new(move |provider: String| {
@@ -226,7 +222,9 @@ impl AgentSession {
                 follow_up_mode: follow_up,
                 stream_options: filo_ai::StreamOptions {
                     session_id: Some(options.session.session_id().to_string()),
-                    max_retry_delay_ms: Some(options.settings.get_u64("retry.maxDelayMs", 60_000)),
+                    max_retry_delay_ms: Some(
+                        options.settings.values().provider_max_retry_delay_ms(),
+                    ),
                     ..filo_ai::StreamOptions::default()
                 },
                 get_api_key: Some(get_api_key),
@@ -533,13 +531,6 @@ impl AgentSession {
     }
 }
 
-fn queue_mode(s: Option<&str>) -> QueueMode {
-    match s {
-        Some("all") => QueueMode::All,
-        _ => QueueMode::OneAtATime,
-    }
-}
-
 /// pi's `findInitialModel` without scopes: the settings default when it has a key, else the first
 /// model with a key.
 fn initial_model(
@@ -547,8 +538,8 @@ fn initial_model(
     settings: &Settings,
     key_ok: &dyn Fn(&Model) -> bool,
 ) -> Option<Model> {
-    let provider = settings.get_str("defaultProvider");
-    let id = settings.get_str("defaultModel");
+    let provider = settings.values().default_provider.as_deref();
+    let id = settings.values().default_model.as_deref();
     if let (Some(p), Some(i)) = (provider, id) {
         if let Some(m) = models
             .iter()

@@ -281,7 +281,7 @@ impl AgentSession {
                 .inner
                 .settings
                 .lock()
-                .map_or(true, |s| s.get_bool("retry.enabled", true));
+                .map_or(true, |s| s.values().retry_enabled());
             if retry_enabled && is_retryable(&last, window) {
                 if self.retry_once(&last).await {
                     continue;
@@ -345,8 +345,8 @@ impl AgentSession {
         let (max, base) = {
             let s = lock(&self.inner.settings);
             (
-                s.get_u64("retry.maxRetries", 3) as u32,
-                s.get_u64("retry.baseDelayMs", 2000),
+                s.values().retry_max_retries(),
+                s.values().retry_base_delay_ms(),
             )
         };
         let attempt = {

@@ -72,8 +72,9 @@ impl AgentSession {
                         128_000
                     }
                 });
-                let reserve =
-                    lock(&self.inner.settings).get_u64("branchSummary.reserveTokens", 16_384);
+                let reserve = lock(&self.inner.settings)
+                    .values()
+                    .branch_summary_reserve_tokens();
                 prepare_branch_entries(&entries, window.saturating_sub(reserve))
             });
             (old_leaf, target, prep)

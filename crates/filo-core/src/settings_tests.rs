@@ -1,0 +1,179 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn project_wins_and_nested_objects_merge_one_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let cwd = dir.path().join("proj");
+    fs::create_dir_all(&agent).unwrap();
+    fs::create_dir_all(cwd.join(".pi")).unwrap();
+    fs::write(
+        agent.join("settings.json"),
+        r#"{"theme":"dark","compaction":{"enabled":false,"reserveTokens":1},"queueMode":"all"}"#,
+    )
+    .unwrap();
+    fs::write(
+        cwd.join(".pi/settings.json"),
+        r#"{"theme":"light","compaction":{"reserveTokens":9}}"#,
+    )
+    .unwrap();
+    let s = Settings::load(&agent, Some(&cwd));
+    let v = s.values();
+    assert_eq!(v.theme(), "light");
+    assert!(!v.compaction().enabled);
+    assert_eq!(v.compaction().reserve_tokens, 9);
+    assert_eq!(v.compaction().keep_recent_tokens, 20_000);
+    assert_eq!(v.steering_mode(), QueueMode::All);
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+}
+
+#[test]
+fn defaults_when_nothing_is_set() {
+    let s = Settings::in_memory(json!({}));
+    let v = s.values();
+    assert_eq!(v.default_thinking_level(), ThinkingLevel::Medium);
+    assert_eq!(v.steering_mode(), QueueMode::OneAtATime);
+    assert_eq!(v.theme(), "dark");
+    assert_eq!(v.compaction(), CompactionSettings::default());
+    assert_eq!(v.branch_summary_reserve_tokens(), 16_384);
+    assert!(v.retry_enabled());
+    assert_eq!(v.retry_max_retries(), 3);
+    assert_eq!(v.retry_base_delay_ms(), 2_000);
+    assert_eq!(v.provider_max_retry_delay_ms(), 60_000);
+    assert_eq!(v.provider_idle_timeout_ms(), None);
+    assert_eq!(v.provider_timeout_ms(), None);
+    assert!(!v.block_images());
+    assert_eq!(v.prefixed_command("ls"), "ls");
+}
+
+#[test]
+fn retry_provider_keys_and_the_legacy_max_delay() {
+    let s = Settings::in_memory(json!({"retry": {"provider": {
+        "idleTimeoutMs": 5000, "timeoutMs": 90000, "maxRetries": 1, "maxRetryDelayMs": 7000
+    }}}));
+    let v = s.values();
+    assert_eq!(v.provider_idle_timeout_ms(), Some(5000));
+    assert_eq!(v.provider_timeout_ms(), Some(90_000));
+    assert_eq!(v.provider_max_retries(), Some(1));
+    assert_eq!(v.provider_max_retry_delay_ms(), 7000);
+    // pi 0.73 moved retry.maxDelayMs to retry.provider.maxRetryDelayMs.
+    let old = Settings::in_memory(json!({"retry": {"maxDelayMs": 1234, "enabled": false}}));
+    assert_eq!(old.values().provider_max_retry_delay_ms(), 1234);
+    assert!(!old.values().retry_enabled());
+}
+
+#[test]
+fn a_value_of_the_wrong_type_is_named_and_the_rest_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    let text = r#"{"compaction":{"enabled":false,"reserveTokens":"big"},"steeringMode":"sometimes","theme":"light"}"#;
+    fs::write(&path, text).unwrap();
+    let mut s = Settings::load(dir.path(), None);
+    let v = s.values();
+    assert!(!v.compaction().enabled, "the valid key of the section is kept");
+    assert_eq!(v.compaction().reserve_tokens, 16_384);
+    assert_eq!(v.steering_mode(), QueueMode::OneAtATime);
+    assert_eq!(v.theme(), "light");
+    assert_eq!(s.errors.len(), 2, "{:?}", s.errors);
+    let shown = s.errors.join("\n");
+    let file = path.display().to_string();
+    assert!(shown.contains(&format!("{file}: \"compaction.reserveTokens\": invalid type")), "{shown}");
+    assert!(shown.contains(&format!("{file}: \"steeringMode\": unknown variant")), "{shown}");
+    // The file is the user's: a save changes only the key set, the odd values stay.
+    s.set_retry_enabled(false);
+    s.save().unwrap();
+    let on_disk: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(on_disk["compaction"]["reserveTokens"], "big");
+    assert_eq!(on_disk["steeringMode"], "sometimes");
+    assert_eq!(on_disk["retry"], json!({"enabled": false}));
+}
+
+#[test]
+fn save_merges_only_changed_keys_and_keeps_unknown_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    fs::write(&path, r#"{"theme":"dark","futureKey":{"a":1},"retry":{"maxRetries":5}}"#).unwrap();
+    let mut s = Settings::load(dir.path(), None);
+    assert_eq!(s.values().extra.get("futureKey"), Some(&json!({"a":1})));
+    // Edited meanwhile, by hand or by another process.
+    fs::write(
+        &path,
+        r#"{"theme":"dark","futureKey":{"a":1},"hideThinkingBlock":true,"retry":{"maxRetries":6}}"#,
+    )
+    .unwrap();
+    s.set_default_model("anthropic", "claude-opus-4-6");
+    s.set_retry_enabled(false);
+    s.save().unwrap();
+    let v: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        json!({"theme":"dark","futureKey":{"a":1},"hideThinkingBlock":true,
+               "retry":{"maxRetries":6,"enabled":false},
+               "defaultProvider":"anthropic","defaultModel":"claude-opus-4-6"})
+    );
+    assert!(fs::read_to_string(&path).unwrap().contains("\n  \"theme\""));
+}
+
+#[test]
+fn a_nested_change_does_not_copy_project_values_into_the_global_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let cwd = dir.path().join("proj");
+    fs::create_dir_all(cwd.join(".pi")).unwrap();
+    fs::write(
+        cwd.join(".pi/settings.json"),
+        r#"{"compaction":{"reserveTokens":9}}"#,
+    )
+    .unwrap();
+    let mut s = Settings::load(&agent, Some(&cwd));
+    s.set_compaction_enabled(false);
+    s.save().unwrap();
+    let v: Value =
+        serde_json::from_str(&fs::read_to_string(agent.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(v, json!({"compaction": {"enabled": false}}));
+    assert_eq!(s.values().compaction().reserve_tokens, 9);
+}
+
+#[test]
+fn unreadable_file_is_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    fs::write(&path, "{broken").unwrap();
+    let mut s = Settings::load(dir.path(), None);
+    assert_eq!(s.errors.len(), 1);
+    assert!(s.errors[0].starts_with(&format!("{}: invalid JSON: ", path.display())), "{:?}", s.errors);
+    s.set("theme", json!("x"));
+    let err = s.save().unwrap_err();
+    assert!(matches!(err, CoreError::UnreadableNotWritten { .. }), "{err}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{broken");
+}
+
+#[test]
+fn a_failed_write_is_returned_and_the_change_kept_for_a_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    fs::create_dir_all(&agent).unwrap();
+    let mut s = Settings::load(&agent, None);
+    // The agent directory is replaced by a file: no write can succeed (even as root).
+    fs::remove_dir(&agent).unwrap();
+    fs::write(&agent, "not a directory").unwrap();
+    s.set("theme", json!("light"));
+    let err = s.save().unwrap_err();
+    assert!(matches!(err, CoreError::Io { .. }), "{err}");
+    assert_eq!(fs::read_to_string(&agent).unwrap(), "not a directory");
+    fs::remove_file(&agent).unwrap();
+    s.save().unwrap();
+    let v: Value =
+        serde_json::from_str(&fs::read_to_string(agent.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(v, json!({"theme": "light"}));
+}
+
+#[test]
+fn in_memory_settings_change_without_writing() {
+    let mut s = Settings::in_memory(json!({"theme": "light"}));
+    s.set_steering_mode(QueueMode::All);
+    s.save().unwrap();
+    assert_eq!(s.values().steering_mode(), QueueMode::All);
+    assert_eq!(s.values().theme(), "light");
+}
