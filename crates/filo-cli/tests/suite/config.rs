@@ -90,3 +90,93 @@ async fn api_key_command_in_models_json_is_run_and_its_output_sent() {
         Some("Bearer sk-from-command")
     );
 }
+
+/// Run `filo --mode rpc` with `commands` on stdin (then EOF); its stdout and stderr.
+async fn rpc_session(home: &Home, commands: &[serde_json::Value]) -> (String, String) {
+    use std::process::Stdio;
+    use tokio::io::AsyncWriteExt;
+    let mut child = home
+        .command(&["--provider", "mock", "--model", "mock-model", "--mode", "rpc"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for c in commands {
+        stdin.write_all(format!("{c}\n").as_bytes()).await.unwrap();
+    }
+    drop(stdin);
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        child.wait_with_output(),
+    )
+    .await
+    .expect("filo --mode rpc did not exit after EOF")
+    .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_write_that_fails_is_reported_and_the_file_left_alone() {
+    let mock = MockProvider::start(vec![]).await;
+    let home = Home::new(&mock);
+    let path = home.path().join(".filo/agent/settings.json");
+    std::fs::write(&path, "{\"theme\": \"light\",,}").unwrap();
+    let (out, err) = rpc_session(
+        &home,
+        &[json!({"id": "1", "type": "set_auto_retry", "enabled": false})],
+    )
+    .await;
+    assert!(
+        err.contains(&format!("Warning: {}: invalid JSON: ", path.display())),
+        "stderr: {err}"
+    );
+    let warning = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "warning")
+        .unwrap_or_else(|| panic!("no warning event in: {out}"));
+    assert_eq!(
+        warning["message"],
+        format!(
+            "Settings not saved: {}: not writing settings to a file that could not be read",
+            path.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"theme\": \"light\",,}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_changes_keep_unknown_and_project_keys_where_they_are() {
+    let mock = MockProvider::start(vec![]).await;
+    let home = Home::new(&mock);
+    home.write_settings(&json!({"futureKey": {"x": [1, 2]}, "retry": {"maxRetries": 7}}));
+    let project = home.project().join(".pi");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("settings.json"),
+        r#"{"retry":{"baseDelayMs":10}}"#,
+    )
+    .unwrap();
+    let (out, err) = rpc_session(
+        &home,
+        &[json!({"id": "1", "type": "set_auto_retry", "enabled": false})],
+    )
+    .await;
+    assert!(!out.contains("\"warning\""), "stdout: {out}\nstderr: {err}");
+    let global: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".filo/agent/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        global,
+        json!({"futureKey": {"x": [1, 2]}, "retry": {"maxRetries": 7, "enabled": false}})
+    );
+}
