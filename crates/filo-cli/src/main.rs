@@ -10,6 +10,7 @@ mod dag;
 use std::io::Write;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 /// filo: a coding-agent runtime whose memory is a Playfilo DAG.
@@ -50,11 +51,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// The agent modes run on a tokio runtime; the environment is read once, here.
+/// The agent modes run on a tokio runtime; the environment and the working directory are read
+/// once, here.
 fn run_agent(args: agent::AgentArgs) -> anyhow::Result<ExitCode> {
     let env = filo_ai::Env::from_vars(std::env::vars());
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(agent::run(args, &env))
+    runtime.block_on(agent::run(args, &env, cwd))
 }

@@ -110,7 +110,9 @@ fn run_key_command(command: &str, timeout: Duration) -> Result<String, KeyComman
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
-            Ok(None) if Instant::now() >= deadline => break Err(KeyCommandError::TimedOut(timeout)),
+            Ok(None) if Instant::now() >= deadline => {
+                break Err(KeyCommandError::TimedOut(timeout));
+            }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => break Err(KeyCommandError::Failed(e.to_string())),
         }
@@ -375,8 +377,13 @@ mod tests {
         // Dead = gone or a zombie waiting for its new parent to reap it; SIGKILL lands at once,
         // the poll only covers the scheduler.
         let dead = || {
-            std::fs::read_to_string(&stat)
-                .map_or(true, |s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            std::fs::read_to_string(&stat).map_or(true, |s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
         };
         for _ in 0..200 {
             if dead() {
@@ -385,7 +392,10 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert!(dead(), "the command's child was left running");
-        assert_eq!(commands.run("exit 3"), Err(KeyCommandError::Failed("exit status: 3".into())));
+        assert_eq!(
+            commands.run("exit 3"),
+            Err(KeyCommandError::Failed("exit status: 3".into()))
+        );
         assert_eq!(commands.run("true"), Err(KeyCommandError::Empty));
     }
 

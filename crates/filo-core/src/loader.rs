@@ -163,7 +163,10 @@ mod tests {
         std::fs::write(t.path().join("models.json"), "{not json").unwrap();
         let (_, warnings) = load_registry(t.path());
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].contains("models.json: Failed to parse models.json"), "{warnings:?}");
+        assert!(
+            warnings[0].contains("models.json: Failed to parse models.json"),
+            "{warnings:?}"
+        );
     }
 
     #[test]

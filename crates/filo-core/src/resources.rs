@@ -75,8 +75,8 @@ pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
     }
 }
 
-fn parse_yaml(front: &str) -> Result<Option<Yaml>, String> {
-    let docs = YamlLoader::load_from_str(front).map_err(|e| e.to_string())?;
+fn parse_yaml(front: &str) -> Result<Option<Yaml>, yaml_rust2::ScanError> {
+    let docs = YamlLoader::load_from_str(front)?;
     Ok(docs.into_iter().next())
 }
 
@@ -84,8 +84,9 @@ fn parse_yaml(front: &str) -> Result<Option<Yaml>, String> {
 pub fn load_skill(path: &Path, source: Source) -> (Option<Skill>, Vec<String>) {
     let mut warnings = Vec::new();
     let shown = path.display();
-    let Ok(text) = fs::read_to_string(path) else {
-        return (None, vec![format!("{shown}: could not be read")]);
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return (None, vec![format!("{shown}: could not be read: {e}")]),
     };
     let (front, _) = split_frontmatter(&text);
     let yaml = match front.map(parse_yaml).transpose() {

@@ -71,15 +71,26 @@ fn a_value_of_the_wrong_type_is_named_and_the_rest_is_kept() {
     fs::write(&path, text).unwrap();
     let mut s = Settings::load(dir.path(), None);
     let v = s.values();
-    assert!(!v.compaction().enabled, "the valid key of the section is kept");
+    assert!(
+        !v.compaction().enabled,
+        "the valid key of the section is kept"
+    );
     assert_eq!(v.compaction().reserve_tokens, 16_384);
     assert_eq!(v.steering_mode(), QueueMode::OneAtATime);
     assert_eq!(v.theme(), "light");
     assert_eq!(s.errors.len(), 2, "{:?}", s.errors);
     let shown = s.errors.join("\n");
     let file = path.display().to_string();
-    assert!(shown.contains(&format!("{file}: \"compaction.reserveTokens\": invalid type")), "{shown}");
-    assert!(shown.contains(&format!("{file}: \"steeringMode\": unknown variant")), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "{file}: \"compaction.reserveTokens\": invalid type"
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("{file}: \"steeringMode\": unknown variant")),
+        "{shown}"
+    );
     // The file is the user's: a save changes only the key set, the odd values stay.
     s.set_retry_enabled(false);
     s.save().unwrap();
@@ -93,7 +104,11 @@ fn a_value_of_the_wrong_type_is_named_and_the_rest_is_kept() {
 fn save_merges_only_changed_keys_and_keeps_unknown_ones() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("settings.json");
-    fs::write(&path, r#"{"theme":"dark","futureKey":{"a":1},"retry":{"maxRetries":5}}"#).unwrap();
+    fs::write(
+        &path,
+        r#"{"theme":"dark","futureKey":{"a":1},"retry":{"maxRetries":5}}"#,
+    )
+    .unwrap();
     let mut s = Settings::load(dir.path(), None);
     assert_eq!(s.values().extra.get("futureKey"), Some(&json!({"a":1})));
     // Edited meanwhile, by hand or by another process.
@@ -142,10 +157,17 @@ fn unreadable_file_is_never_written() {
     fs::write(&path, "{broken").unwrap();
     let mut s = Settings::load(dir.path(), None);
     assert_eq!(s.errors.len(), 1);
-    assert!(s.errors[0].starts_with(&format!("{}: invalid JSON: ", path.display())), "{:?}", s.errors);
+    assert!(
+        s.errors[0].starts_with(&format!("{}: invalid JSON: ", path.display())),
+        "{:?}",
+        s.errors
+    );
     s.set("theme", json!("x"));
     let err = s.save().unwrap_err();
-    assert!(matches!(err, CoreError::UnreadableNotWritten { .. }), "{err}");
+    assert!(
+        matches!(err, CoreError::UnreadableNotWritten { .. }),
+        "{err}"
+    );
     assert_eq!(fs::read_to_string(&path).unwrap(), "{broken");
 }
 

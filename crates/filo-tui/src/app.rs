@@ -156,7 +156,9 @@ impl App {
                 ..PromptOptions::default()
             };
             let r = session.prompt(&text, opts).await;
-            let _ = tx.send(AppEvent::PromptDone(r.err().map(|e| e.to_string())));
+            let _ = tx.send(AppEvent::PromptDone(
+                r.err().map(|e| filo_core::error_chain(&e)),
+            ));
         });
     }
 
@@ -180,7 +182,9 @@ impl App {
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let r = session.continue_run().await;
-            let _ = tx.send(AppEvent::PromptDone(r.err().map(|e| e.to_string())));
+            let _ = tx.send(AppEvent::PromptDone(
+                r.err().map(|e| filo_core::error_chain(&e)),
+            ));
         });
     }
 
@@ -205,7 +209,7 @@ impl App {
                 },
                 Err(e) => AppEvent::BashDone {
                     cell,
-                    output: e.to_string(),
+                    output: filo_core::error_chain(&e),
                     exit_code: Some(-1),
                 },
             };

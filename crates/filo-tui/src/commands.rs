@@ -100,7 +100,7 @@ impl App {
             "new" => self.spawn_task(async move {
                 match session.new_session().await {
                     Ok(()) => AppEvent::Reload,
-                    Err(e) => AppEvent::Error(e.to_string()),
+                    Err(e) => AppEvent::Error(filo_core::error_chain(&e)),
                 }
             }),
             "resume" => self.session_picker(),
@@ -123,7 +123,10 @@ impl App {
                             "Context compacted ({} tokens before).",
                             r.tokens_before
                         )),
-                        Err(e) => AppEvent::Error(format!("Compaction failed: {e}")),
+                        Err(e) => AppEvent::Error(format!(
+                            "Compaction failed: {}",
+                            filo_core::error_chain(&e)
+                        )),
                     }
                 });
             }
@@ -205,7 +208,10 @@ impl App {
             Ok(p) => self
                 .state
                 .push(Cell::Info(format!("Exported to {}", p.display()))),
-            Err(e) => self.state.push(Cell::Error(format!("Export failed: {e}"))),
+            Err(e) => self.state.push(Cell::Error(format!(
+                "Export failed: {}",
+                filo_core::error_chain(&e)
+            ))),
         }
     }
 
@@ -356,7 +362,7 @@ impl App {
                 if let Some(m) = found {
                     match self.session.set_model(m) {
                         Ok(()) => self.refresh_footer(),
-                        Err(e) => self.state.push(Cell::Error(e.to_string())),
+                        Err(e) => self.state.push(Cell::Error(filo_core::error_chain(&e))),
                     }
                 }
             }
@@ -369,7 +375,7 @@ impl App {
             SelectKind::Session => self.spawn_task(async move {
                 match session.switch_session(std::path::Path::new(&value)).await {
                     Ok(()) => AppEvent::Reload,
-                    Err(e) => AppEvent::Error(e.to_string()),
+                    Err(e) => AppEvent::Error(filo_core::error_chain(&e)),
                 }
             }),
             SelectKind::Tree => {
@@ -408,7 +414,7 @@ impl App {
                             }
                         }
                         Err(e) => {
-                            let _ = tx.send(AppEvent::Error(e.to_string()));
+                            let _ = tx.send(AppEvent::Error(filo_core::error_chain(&e)));
                         }
                     }
                 });
@@ -423,7 +429,7 @@ impl App {
                             let _ = tx.send(AppEvent::EditorText(text));
                         }
                         Err(e) => {
-                            let _ = tx.send(AppEvent::Error(e.to_string()));
+                            let _ = tx.send(AppEvent::Error(filo_core::error_chain(&e)));
                         }
                     }
                 });
@@ -470,7 +476,7 @@ impl App {
             Ok(None) => self
                 .state
                 .push(Cell::Info("Only one model available.".into())),
-            Err(e) => self.state.push(Cell::Error(e.to_string())),
+            Err(e) => self.state.push(Cell::Error(filo_core::error_chain(&e))),
         }
     }
 

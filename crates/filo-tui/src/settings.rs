@@ -68,7 +68,10 @@ impl App {
                         let mut settings = s.settings();
                         settings.set("theme", next.into());
                         if let Err(e) = settings.save() {
-                            self.state.push(Cell::Error(format!("settings: {e}")));
+                            self.state.push(Cell::Error(format!(
+                                "Settings not saved: {}",
+                                filo_core::error_chain(&e)
+                            )));
                         }
                     }
                     None => self.state.push(Cell::Error(format!("no theme {next}"))),

@@ -14,9 +14,9 @@ use filo_ai::Env;
 
 pub use args::AgentArgs;
 
-/// Run the agent as the flags say. Returns the process exit code.
-pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
-    let paths = setup::Paths::resolve(env)?;
+/// Run the agent as the flags say, in `cwd`. Returns the process exit code.
+pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow::Result<ExitCode> {
+    let paths = setup::Paths::resolve(env, cwd)?;
     if let Some(export) = &args.export {
         return export_html(&paths, export);
     }

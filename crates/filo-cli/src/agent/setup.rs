@@ -12,7 +12,8 @@ use filo_session::SessionManager;
 
 use super::args::AgentArgs;
 
-/// Where filo keeps its files, resolved once from the environment.
+/// Where filo keeps its files, resolved once from the environment and the working directory
+/// (both read by `main`).
 #[derive(Debug, Clone)]
 pub struct Paths {
     pub home: PathBuf,
@@ -21,13 +22,12 @@ pub struct Paths {
 }
 
 impl Paths {
-    pub fn resolve(env: &Env) -> anyhow::Result<Paths> {
+    pub fn resolve(env: &Env, cwd: PathBuf) -> anyhow::Result<Paths> {
         let home = env
             .get("HOME")
             .map(PathBuf::from)
             .context("HOME is not set")?;
         let agent_dir = filo_session::paths::agent_dir(env.get("FILO_AGENT_DIR"), &home);
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
         Ok(Paths {
             home,
             agent_dir,

@@ -56,7 +56,15 @@ async fn a_provider_without_api_key_is_named_and_the_others_still_work() {
     assert!(err.contains(&expected), "stderr: {err}");
 
     let (code, _, err) = home
-        .filo(&["--provider", "mock", "--model", "mock-model", "--mode", "json", "hi"])
+        .filo(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "json",
+            "hi",
+        ])
         .await;
     assert_eq!(code, 0, "stderr: {err}");
     assert!(err.contains(&expected), "json mode stderr: {err}");
@@ -96,7 +104,14 @@ async fn rpc_session(home: &Home, commands: &[serde_json::Value]) -> (String, St
     use std::process::Stdio;
     use tokio::io::AsyncWriteExt;
     let mut child = home
-        .command(&["--provider", "mock", "--model", "mock-model", "--mode", "rpc"])
+        .command(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -107,13 +122,10 @@ async fn rpc_session(home: &Home, commands: &[serde_json::Value]) -> (String, St
         stdin.write_all(format!("{c}\n").as_bytes()).await.unwrap();
     }
     drop(stdin);
-    let out = tokio::time::timeout(
-        std::time::Duration::from_secs(60),
-        child.wait_with_output(),
-    )
-    .await
-    .expect("filo --mode rpc did not exit after EOF")
-    .unwrap();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("filo --mode rpc did not exit after EOF")
+        .unwrap();
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),

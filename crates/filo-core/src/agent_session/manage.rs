@@ -153,8 +153,7 @@ impl AgentSession {
     pub async fn switch_session(&self, path: &Path) -> Result<(), CoreError> {
         self.abort().await;
         let cwd = self.inner.cwd.to_string_lossy().into_owned();
-        let mut manager =
-            SessionManager::open(path, &cwd)?;
+        let mut manager = SessionManager::open(path, &cwd)?;
         for ext in &self.inner.extensions {
             for notice in ext.prepare_session(&mut manager) {
                 self.emit(&super::SessionEvent::Warning { message: notice });
@@ -184,9 +183,7 @@ impl AgentSession {
         let level = if has_level {
             ThinkingLevel::parse(&ctx.thinking_level).unwrap_or(ThinkingLevel::Off)
         } else {
-            lock(&self.inner.settings)
-                .values()
-                .default_thinking_level()
+            lock(&self.inner.settings).values().default_thinking_level()
         };
         let clamped = clamp_level(self.model().as_ref(), level);
         self.inner.agent.set_thinking_level(clamped);

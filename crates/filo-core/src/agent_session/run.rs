@@ -124,12 +124,10 @@ impl AgentSession {
             for ext in &self.inner.extensions {
                 if let Some(cmd) = ext.commands().into_iter().find(|c| c.name == name) {
                     let args = text[1 + name.len()..].trim().to_string();
-                    return (cmd.run)(args)
-                        .await
-                        .map_err(|source| CoreError::Command {
-                            name: cmd.name.clone(),
-                            source,
-                        });
+                    return (cmd.run)(args).await.map_err(|source| CoreError::Command {
+                        name: cmd.name.clone(),
+                        source,
+                    });
                 }
             }
         }

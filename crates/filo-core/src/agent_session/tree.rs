@@ -124,9 +124,7 @@ impl AgentSession {
         {
             let mut store = lock(&self.inner.store);
             match &new_leaf {
-                Some(id) => store
-                    .branch(id)
-                    .map_err(CoreError::Session)?,
+                Some(id) => store.branch(id).map_err(CoreError::Session)?,
                 None => store.reset_leaf(),
             }
         }

@@ -210,7 +210,7 @@ async fn prompt(
             ..PromptOptions::default()
         };
         if let Err(e) = session.prompt(&message, opts).await {
-            out.error(id, Some("prompt"), e.to_string());
+            out.error(id, Some("prompt"), filo_core::error_chain(&e));
         }
     })
     .await;
@@ -248,35 +248,35 @@ async fn run(s: &AgentSession, kind: &str, v: &Value) -> Handled {
             let parent = opt_str(v, "parentSession")?.map(str::to_string);
             s.new_session_with_parent(parent)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| filo_core::error_chain(&e))?;
             data(json!({"cancelled": false}))
         }
         "compact" => {
             let result = s
                 .compact(opt_str(v, "customInstructions")?)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| filo_core::error_chain(&e))?;
             data(to_json!(&result)?)
         }
         "bash" => {
             let result = s
                 .execute_bash(str_field(v, "command")?, false)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| filo_core::error_chain(&e))?;
             data(to_json!(&result)?)
         }
         "switch_session" => {
             let path = str_field(v, "sessionPath")?;
             s.switch_session(Path::new(path))
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| filo_core::error_chain(&e))?;
             data(json!({"cancelled": false}))
         }
         "fork" => {
             let text = s
                 .fork(str_field(v, "entryId")?)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| filo_core::error_chain(&e))?;
             data(json!({"text": text, "cancelled": false}))
         }
         _ => settings_command(s, kind, v),
@@ -298,10 +298,14 @@ fn settings_command(s: &AgentSession, kind: &str, v: &Value) -> Handled {
                     "Model not found: {provider}/{model_id}"
                 )));
             };
-            s.set_model(model.clone()).map_err(|e| e.to_string())?;
+            s.set_model(model.clone())
+                .map_err(|e| filo_core::error_chain(&e))?;
             data(to_json!(&model)?)
         }
-        "cycle_model" => match s.cycle_model(true).map_err(|e| e.to_string())? {
+        "cycle_model" => match s
+            .cycle_model(true)
+            .map_err(|e| filo_core::error_chain(&e))?
+        {
             Some(r) => data(to_json!(&r)?),
             None => data(Value::Null),
         },
@@ -353,7 +357,7 @@ fn session_query(s: &AgentSession, kind: &str, v: &Value) -> Handled {
         "export_html" => {
             let path = s
                 .export_to_html(opt_str(v, "outputPath")?.map(Path::new))
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| filo_core::error_chain(&e))?;
             data(json!({"path": path.to_string_lossy()}))
         }
         "get_fork_messages" => data(json!({"messages": to_json!(&s.fork_messages())?})),
