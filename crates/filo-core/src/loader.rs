@@ -7,7 +7,7 @@ use std::sync::Arc;
 use filo_ai::{Env, ProviderRegistry};
 
 use crate::agent_session::{ApiKeyResolver, Resources};
-use crate::auth::AuthStorage;
+use crate::auth::{AuthStorage, KeyCommands};
 use crate::resources::{
     Source, default_skill_dirs, load_context_files, load_prompt_templates, load_skills,
 };
@@ -97,6 +97,23 @@ pub fn load_registry(agent_dir: &Path) -> (ProviderRegistry, Vec<String>) {
         )),
     }
     (registry, warnings)
+}
+
+/// Why the models.json `!command` key of `provider` gave no key, if it has one and it failed
+/// (the result is cached, so asking after a resolver ran it runs nothing again).
+pub fn key_command_problem(
+    registry: &ProviderRegistry,
+    commands: &KeyCommands,
+    provider: &str,
+) -> Option<String> {
+    let command = registry
+        .provider(provider)
+        .and_then(|p| p.api_key.as_deref())
+        .and_then(|k| k.strip_prefix('!'))?;
+    let error = commands.run(command).err()?;
+    Some(format!(
+        "models.json provider \"{provider}\": apiKey: {error}"
+    ))
 }
 
 /// Keys in pi's order: runtime `--api-key`, auth.json, environment, models.json (including a

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use filo_ai::{ContentBlock, Env, ThinkingLevel};
-use filo_core::loader::{api_key_resolver, load_registry, load_resources};
+use filo_core::auth::KeyCommands;
+use filo_core::loader::{api_key_resolver, key_command_problem, load_registry, load_resources};
 use filo_core::model_resolve::resolve_cli_model;
 use filo_core::{AgentSession, AgentSessionOptions, AuthStorage, Settings};
 use filo_session::SessionManager;
@@ -92,6 +93,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     warnings.extend(w);
     let resolved = resolve_cli_model(args.provider.as_deref(), args.model.as_deref(), &registry)?;
     let mut auth = AuthStorage::load(&paths.agent_dir.join("auth.json"));
+    let key_commands = KeyCommands::default();
+    auth.set_key_commands(key_commands.clone());
     warnings.extend(auth.errors.iter().cloned());
     if let Some(key) = &args.api_key {
         let Some(r) = &resolved else {
@@ -119,6 +122,13 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     }
     let registry = Arc::new(registry);
     let env_arc = Arc::new(env.clone());
+    let resolver = api_key_resolver(auth, registry.clone(), env_arc);
+    if let Some(m) = &model {
+        // A `!command` key that fails is named here, not left to a bare "no API key".
+        if resolver(&m.provider).is_none() {
+            warnings.extend(key_command_problem(&registry, &key_commands, &m.provider));
+        }
+    }
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let tools = select_tools(args, &paths.cwd, &mut warnings);
     let (resources, w) = load_resources(
@@ -143,7 +153,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         tools,
         session: open_session(args, paths)?,
         settings,
-        api_key: api_key_resolver(auth, registry, env_arc),
+        api_key: resolver,
         resources,
         extensions,
         date: utc_date(),

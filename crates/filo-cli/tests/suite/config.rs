@@ -192,3 +192,31 @@ async fn settings_changes_keep_unknown_and_project_keys_where_they_are() {
         json!({"futureKey": {"x": [1, 2]}, "retry": {"maxRetries": 7, "enabled": false}})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_api_key_command_is_named_instead_of_a_bare_missing_key() {
+    let mock = MockProvider::start(vec![]).await;
+    let home = Home::new(&mock);
+    let models = json!({"providers": {"mock": {
+        "baseUrl": format!("{}/v1", mock.url()),
+        "api": "openai-completions",
+        "apiKey": "!exit 3",
+        "models": [{"id": "mock-model"}]
+    }}});
+    std::fs::write(
+        home.path().join(".filo/agent/models.json"),
+        models.to_string(),
+    )
+    .unwrap();
+    let (code, _, err) = home
+        .filo(&["--provider", "mock", "--model", "mock-model", "-p", "hi"])
+        .await;
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(
+            "Warning: models.json provider \"mock\": apiKey: the key command failed (exit status: 3)"
+        ),
+        "stderr: {err}"
+    );
+    assert!(mock.requests().is_empty());
+}
