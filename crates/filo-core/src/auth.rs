@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
@@ -33,13 +33,16 @@ pub enum KeyCommandError {
     Empty,
 }
 
+/// What a `!command` key gave.
+pub type KeyResult = Result<String, KeyCommandError>;
+
 /// Runs `!command` key values as pi does: `sh -c`, trimmed stdout, a time limit, and one run per
 /// command per process (failures are remembered too). Runs are moved off tokio's async worker
 /// threads (`block_in_place`) so a slow command does not stall other tasks.
 #[derive(Debug, Clone)]
 pub struct KeyCommands {
     timeout: Duration,
-    results: Arc<Mutex<HashMap<String, Result<String, KeyCommandError>>>>,
+    results: Arc<Mutex<HashMap<String, Arc<OnceLock<KeyResult>>>>>,
 }
 
 impl Default for KeyCommands {
@@ -56,15 +59,21 @@ impl KeyCommands {
         }
     }
 
-    /// The key the command prints (cached per command).
-    pub fn run(&self, command: &str) -> Result<String, KeyCommandError> {
-        let mut results = self.results.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(r) = results.get(command) {
+    /// The key the command prints (cached per command). The map lock is held only to find the
+    /// command's slot; a caller that finds the command still running waits for it, off the async
+    /// workers too.
+    pub fn run(&self, command: &str) -> KeyResult {
+        let slot = {
+            let mut results = self.results.lock().unwrap_or_else(PoisonError::into_inner);
+            results.entry(command.to_string()).or_default().clone()
+        };
+        if let Some(r) = slot.get() {
             return r.clone();
         }
-        let r = off_async_workers(|| run_key_command(command, self.timeout));
-        results.insert(command.to_string(), r.clone());
-        r
+        off_async_workers(|| {
+            slot.get_or_init(|| run_key_command(command, self.timeout))
+                .clone()
+        })
     }
 }
 
