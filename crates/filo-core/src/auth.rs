@@ -334,8 +334,13 @@ mod tests {
         let mut a = AuthStorage::in_memory(json!({
             "anthropic": {"type": "api_key", "key": "MY_KEY"},
             "google": {"type": "oauth", "access": "tok", "refresh": "r", "expires": 1000},
-            "xai": {"type": "api_key", "key": "literal"}
+            "xai": {"type": "api_key", "key": "literal"},
+            "groq": {"type": "api_key", "key": "!printf stored-cmd"}
         }));
+        assert_eq!(
+            a.api_key("groq", 0, &env, &env_for, None).as_deref(),
+            Some("stored-cmd")
+        );
         assert_eq!(
             a.api_key("anthropic", 0, &env, &env_for, None).as_deref(),
             Some("from-env-var")
