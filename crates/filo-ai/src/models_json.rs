@@ -185,13 +185,65 @@ fn validate(name: &str, def: &ProviderDef, builtin: bool) -> Result<(), Registry
     Ok(())
 }
 
+/// pi 0.73 reads models.json as JSON with `//` line comments and trailing commas: both are
+/// removed outside strings (a comment's newline stays, so error positions keep their line).
+fn strip_jsonc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    // Whitespace seen after a comma, held back until we know whether a `}` or `]` follows.
+    let mut pending_comma: Option<String> = None;
+    let flush = |out: &mut String, pending: &mut Option<String>| {
+        if let Some(p) = pending.take() {
+            out.push(',');
+            out.push_str(&p);
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                flush(&mut out, &mut pending_comma);
+                out.push(c);
+                while let Some(s) = chars.next() {
+                    out.push(s);
+                    match s {
+                        '\\' => out.extend(chars.next()),
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'/') => while chars.next_if(|&n| n != '\n').is_some() {},
+            ',' => {
+                flush(&mut out, &mut pending_comma);
+                pending_comma = Some(String::new());
+            }
+            c if c.is_whitespace() => match &mut pending_comma {
+                Some(p) => p.push(c),
+                None => out.push(c),
+            },
+            '}' | ']' => {
+                if let Some(p) = pending_comma.take() {
+                    out.push_str(&p);
+                }
+                out.push(c);
+            }
+            _ => {
+                flush(&mut out, &mut pending_comma);
+                out.push(c);
+            }
+        }
+    }
+    flush(&mut out, &mut pending_comma);
+    out
+}
+
 /// Parse the file and merge each valid provider into `registry`. An error means nothing was
 /// applied; otherwise the providers that were skipped come back with their problem.
 pub(crate) fn apply(
     registry: &mut ProviderRegistry,
     text: &str,
 ) -> Result<Vec<SkippedProvider>, RegistryError> {
-    let file: File = serde_json::from_str(text).map_err(|e| {
+    let file: File = serde_json::from_str(&strip_jsonc(text)).map_err(|e| {
         if e.is_syntax() || e.is_eof() {
             RegistryError::Parse(e.to_string())
         } else {

@@ -160,3 +160,35 @@ fn builtin_providers_take_custom_models_without_key_url_or_api() {
     assert!(skipped.is_empty(), "{skipped:?}");
     assert!(r.model("anthropic", "claude-next").is_some());
 }
+
+#[test]
+fn comments_and_trailing_commas_are_accepted_as_pi_does() {
+    let mut r = builtin();
+    let skipped = r
+        .apply_models_json(
+            r#"{
+  // my local server
+  "providers": {
+    "local": {
+      "baseUrl": "http://127.0.0.1:8000/v1", // not a comment: "//" inside a string stays
+      "apiKey": "a,}",
+      "api": "openai-completions",
+      "models": [{"id": "m1",}, {"id": "m2"},],
+    },
+  },
+}"#,
+        )
+        .unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert_eq!(
+        r.model("local", "m1").unwrap().base_url,
+        "http://127.0.0.1:8000/v1"
+    );
+    assert!(r.model("local", "m2").is_some());
+    assert_eq!(r.provider("local").unwrap().api_key.as_deref(), Some("a,}"));
+    // A comma that is not trailing is still an error.
+    assert!(matches!(
+        r.apply_models_json(r#"{"providers": {"x": {"models": [1,,2]}}}"#),
+        Err(RegistryError::Parse(_))
+    ));
+}
