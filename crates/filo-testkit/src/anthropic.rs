@@ -100,12 +100,8 @@ fn block_parts(block: &Block) -> (Value, Vec<Value>) {
                 deltas,
             )
         }
-        Block::ToolCall {
-            id,
-            name,
-            arguments,
-        } => {
-            let args = arguments.to_string();
+        Block::ToolCall { .. } | Block::RawToolCall { .. } => {
+            let (id, name, args) = block.tool_call_parts().unwrap_or_default();
             let deltas = std::iter::once("")
                 .chain(split_fragments(&args))
                 .map(|f| json!({"type": "input_json_delta", "partial_json": f}))
