@@ -229,7 +229,7 @@ impl Executor<'_, '_> {
         };
         let args = match entry.validate(&call.arguments) {
             Ok(args) => args,
-            Err(text) => return Preparation::Immediate(text),
+            Err(e) => return Preparation::Immediate(e.to_string()),
         };
         if let Some(before) = self.run.config.before_tool_call.clone() {
             let decision = before(self.info(call, &args), self.turn.clone()).await;
