@@ -224,11 +224,10 @@ impl AgentSession {
                 convert_to_llm: Arc::new(move |ms| convert_to_llm(ms, block_images)),
                 steering_mode: steering,
                 follow_up_mode: follow_up,
-                stream_options: filo_ai::StreamOptions {
-                    session_id: Some(options.session.session_id().to_string()),
-                    max_retry_delay_ms: Some(options.settings.get_u64("retry.maxDelayMs", 60_000)),
-                    ..filo_ai::StreamOptions::default()
-                },
+                stream_options: provider_stream_options(
+                    &options.settings,
+                    options.session.session_id().to_string(),
+                ),
                 get_api_key: Some(get_api_key),
                 ..AgentOptions::default()
             },
@@ -559,4 +558,27 @@ fn initial_model(
         }
     }
     models.iter().find(|m| key_ok(m)).cloned()
+}
+
+/// The provider-call options the settings control (pi 0.73's `retry.provider.*`):
+/// `retry.provider.timeoutMs` (the idle timeout: no byte for this long ends the attempt),
+/// `retry.provider.maxRetries` (client retries of a failure before anything streamed) and
+/// `retry.provider.maxRetryDelayMs` (the older `retry.maxDelayMs` is read when it is absent).
+/// Unset values keep the client's defaults (120 s, 2 retries, 60 s).
+fn provider_stream_options(settings: &Settings, session_id: String) -> filo_ai::StreamOptions {
+    let number = |key: &str| settings.get_path(key).and_then(serde_json::Value::as_u64);
+    filo_ai::StreamOptions {
+        session_id: Some(session_id),
+        max_retry_delay_ms: Some(
+            number("retry.provider.maxRetryDelayMs")
+                .or_else(|| number("retry.maxDelayMs"))
+                .unwrap_or(60_000),
+        ),
+        max_retries: number("retry.provider.maxRetries")
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+        idle_timeout: number("retry.provider.timeoutMs")
+            .filter(|ms| *ms > 0)
+            .map(std::time::Duration::from_millis),
+        ..filo_ai::StreamOptions::default()
+    }
 }
