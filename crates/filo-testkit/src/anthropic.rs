@@ -134,7 +134,7 @@ pub(crate) fn error_frame(message: &str) -> SseFrame {
 pub(crate) fn malformed_frame() -> SseFrame {
     SseFrame::named(
         "content_block_delta",
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"cut sho"#,
     )
 }
 

@@ -165,7 +165,7 @@ pub(crate) fn error_frame(message: &str) -> SseFrame {
 /// A chunk whose JSON stops in the middle of a string.
 pub(crate) fn malformed_frame() -> SseFrame {
     SseFrame::data(
-        r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"unterminated"#,
+        r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"cut sho"#,
     )
 }
 

@@ -137,7 +137,7 @@ pub(crate) fn error_frame(message: &str) -> SseFrame {
 
 /// A chunk whose JSON stops in the middle of a string.
 pub(crate) fn malformed_frame() -> SseFrame {
-    SseFrame::data(r#"{"candidates": [{"content": {"parts": [{"text": "unterminated"#)
+    SseFrame::data(r#"{"candidates": [{"content": {"parts": [{"text": "cut sho"#)
 }
 
 /// The JSON body of an HTTP error response; a 429 with a retry delay also carries a

@@ -222,6 +222,6 @@ pub(crate) fn error_frame(message: &str, ctx: &StreamContext, sequence_number: u
 pub(crate) fn malformed_frame() -> SseFrame {
     SseFrame::named(
         "response.output_text.delta",
-        r#"{"type":"response.output_text.delta","item_id":"msg_mock","output_index":0,"content_index":0,"delta":"unterminated"#,
+        r#"{"type":"response.output_text.delta","item_id":"msg_mock","output_index":0,"content_index":0,"delta":"cut sho"#,
     )
 }
