@@ -155,6 +155,12 @@ fn text_is_transient(text: &str) -> bool {
     .any(|needle| lower.contains(needle))
 }
 
+impl From<crate::sse::FrameTooLarge> for AiError {
+    fn from(e: crate::sse::FrameTooLarge) -> Self {
+        AiError::Decode(e.to_string())
+    }
+}
+
 /// How many bytes of an unexpected body an [`AiError::UnexpectedBody`] quotes.
 pub const BODY_PREVIEW_BYTES: usize = 200;
 
