@@ -201,8 +201,7 @@ impl Run<'_> {
                 // limit cut off mid-arguments (`cut`): they get an error result instead.
                 more_tool_calls = assistant.tool_calls().next().is_some();
                 let batch = if more_tool_calls {
-                    crate::exec::execute_tool_calls(self, Arc::clone(&assistant), &cut, &turn)
-                        .await
+                    crate::exec::execute_tool_calls(self, Arc::clone(&assistant), &cut, &turn).await
                 } else {
                     ToolBatch::default()
                 };

@@ -284,8 +284,10 @@ mod tests {
             .unwrap()
             .validate(&json!({"limit":"many"}))
             .unwrap_err();
-        assert!(matches!(&err, ArgumentsError::Invalid { tool, problems, .. }
-            if tool == "read" && problems.len() == 2));
+        assert!(
+            matches!(&err, ArgumentsError::Invalid { tool, problems, .. }
+            if tool == "read" && problems.len() == 2)
+        );
         let err = err.to_string();
         let (head, received) = err.split_once("\n\nReceived arguments:\n").unwrap();
         let mut lines: Vec<&str> = head.lines().collect();

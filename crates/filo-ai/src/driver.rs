@@ -313,7 +313,8 @@ struct BodyStart {
 impl BodyStart {
     fn keep(&mut self, chunk: &[u8]) {
         let room = crate::error::BODY_PREVIEW_BYTES.saturating_sub(self.bytes.len());
-        self.bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        self.bytes
+            .extend_from_slice(&chunk[..chunk.len().min(room)]);
     }
 
     fn error(&self, response_status: u16, content_type: &str) -> AiError {
@@ -336,7 +337,10 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
     let mut out = DecodeOut::default();
     let mut decoder = (call.new_decoder)();
     let mut parser = SseParser::new();
-    let content_type = response.header("content-type").unwrap_or_default().to_string();
+    let content_type = response
+        .header("content-type")
+        .unwrap_or_default()
+        .to_string();
     let html = is_html(&content_type);
     let mut start = BodyStart::default();
     loop {
@@ -359,11 +363,10 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
             Ok(Some(Ok(chunk))) => {
                 start.keep(&chunk);
                 let saw = &mut start.saw_frame;
-                let fed = parser.feed(&chunk, &mut |frame| {
+                parser.feed(&chunk, &mut |frame| {
                     *saw = true;
                     decoder.frame(frame, &mut out)
-                });
-                fed
+                })
             }
             Ok(None) => {
                 let saw = &mut start.saw_frame;

@@ -278,7 +278,11 @@ mod tests {
     #[test]
     fn gave_up_marks_are_recognised() {
         let last = Box::new(http(429, "rate limited"));
-        let gave_up = AiError::GaveUp { requests: 3, last: last.clone() }.to_string();
+        let gave_up = AiError::GaveUp {
+            requests: 3,
+            last: last.clone(),
+        }
+        .to_string();
         assert_eq!(gave_up, "429 rate limited (gave up after 3 requests)");
         assert!(client_gave_up(&gave_up));
         let capped = AiError::RetryDelayTooLong {

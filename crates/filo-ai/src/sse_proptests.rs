@@ -46,18 +46,21 @@ fn stream() -> impl Strategy<Value = Vec<u8>> {
         Just("id: 7".to_string()),
     ];
     let eol = prop_oneof![Just("\n"), Just("\r\n"), Just("\r")];
-    prop::collection::vec((prop::collection::vec((field, eol.clone()), 1..5), eol), 0..12)
-        .prop_map(|frames| {
-            let mut out = String::new();
-            for (lines, end) in frames {
-                for (line, eol) in lines {
-                    out.push_str(&line);
-                    out.push_str(eol);
-                }
-                out.push_str(end);
+    prop::collection::vec(
+        (prop::collection::vec((field, eol.clone()), 1..5), eol),
+        0..12,
+    )
+    .prop_map(|frames| {
+        let mut out = String::new();
+        for (lines, end) in frames {
+            for (line, eol) in lines {
+                out.push_str(&line);
+                out.push_str(eol);
             }
-            out.into_bytes()
-        })
+            out.push_str(end);
+        }
+        out.into_bytes()
+    })
 }
 
 /// Byte-level damage: replace, insert or delete a byte at a position.

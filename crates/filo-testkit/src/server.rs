@@ -409,7 +409,8 @@ fn raw_response(status: u16, headers: Vec<(String, String)>, body: String) -> Re
     match StatusCode::from_u16(status) {
         Ok(code) => *response.status_mut() = code,
         Err(_) => {
-            let message = format!("mock provider: the script asks for invalid HTTP status {status}");
+            let message =
+                format!("mock provider: the script asks for invalid HTTP status {status}");
             return json_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 json!({ "error": message }).to_string(),
@@ -422,7 +423,8 @@ fn raw_response(status: u16, headers: Vec<(String, String)>, body: String) -> Re
             HeaderValue::from_str(&value),
         );
         let (Ok(name), Ok(value)) = parsed else {
-            let message = format!("mock provider: the script asks for invalid header {name}: {value}");
+            let message =
+                format!("mock provider: the script asks for invalid header {name}: {value}");
             return json_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 json!({ "error": message }).to_string(),

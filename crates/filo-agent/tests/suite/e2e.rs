@@ -162,7 +162,11 @@ fn agent_with_log(model: Model) -> (Agent, Arc<std::sync::Mutex<Vec<String>>>) {
 async fn a_tool_call_cut_by_the_output_limit_is_not_run() {
     let cases = [
         (Protocol::OpenAiCompletions, "openai-completions", "openai"),
-        (Protocol::AnthropicMessages, "anthropic-messages", "anthropic"),
+        (
+            Protocol::AnthropicMessages,
+            "anthropic-messages",
+            "anthropic",
+        ),
         (Protocol::OpenAiResponses, "openai-responses", "openai"),
     ];
     for (protocol, api, provider) in cases {
@@ -170,7 +174,8 @@ async fn a_tool_call_cut_by_the_output_limit_is_not_run() {
             .with_tool_call("call_a|fc_a", "echo", json!({"text": "whole"}))
             .with_raw_tool_call("call_b|fc_b", "echo", r#"{"text": "rm -rf /tmp/filo-tru"#)
             .with_stop(filo_testkit::Stop::Length);
-        let mock = MockProvider::start(vec![Turn::Reply(cut), Turn::text("retrying smaller")]).await;
+        let mock =
+            MockProvider::start(vec![Turn::Reply(cut), Turn::text("retrying smaller")]).await;
         let (agent, log) = agent_with_log(mock_model(&mock, protocol, api, provider));
         agent.prompt("go").await.unwrap();
         assert_eq!(
@@ -182,7 +187,11 @@ async fn a_tool_call_cut_by_the_output_limit_is_not_run() {
         assert_eq!(h.len(), 5, "{api}: {h:?}");
         assert_eq!(h[1], "assistant[Length]:", "{api}");
         assert_eq!(h[2], "toolResult:echo: whole", "{api}");
-        assert_eq!(h[3], format!("toolResult!:{}", filo_agent::TRUNCATED_TEXT), "{api}");
+        assert_eq!(
+            h[3],
+            format!("toolResult!:{}", filo_agent::TRUNCATED_TEXT),
+            "{api}"
+        );
         assert_eq!(h[4], "assistant[Stop]:retrying smaller", "{api}");
         let second = mock.requests()[1].body.to_string();
         assert!(

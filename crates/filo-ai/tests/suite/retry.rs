@@ -110,8 +110,8 @@ async fn a_200_whose_body_is_not_an_event_stream_is_a_provider_error() {
             headers: vec![("content-type".into(), "application/json".into())],
             body: r#"{"error":"upstream misconfigured"}"#.into(),
         };
-        let mock = MockProvider::start(vec![Turn::Fault(Fault::html_page()), json_200.into()])
-            .await;
+        let mock =
+            MockProvider::start(vec![Turn::Fault(Fault::html_page()), json_200.into()]).await;
         let m = model(protocol, &mock);
         let (_, msg) = collect(
             &m,
@@ -166,7 +166,9 @@ async fn a_refused_connection_names_each_cause_once() {
     let parts: Vec<&str> = text.split(": ").collect();
     for (i, p) in parts.iter().enumerate() {
         assert!(
-            !parts[i + 1..].iter().any(|q| q.contains(p) || p.contains(q)),
+            !parts[i + 1..]
+                .iter()
+                .any(|q| q.contains(p) || p.contains(q)),
             "`{p}` repeats in {text}"
         );
     }

@@ -23,7 +23,10 @@ async fn send_all(session: &AgentSession, initial: Initial) -> anyhow::Result<Ve
         };
         session.prompt(&m, opts).await?;
         let last = session.messages().into_iter().last();
-        if let Some(a) = last.as_ref().and_then(filo_agent::AgentMessage::as_assistant) {
+        if let Some(a) = last
+            .as_ref()
+            .and_then(filo_agent::AgentMessage::as_assistant)
+        {
             if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
                 let text = a.error_message.as_deref().unwrap_or("Request failed");
                 failed.push(format!("prompt {} of {total} failed: {text}", n + 1));
@@ -90,8 +93,8 @@ pub async fn run_text(
     Ok(code)
 }
 
-/// JSON mode: the session header, then every session event as one line; exit code 1 (and a
-/// line on stderr each) when any prompt's answer ended in an error or an abort.
+/// JSON mode: the session header, then every session event as one line; exit code 1 when any
+/// prompt's answer ended in an error or an abort.
 pub async fn run_json(
     session: &AgentSession,
     initial: Initial,
@@ -115,10 +118,8 @@ pub async fn run_json(
     if let Ok(mut o) = out.lock() {
         o.flush()?;
     }
+    // The failures are in the events already (`message_end` with `stopReason: error`).
     let failed = result?;
-    for line in &failed {
-        eprintln!("filo: {line}");
-    }
     Ok(if failed.is_empty() {
         ExitCode::SUCCESS
     } else {
