@@ -156,7 +156,7 @@ fn rows() -> Vec<Row> {
             tool_error: None,
         },
         Row {
-            name: "stall mid-answer with retry.provider.timeoutMs 300",
+            name: "stall mid-answer with retry.provider.timeoutMs 1000",
             script: vec![
                 Fault::Stall {
                     after_events: 4,
@@ -166,8 +166,8 @@ fn rows() -> Vec<Row> {
                 .into(),
                 Turn::text("never"),
             ],
-            settings: json!({"retry": {"provider": {"timeoutMs": 300}}}),
-            outcome: Outcome::Error("Stream idle timeout: no data received for 300 ms"),
+            settings: json!({"retry": {"provider": {"timeoutMs": 1000}}}),
+            outcome: Outcome::Error("Stream idle timeout: no data received for 1000 ms"),
             requests: 1,
             runs: 1,
             kept: Some("one two"),
