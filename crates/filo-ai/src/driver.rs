@@ -286,13 +286,26 @@ async fn http_error(call: &Call, mut response: HttpResponse) -> AiError {
         }
     }
     let text = String::from_utf8_lossy(&body).trim().to_string();
+    let content_type = response.header("content-type").unwrap_or_default();
+    let body = if text.is_empty() {
+        "status code (no body)".to_string()
+    } else if is_html(content_type) {
+        // A proxy's or gateway's error page: its start says enough, the rest is markup.
+        let mut end = text.len().min(crate::error::BODY_PREVIEW_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!(
+            "(HTML page, {} bytes, content-type `{content_type}`) {}",
+            body.len(),
+            &text[..end]
+        )
+    } else {
+        text
+    };
     AiError::Http {
         status: response.status,
-        body: if text.is_empty() {
-            "status code (no body)".to_string()
-        } else {
-            text
-        },
+        body,
         retry_after,
     }
 }

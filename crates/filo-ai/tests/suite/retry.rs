@@ -173,3 +173,38 @@ async fn a_refused_connection_names_each_cause_once() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_html_error_page_is_summarised_and_retried_by_status() {
+    let page = format!(
+        "<html><head><title>502 Bad Gateway</title></head><body>{}</body></html>",
+        "<p>nginx</p>".repeat(2000)
+    );
+    let bad_gateway = || {
+        Turn::Fault(Fault::Raw {
+            status: 502,
+            headers: vec![("content-type".into(), "text/html".into())],
+            body: page.clone(),
+        })
+    };
+    let mock = MockProvider::start(vec![bad_gateway(), bad_gateway(), bad_gateway()]).await;
+    let m = model(Protocol::OpenAiResponses, &mock);
+    let (_, msg) = collect(
+        &m,
+        &user("x"),
+        &StreamOptions::default(),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(mock.requests().len(), 3, "502 is retried");
+    let text = msg.error_message.unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "502 (HTML page, {} bytes, content-type `text/html`) <html><head><title>502 Bad Gateway",
+            page.len()
+        )),
+        "{text}"
+    );
+    assert!(text.len() < 400, "{} bytes: {text}", text.len());
+    assert!(text.ends_with("(gave up after 3 requests)"), "{text}");
+}
