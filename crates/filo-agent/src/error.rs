@@ -55,3 +55,24 @@ impl HookError {
         HookError(message.into())
     }
 }
+
+/// Why a tool call's arguments were refused before the tool ran. The text is pi's, and it is
+/// what the model reads in the error result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgumentsError {
+    /// The tool's own parameter schema does not compile.
+    #[error("Invalid JSON Schema for tool \"{tool}\": {reason}")]
+    Schema { tool: String, reason: String },
+    /// The arguments do not match the schema.
+    #[error(
+        "Validation failed for tool \"{tool}\":\n{}\n\nReceived arguments:\n{received}",
+        .problems.join("\n")
+    )]
+    Invalid {
+        tool: String,
+        /// One line per problem: `  - <path>: <message>`.
+        problems: Vec<String>,
+        /// The arguments as received, pretty-printed.
+        received: String,
+    },
+}

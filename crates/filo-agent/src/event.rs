@@ -38,6 +38,12 @@ impl PartialMessage {
         Arc::make_mut(&mut self.0).apply(event);
     }
 
+    /// Content indices of tool calls whose argument text did not end as complete JSON (see
+    /// [`Accumulator::incomplete_tool_calls`]).
+    pub fn incomplete_tool_calls(&self) -> &[usize] {
+        self.0.incomplete_tool_calls()
+    }
+
     /// A weak handle that sees this snapshot until the next delta moves or copies it.
     pub(crate) fn downgrade(&self) -> std::sync::Weak<Accumulator> {
         Arc::downgrade(&self.0)

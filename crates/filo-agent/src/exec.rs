@@ -28,7 +28,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use filo_ai::{AssistantMessage, ToolCall, ToolResultMessage};
+use filo_ai::{AssistantMessage, ContentBlock, ToolCall, ToolResultMessage};
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
@@ -46,6 +46,8 @@ use crate::tool::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput
 pub const SKIPPED_TEXT: &str = "Skipped due to queued user message.";
 /// The text for a call cut short by an abort.
 pub const ABORTED_TEXT: &str = "Operation aborted";
+/// The result of a tool call the output token limit cut off mid-arguments: it is not run.
+pub const TRUNCATED_TEXT: &str = "Tool call not executed: its arguments were cut off because the response reached the output token limit (stopReason: length), so the call is incomplete. Retry with a smaller call: split large content across several calls (for example write part of a file, then append with edit).";
 
 /// What running the tool calls produced.
 #[derive(Debug, Default)]
@@ -103,13 +105,24 @@ impl Executed {
     }
 }
 
+/// Run the tool calls of `assistant`. `cut` lists the content indices of calls the output limit
+/// truncated: they are answered with [`TRUNCATED_TEXT`] and never run.
 pub(crate) async fn execute_tool_calls(
     run: &mut Run<'_>,
     assistant: Arc<AssistantMessage>,
+    cut: &[usize],
     turn: &CancellationToken,
 ) -> ToolBatch {
     let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+    let truncated = assistant
+        .content
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| matches!(b, ContentBlock::ToolCall(_)))
+        .map(|(i, _)| cut.contains(&i))
+        .collect();
     let mut exec = Executor {
+        truncated,
         context: Arc::clone(&run.messages),
         run,
         assistant,
@@ -134,6 +147,8 @@ struct Executor<'r, 'a> {
     /// Tool-result messages by assistant position, published in that order.
     outbox: Vec<Option<ToolResultMessage>>,
     cursor: usize,
+    /// Per tool call, in assistant order: cut off by the output limit (never run).
+    truncated: Vec<bool>,
 }
 
 impl Executor<'_, '_> {
@@ -153,7 +168,7 @@ impl Executor<'_, '_> {
     async fn sequential(&mut self, calls: &[ToolCall]) {
         for (i, call) in calls.iter().enumerate() {
             self.emit_start(call);
-            match self.prepare(call).await {
+            match self.prepare(i, call).await {
                 Preparation::Immediate(text) => self.finalize(i, call, error_output(text), true),
                 Preparation::Ready(prepared) => self.execute(vec![(i, *prepared)]).await,
             }
@@ -177,7 +192,7 @@ impl Executor<'_, '_> {
         let mut ready = Vec::new();
         for (i, call) in calls.iter().enumerate() {
             self.emit_start(call);
-            match self.prepare(call).await {
+            match self.prepare(i, call).await {
                 Preparation::Immediate(text) => self.finalize(i, call, error_output(text), true),
                 Preparation::Ready(prepared) => ready.push((i, *prepared)),
             }
@@ -204,14 +219,17 @@ impl Executor<'_, '_> {
         }
     }
 
-    async fn prepare(&mut self, call: &ToolCall) -> Preparation {
+    async fn prepare(&mut self, position: usize, call: &ToolCall) -> Preparation {
+        if self.truncated.get(position).copied().unwrap_or(false) {
+            return Preparation::Immediate(TRUNCATED_TEXT.into());
+        }
         let tools = Arc::clone(&self.run.tools);
         let Some(entry) = tools.get(&call.name) else {
             return Preparation::Immediate(format!("Tool {} not found", call.name));
         };
         let args = match entry.validate(&call.arguments) {
             Ok(args) => args,
-            Err(text) => return Preparation::Immediate(text),
+            Err(e) => return Preparation::Immediate(e.to_string()),
         };
         if let Some(before) = self.run.config.before_tool_call.clone() {
             let decision = before(self.info(call, &args), self.turn.clone()).await;

@@ -31,9 +31,9 @@ pub use config::{
     MessageSource, ResultOverride, ToolCallDecision, ToolCallInfo, ToolCallResult, ToolExecution,
     TransformContext,
 };
-pub use error::{AgentError, HookError};
+pub use error::{AgentError, ArgumentsError, HookError};
 pub use event::{AgentEvent, PartialMessage};
-pub use exec::{ABORTED_TEXT, SKIPPED_TEXT};
+pub use exec::{ABORTED_TEXT, SKIPPED_TEXT, TRUNCATED_TEXT};
 pub use message::{AgentMessage, CustomMessage, default_convert_to_llm, now_ms};
 pub use options::{AgentOptions, Prompt};
 pub use run::{EventSink, LoopContext, agent_loop, agent_loop_continue};

@@ -181,7 +181,8 @@ impl Run<'_> {
                     self.announce(m);
                 }
                 let turn = self.cancel.child_token();
-                let assistant = Arc::new(self.stream_assistant(&turn).await?);
+                let (assistant, cut) = self.stream_assistant(&turn).await?;
+                let assistant = Arc::new(assistant);
                 if matches!(
                     assistant.stop_reason,
                     StopReason::Error | StopReason::Aborted
@@ -196,10 +197,11 @@ impl Run<'_> {
                     });
                     return Ok(produced);
                 }
-                // pi does not consult the stop reason here: `length` with tool calls runs them.
+                // pi runs every tool call of a `length` message; filo does not run the ones the
+                // limit cut off mid-arguments (`cut`): they get an error result instead.
                 more_tool_calls = assistant.tool_calls().next().is_some();
                 let batch = if more_tool_calls {
-                    crate::exec::execute_tool_calls(self, Arc::clone(&assistant), &turn).await
+                    crate::exec::execute_tool_calls(self, Arc::clone(&assistant), &cut, &turn).await
                 } else {
                     ToolBatch::default()
                 };
@@ -231,11 +233,13 @@ impl Run<'_> {
         Ok(produced)
     }
 
-    /// Stream one assistant message, emitting its events; returns the final message.
+    /// Stream one assistant message, emitting its events; returns the final message and the
+    /// content indices of tool calls truncated by the output limit (`stopReason: length` while
+    /// their argument JSON was still open).
     async fn stream_assistant(
         &mut self,
         turn: &CancellationToken,
-    ) -> Result<AssistantMessage, AgentError> {
+    ) -> Result<(AssistantMessage, Vec<usize>), AgentError> {
         let config = self.config;
         // pi's order: transform, convert, then the API key.
         let transformed = match &config.transform_context {
@@ -299,6 +303,10 @@ impl Run<'_> {
                 None => break self.unfinished(partial.as_ref(), turn.is_cancelled()),
             }
         };
+        let cut = match (&partial, last.stop_reason) {
+            (Some(p), StopReason::Length) => p.incomplete_tool_calls().to_vec(),
+            _ => Vec::new(),
+        };
         let message = AgentMessage::from(last.clone());
         if partial.is_none() {
             self.emit(AgentEvent::MessageStart {
@@ -310,7 +318,7 @@ impl Run<'_> {
             message: message.clone(),
         });
         self.record(message);
-        Ok(last)
+        Ok((last, cut))
     }
 
     /// The message for a stream that stopped without a terminal event: aborted if the run was

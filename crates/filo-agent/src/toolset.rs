@@ -11,13 +11,14 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{ValidationError, Validator};
 use serde_json::{Map, Number, Value};
 
+use crate::error::ArgumentsError;
 use crate::tool::AgentTool;
 
 /// One tool and its cached validator.
 pub struct ToolEntry {
     tool: Arc<dyn AgentTool>,
     schema: Value,
-    validator: OnceLock<Result<Validator, String>>,
+    validator: OnceLock<Result<Validator, ArgumentsError>>,
 }
 
 impl ToolEntry {
@@ -26,14 +27,16 @@ impl ToolEntry {
         &self.tool
     }
 
-    /// Validate (and coerce) arguments; the error is the model-facing text.
-    pub fn validate(&self, args: &Value) -> Result<Value, String> {
+    /// Validate (and coerce) arguments; the error's text is what the model reads.
+    pub fn validate(&self, args: &Value) -> Result<Value, ArgumentsError> {
         let name = self.tool.name();
         let validator = self
             .validator
             .get_or_init(|| {
-                jsonschema::validator_for(&self.schema)
-                    .map_err(|e| format!("Invalid JSON Schema for tool \"{name}\": {e}"))
+                jsonschema::validator_for(&self.schema).map_err(|e| ArgumentsError::Schema {
+                    tool: name.to_string(),
+                    reason: e.to_string(),
+                })
             })
             .as_ref()
             .map_err(Clone::clone)?;
@@ -47,10 +50,11 @@ impl ToolEntry {
             return Ok(coerced);
         }
         let received = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
-        Err(format!(
-            "Validation failed for tool \"{name}\":\n{}\n\nReceived arguments:\n{received}",
-            lines.join("\n")
-        ))
+        Err(ArgumentsError::Invalid {
+            tool: name.to_string(),
+            problems: lines,
+            received,
+        })
     }
 }
 
@@ -280,6 +284,11 @@ mod tests {
             .unwrap()
             .validate(&json!({"limit":"many"}))
             .unwrap_err();
+        assert!(
+            matches!(&err, ArgumentsError::Invalid { tool, problems, .. }
+            if tool == "read" && problems.len() == 2)
+        );
+        let err = err.to_string();
         let (head, received) = err.split_once("\n\nReceived arguments:\n").unwrap();
         let mut lines: Vec<&str> = head.lines().collect();
         assert_eq!(lines.remove(0), "Validation failed for tool \"read\":");
@@ -292,7 +301,12 @@ mod tests {
             ]
         );
         assert_eq!(received, "{\n  \"limit\": \"many\"\n}");
-        let root = s.get("read").unwrap().validate(&json!("x")).unwrap_err();
+        let root = s
+            .get("read")
+            .unwrap()
+            .validate(&json!("x"))
+            .unwrap_err()
+            .to_string();
         assert!(root.contains("  - root: must be object"), "{root}");
     }
 
@@ -300,6 +314,8 @@ mod tests {
     fn broken_schema_is_a_model_facing_error() {
         let s = set(json!({"type": 5}));
         let err = s.get("read").unwrap().validate(&json!({})).unwrap_err();
+        assert!(matches!(err, ArgumentsError::Schema { .. }));
+        let err = err.to_string();
         assert!(
             err.starts_with("Invalid JSON Schema for tool \"read\""),
             "{err}"

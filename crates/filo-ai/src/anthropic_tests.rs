@@ -222,7 +222,10 @@ async fn http_errors_retry_then_fail_with_status_and_body() {
     )
     .await;
     assert_eq!(r.requests.len(), 3, "2 retries then give up");
-    assert_eq!(r.message.error_message.as_deref(), Some("500 boom"));
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some("500 boom (gave up after 3 requests)")
+    );
     assert!(matches!(
         r.events[..],
         [AssistantEvent::Start { .. }, AssistantEvent::Error { .. }]
@@ -444,6 +447,6 @@ async fn headers_that_never_come_hit_the_idle_timeout() {
     );
     assert_eq!(
         r.message.error_message.as_deref(),
-        Some("Stream idle timeout: no data received for 200 ms")
+        Some("Stream idle timeout: no data received for 200 ms (gave up after 3 requests)")
     );
 }

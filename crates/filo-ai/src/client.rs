@@ -35,12 +35,18 @@ pub struct StreamOptions {
     /// Extra HTTP headers; these win over provider and model headers.
     pub headers: BTreeMap<String, String>,
     /// Upper bound for a server-requested retry delay, in ms (`None` = the default 60,000;
-    /// `Some(0)` = no cap).
+    /// `Some(0)` = no cap). A larger request fails at once (settings key
+    /// `retry.provider.maxRetryDelayMs`).
     pub max_retry_delay_ms: Option<u64>,
+    /// Retries after the first request for failures before anything streamed (`None` = the
+    /// client's [`RetryPolicy`], 2 by default; settings key `retry.provider.maxRetries`). See
+    /// [`RetryPolicy`] for how many requests a failure costs.
+    pub max_retries: Option<u32>,
     /// Prompt caching: pi's `cacheRetention` (default `short`).
     pub cache_retention: CacheRetention,
-    /// End the stream with an error when no bytes arrive for this long (`None` = the client's
-    /// default, 120 s).
+    /// End the stream with an error when no bytes arrive for this long, before the response
+    /// headers or between body chunks (`None` = the client's default, 120 s; settings key
+    /// `retry.provider.timeoutMs`).
     pub idle_timeout: Option<Duration>,
     /// Anthropic `metadata.user_id`.
     pub user_id: Option<String>,
@@ -245,7 +251,10 @@ impl ModelClient for Client {
             new_decoder: Box::new(move || new_decoder(api, &decoder_model, &decoder_context)),
             initial,
             prices: model.cost,
-            retry: self.retry,
+            retry: RetryPolicy {
+                max_retries: options.max_retries.unwrap_or(self.retry.max_retries),
+                ..self.retry
+            },
             idle_timeout: options.idle_timeout.unwrap_or(self.idle_timeout),
             max_retry_delay: options.max_retry_delay_ms.map(Duration::from_millis),
             cancel,

@@ -44,9 +44,25 @@ pub trait Decoder: Send {
 }
 
 /// Retry policy for failures before anything was streamed to the consumer.
+///
+/// # Requests per failure
+///
+/// The client retries a failure only while nothing of the answer has been streamed: an HTTP
+/// error with a retryable status (408, 409, 429, 5xx, 529), a refused or reset connection, or
+/// silence before the first event. A persistent failure of that kind makes exactly
+/// `max_retries + 1` requests (default 3). Each wait is the server's `retry-after-ms` /
+/// `retry-after` (seconds or HTTP-date) when it sent one, else `base_delay · 2^n` capped at
+/// `max_delay`. A requested wait above the call's `max_retry_delay_ms` (default 60 s) fails at
+/// once with [`AiError::RetryDelayTooLong`]; after the last retry the error is
+/// [`AiError::GaveUp`]. Both are final: [`crate::error::client_gave_up`] tells the session layer
+/// (filo-core's auto-retry) not to retry them again, so a persistent 429 costs `max_retries + 1`
+/// requests in total, not `(max_retries + 1) · (session retries + 1)`. A failure after the
+/// answer began streaming (a cut, a stall, an error event) is never retried here; the session
+/// may run the turn again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Retries after the first attempt (the SDKs pi uses default to 2).
+    /// Retries after the first attempt (the SDKs pi uses default to 2; settings key
+    /// `retry.provider.maxRetries`).
     pub max_retries: u32,
     /// First backoff delay; doubled on every retry.
     pub base_delay: Duration,
@@ -192,18 +208,29 @@ async fn drive(call: Call, mut sender: Sender) {
             Ok(response) => http_error(&call, response).await,
             Err(error) => error,
         };
-        if !error.is_retryable() || attempt >= call.retry.max_retries {
+        if !error.is_retryable() {
+            return fail_before_stream(&call, &error, &mut sender).await;
+        }
+        if attempt >= call.retry.max_retries {
+            let error = if attempt == 0 {
+                error
+            } else {
+                AiError::GaveUp {
+                    requests: attempt + 1,
+                    last: Box::new(error),
+                }
+            };
             return fail_before_stream(&call, &error, &mut sender).await;
         }
         let delay = match error.retry_after() {
             Some(asked) => {
-                let cap = call.max_retry_delay.unwrap_or(Duration::from_secs(60));
+                let cap = call.max_retry_delay.unwrap_or(DEFAULT_MAX_RETRY_DELAY);
                 if !cap.is_zero() && asked > cap {
-                    let error = AiError::Provider(format!(
-                        "Server requested {}s retry delay (max: {}s). {error}",
-                        asked.as_secs_f64().ceil(),
-                        cap.as_secs_f64().ceil()
-                    ));
+                    let error = AiError::RetryDelayTooLong {
+                        requested: asked,
+                        max: cap,
+                        last: Box::new(error),
+                    };
                     return fail_before_stream(&call, &error, &mut sender).await;
                 }
                 asked
@@ -221,6 +248,9 @@ async fn drive(call: Call, mut sender: Sender) {
     }
 }
 
+/// The cap on a server-requested retry delay when the call sets none (pi's 60 s).
+pub const DEFAULT_MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+
 fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
     let factor = 2u32.saturating_pow(attempt.min(16));
     policy
@@ -235,6 +265,7 @@ async fn http_error(call: &Call, mut response: HttpResponse) -> AiError {
     let retry_after = parse_retry_after(
         response.header("retry-after"),
         response.header("retry-after-ms"),
+        std::time::SystemTime::now(),
     );
     let mut body = Vec::new();
     loop {
@@ -255,23 +286,76 @@ async fn http_error(call: &Call, mut response: HttpResponse) -> AiError {
         }
     }
     let text = String::from_utf8_lossy(&body).trim().to_string();
+    let content_type = response.header("content-type").unwrap_or_default();
+    let body = if text.is_empty() {
+        "status code (no body)".to_string()
+    } else if is_html(content_type) {
+        // A proxy's or gateway's error page: its start says enough, the rest is markup.
+        let mut end = text.len().min(crate::error::BODY_PREVIEW_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!(
+            "(HTML page, {} bytes, content-type `{content_type}`) {}",
+            body.len(),
+            &text[..end]
+        )
+    } else {
+        text
+    };
     AiError::Http {
         status: response.status,
-        body: if text.is_empty() {
-            "status code (no body)".to_string()
-        } else {
-            text
-        },
+        body,
         retry_after,
     }
 }
 
-/// Stream the body of a successful response through the decoder.
+/// Whether a success response's content type cannot be an event stream.
+fn is_html(content_type: &str) -> bool {
+    let lower = content_type.to_ascii_lowercase();
+    lower.contains("text/html") || lower.contains("application/xhtml")
+}
+
+/// The first bytes of a body seen so far, kept to explain a body that is not an event stream.
+#[derive(Default)]
+struct BodyStart {
+    bytes: Vec<u8>,
+    saw_frame: bool,
+}
+
+impl BodyStart {
+    fn keep(&mut self, chunk: &[u8]) {
+        let room = crate::error::BODY_PREVIEW_BYTES.saturating_sub(self.bytes.len());
+        self.bytes
+            .extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+
+    fn error(&self, response_status: u16, content_type: &str) -> AiError {
+        AiError::UnexpectedBody {
+            status: response_status,
+            content_type: if content_type.is_empty() {
+                "(none)".into()
+            } else {
+                content_type.into()
+            },
+            start: String::from_utf8_lossy(&self.bytes).trim().to_string(),
+        }
+    }
+}
+
+/// Stream the body of a successful response through the decoder. A body that is HTML, or that
+/// ends without a single SSE frame although it had content, is an [`AiError::UnexpectedBody`].
 async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sender) -> Attempt {
     let mut acc = Accumulator::new(call.initial.clone());
     let mut out = DecodeOut::default();
     let mut decoder = (call.new_decoder)();
     let mut parser = SseParser::new();
+    let content_type = response
+        .header("content-type")
+        .unwrap_or_default()
+        .to_string();
+    let html = is_html(&content_type);
+    let mut start = BodyStart::default();
     loop {
         let next = tokio::select! {
             biased;
@@ -281,10 +365,39 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
         let step = match next {
             Err(_) => Err(AiError::IdleTimeout(call.idle_timeout)),
             Ok(Some(Err(e))) => Err(e),
-            Ok(Some(Ok(chunk))) => parser.feed(&chunk, &mut |frame| decoder.frame(frame, &mut out)),
-            Ok(None) => parser
-                .finish(&mut |frame| decoder.frame(frame, &mut out))
-                .map(|()| out.ended = true),
+            Ok(Some(Ok(chunk))) if html => {
+                start.keep(&chunk);
+                if start.bytes.len() < crate::error::BODY_PREVIEW_BYTES {
+                    continue;
+                }
+                Err(start.error(response.status, &content_type))
+            }
+            Ok(None) if html => Err(start.error(response.status, &content_type)),
+            Ok(Some(Ok(chunk))) => {
+                start.keep(&chunk);
+                let saw = &mut start.saw_frame;
+                parser.feed(&chunk, &mut |frame| {
+                    *saw = true;
+                    decoder.frame(frame, &mut out)
+                })
+            }
+            Ok(None) => {
+                let saw = &mut start.saw_frame;
+                let finished = parser.finish(&mut |frame| {
+                    *saw = true;
+                    decoder.frame(frame, &mut out)
+                });
+                match finished {
+                    Ok(()) if !start.saw_frame && !start.bytes.trim_ascii().is_empty() => {
+                        Err(start.error(response.status, &content_type))
+                    }
+                    Ok(()) => {
+                        out.ended = true;
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
         };
         let step = step.and_then(|()| {
             if out.ended {

@@ -107,6 +107,8 @@ pub struct Accumulator {
     message: AssistantMessage,
     /// Per open tool call: content index, argument text so far, its length at the last parse.
     partial_args: Vec<(usize, String, usize)>,
+    /// Content indices of ended tool calls whose streamed argument text was not complete JSON.
+    incomplete_args: Vec<usize>,
 }
 
 /// Arguments up to this size are re-parsed on every delta; longer ones only after growing by an
@@ -120,7 +122,15 @@ impl Accumulator {
         Accumulator {
             message: initial,
             partial_args: Vec::new(),
+            incomplete_args: Vec::new(),
         }
+    }
+
+    /// Content indices of the tool calls whose streamed argument text did not parse as a
+    /// complete JSON value when the call ended (its `arguments` are then a best-effort repair).
+    /// With `stopReason: length` these are calls the output limit cut off mid-arguments.
+    pub fn incomplete_tool_calls(&self) -> &[usize] {
+        &self.incomplete_args
     }
 
     /// The message as it stands.
@@ -228,7 +238,14 @@ impl Accumulator {
                 }
             }
             AssistantEvent::ToolCallEnd { index, tool_call } => {
-                self.partial_args.retain(|(i, _, _)| i != index);
+                if let Some(pos) = self.partial_args.iter().position(|(i, _, _)| i == index) {
+                    let (_, text, _) = self.partial_args.swap_remove(pos);
+                    let complete = text.trim().is_empty()
+                        || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
+                    if !complete {
+                        self.incomplete_args.push(*index);
+                    }
+                }
                 self.place(*index, ContentBlock::ToolCall(tool_call.clone()));
             }
             AssistantEvent::Done { message } | AssistantEvent::Error { message } => {
@@ -262,6 +279,43 @@ mod tests {
             timestamp: 0,
             error_message: None,
         }
+    }
+
+    fn call(index: usize, id: &str, args_text: &[&str]) -> Vec<AssistantEvent> {
+        let mut events = vec![AssistantEvent::ToolCallStart {
+            index,
+            id: id.into(),
+            name: "bash".into(),
+        }];
+        events.extend(args_text.iter().map(|d| AssistantEvent::ToolCallDelta {
+            index,
+            delta: (*d).into(),
+        }));
+        events.push(AssistantEvent::ToolCallEnd {
+            index,
+            tool_call: ToolCall {
+                id: id.into(),
+                name: "bash".into(),
+                arguments: crate::codec::parse_arguments(&args_text.concat()),
+                thought_signature: None,
+            },
+        });
+        events
+    }
+
+    #[test]
+    fn tool_calls_whose_argument_text_did_not_complete_are_reported() {
+        let mut acc = Accumulator::new(initial());
+        let events = [
+            call(0, "a", &[r#"{"command":"#, r#""ls"}"#]),
+            call(1, "b", &[r#"{"command":"rm -rf /tmp/x"#]),
+            call(2, "c", &[]),
+            call(3, "d", &["  "]),
+        ];
+        for e in events.iter().flatten() {
+            acc.apply(e);
+        }
+        assert_eq!(acc.incomplete_tool_calls(), &[1]);
     }
 
     #[test]

@@ -59,4 +59,6 @@ pub use error::AiError;
 pub use overflow::is_context_overflow;
 pub use registry::{ProviderConfig, ProviderRegistry, RegistryError};
 pub use transform::transform_messages;
-pub use transport::{FixtureResponse, FixtureTransport, HttpRequest, ReqwestTransport, Transport};
+#[cfg(any(test, feature = "testing"))]
+pub use transport::{FixtureResponse, FixtureTransport};
+pub use transport::{HttpRequest, ReqwestTransport, Transport};

@@ -101,7 +101,7 @@ async fn failures() {
         ),
         (
             json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down"}),
-            "Error Code rate_limit_exceeded: slow down",
+            "Error Code rate_limit_exceeded: slow down (gave up after 3 requests)",
         ),
     ];
     for (frame, expected) in cases {

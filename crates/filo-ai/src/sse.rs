@@ -1,6 +1,21 @@
 //! Server-sent events framing (the WHATWG event-stream format): bytes in, `(event, data)` frames
 //! out. Incremental, so chunks may split lines, UTF-8 sequences or `\r\n` anywhere; buffers are
 //! reused between frames so parsing allocates only when a frame outgrows them.
+//!
+//! Bounded: a line, a frame's data or its event name longer than the parser's limit (16 MiB by
+//! default) is a [`FrameTooLarge`] error, so a hostile or broken server cannot make the parser
+//! buffer without end. The frames produced, and whether the limit is hit, do not depend on how
+//! the bytes are split into chunks.
+
+/// The default limit on one line, one frame's data and one event name.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 << 20;
+
+/// A line or a frame grew past the parser's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("an event-stream line or frame exceeded {limit} bytes")]
+pub struct FrameTooLarge {
+    pub limit: usize,
+}
 
 /// One dispatched event. `event` is empty when the frame had no `event:` line.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -10,7 +25,7 @@ pub struct SseFrame {
 }
 
 /// Incremental SSE parser.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
     /// Bytes of an incomplete line carried over from the previous chunk.
     pending: Vec<u8>,
@@ -18,6 +33,13 @@ pub struct SseParser {
     skip_lf: bool,
     frame: SseFrame,
     has_data: bool,
+    limit: usize,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        SseParser::with_limit(DEFAULT_MAX_FRAME_BYTES)
+    }
 }
 
 impl SseParser {
@@ -25,14 +47,38 @@ impl SseParser {
         SseParser::default()
     }
 
+    /// A parser that refuses lines, frame data and event names longer than `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        SseParser {
+            pending: Vec::new(),
+            skip_lf: false,
+            frame: SseFrame::default(),
+            has_data: false,
+            limit,
+        }
+    }
+
+    /// Bytes held between calls (the unfinished line and frame); at most three times the limit.
+    pub fn buffered(&self) -> usize {
+        self.pending.len() + self.frame.data.len() + self.frame.event.len()
+    }
+
+    fn too_large<E: From<FrameTooLarge>>(&self) -> E {
+        E::from(FrameTooLarge { limit: self.limit })
+    }
+
     /// Feed a chunk; `on_frame` is called for every complete frame, in order. Stops early and
-    /// returns the error if `on_frame` fails.
-    pub fn feed<E>(
+    /// returns the error if `on_frame` fails or a line or frame outgrows the limit.
+    pub fn feed<E: From<FrameTooLarge>>(
         &mut self,
         chunk: &[u8],
         on_frame: &mut dyn FnMut(&SseFrame) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut rest = chunk;
+        // An empty chunk must not clear `skip_lf`: a `\r\n` split around it is still one ending.
+        if rest.is_empty() {
+            return Ok(());
+        }
         if self.skip_lf {
             self.skip_lf = false;
             if let Some(stripped) = rest.strip_prefix(b"\n") {
@@ -61,13 +107,16 @@ impl SseParser {
                 result?;
             }
         }
+        if self.pending.len() + rest.len() > self.limit {
+            return Err(self.too_large());
+        }
         self.pending.extend_from_slice(rest);
         Ok(())
     }
 
     /// The byte stream ended: a final frame without its blank line is still dispatched, as
     /// providers sometimes omit the trailing newline.
-    pub fn finish<E>(
+    pub fn finish<E: From<FrameTooLarge>>(
         &mut self,
         on_frame: &mut dyn FnMut(&SseFrame) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -78,11 +127,14 @@ impl SseParser {
         self.dispatch(on_frame)
     }
 
-    fn line<E>(
+    fn line<E: From<FrameTooLarge>>(
         &mut self,
         line: &[u8],
         on_frame: &mut dyn FnMut(&SseFrame) -> Result<(), E>,
     ) -> Result<(), E> {
+        if line.len() > self.limit {
+            return Err(self.too_large());
+        }
         if line.is_empty() {
             return self.dispatch(on_frame);
         }
@@ -106,6 +158,9 @@ impl SseParser {
                 self.frame.event.push_str(&value);
             }
             b"data" => {
+                if self.frame.data.len() + value.len() + 1 > self.limit {
+                    return Err(self.too_large());
+                }
                 if self.has_data {
                     self.frame.data.push('\n');
                 }
@@ -140,7 +195,7 @@ mod tests {
     fn parse_chunks(chunks: &[&[u8]]) -> Vec<SseFrame> {
         let mut p = SseParser::new();
         let mut out = Vec::new();
-        let mut push = |f: &SseFrame| -> Result<(), ()> {
+        let mut push = |f: &SseFrame| -> Result<(), FrameTooLarge> {
             out.push(f.clone());
             Ok(())
         };
@@ -193,3 +248,7 @@ mod tests {
         assert_eq!(parse_chunks(&[b"\n\n\n"]), vec![]);
     }
 }
+
+#[cfg(test)]
+#[path = "sse_proptests.rs"]
+mod proptests;

@@ -100,12 +100,8 @@ fn block_parts(block: &Block) -> (Value, Vec<Value>) {
                 deltas,
             )
         }
-        Block::ToolCall {
-            id,
-            name,
-            arguments,
-        } => {
-            let args = arguments.to_string();
+        Block::ToolCall { .. } | Block::RawToolCall { .. } => {
+            let (id, name, args) = block.tool_call_parts().unwrap_or_default();
             let deltas = std::iter::once("")
                 .chain(split_fragments(&args))
                 .map(|f| json!({"type": "input_json_delta", "partial_json": f}))
@@ -138,7 +134,7 @@ pub(crate) fn error_frame(message: &str) -> SseFrame {
 pub(crate) fn malformed_frame() -> SseFrame {
     SseFrame::named(
         "content_block_delta",
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"cut sho"#,
     )
 }
 

@@ -46,10 +46,10 @@ pub(crate) fn frames(reply: &Reply, ctx: &StreamContext) -> Vec<SseFrame> {
                 }));
                 i += 1;
             }
-            Block::ToolCall { .. } => {
+            Block::ToolCall { .. } | Block::RawToolCall { .. } => {
                 let run: Vec<&Block> = reply.blocks[i..]
                     .iter()
-                    .take_while(|b| matches!(b, Block::ToolCall { .. }))
+                    .take_while(|b| b.tool_call_parts().is_some())
                     .collect();
                 i += run.len();
                 tool_run_deltas(&run, &mut tool_index, &mut deltas);
@@ -83,12 +83,7 @@ pub(crate) fn frames(reply: &Reply, ctx: &StreamContext) -> Vec<SseFrame> {
 fn tool_run_deltas(run: &[&Block], tool_index: &mut usize, deltas: &mut Vec<Value>) {
     let mut fragments: Vec<(usize, Vec<String>)> = Vec::new();
     for block in run {
-        if let Block::ToolCall {
-            id,
-            name,
-            arguments,
-        } = block
-        {
+        if let Some((id, name, args)) = block.tool_call_parts() {
             let index = *tool_index;
             *tool_index += 1;
             deltas.push(json!({"tool_calls": [{
@@ -97,7 +92,6 @@ fn tool_run_deltas(run: &[&Block], tool_index: &mut usize, deltas: &mut Vec<Valu
                 "type": "function",
                 "function": {"name": name, "arguments": ""},
             }]}));
-            let args = arguments.to_string();
             let parts = split_fragments(&args)
                 .into_iter()
                 .map(str::to_owned)
@@ -171,7 +165,7 @@ pub(crate) fn error_frame(message: &str) -> SseFrame {
 /// A chunk whose JSON stops in the middle of a string.
 pub(crate) fn malformed_frame() -> SseFrame {
     SseFrame::data(
-        r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"unterminated"#,
+        r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"cut sho"#,
     )
 }
 

@@ -22,6 +22,8 @@ use crate::script::{Block, Reply, Stop};
 /// The frames of a complete reply.
 pub(crate) fn frames(reply: &Reply, ctx: &StreamContext) -> Vec<SseFrame> {
     let mut parts: Vec<Value> = Vec::new();
+    // Raw argument texts, put into their frames in place of a sentinel string after rendering.
+    let mut raw_args: Vec<(String, String)> = Vec::new();
     for block in &reply.blocks {
         match block {
             Block::Text(text) => {
@@ -51,6 +53,19 @@ pub(crate) fn frames(reply: &Reply, ctx: &StreamContext) -> Vec<SseFrame> {
                 }
                 parts.push(json!({"functionCall": call}));
             }
+            Block::RawToolCall {
+                id,
+                name,
+                arguments,
+            } => {
+                let sentinel = format!("filo-testkit-raw-args-{}", raw_args.len());
+                let mut call = json!({"name": name, "args": sentinel});
+                if !id.is_empty() {
+                    call["id"] = Value::from(id.as_str());
+                }
+                raw_args.push((Value::from(sentinel).to_string(), arguments.clone()));
+                parts.push(json!({"functionCall": call}));
+            }
         }
     }
     if parts.is_empty() {
@@ -66,12 +81,16 @@ pub(crate) fn frames(reply: &Reply, ctx: &StreamContext) -> Vec<SseFrame> {
                 candidate["finishReason"] = Value::from(finish_reason(reply.stop));
             }
             candidate["index"] = Value::from(0);
-            SseFrame::json(&json!({
+            let mut frame = SseFrame::json(&json!({
                 "candidates": [candidate],
                 "usageMetadata": usage_metadata(reply, i == last),
                 "modelVersion": ctx.model,
                 "responseId": format!("mock-response-{}", ctx.request_number),
-            }))
+            }));
+            for (sentinel, text) in &raw_args {
+                frame.data = frame.data.replace(sentinel.as_str(), text);
+            }
+            frame
         })
         .collect()
 }
@@ -118,7 +137,7 @@ pub(crate) fn error_frame(message: &str) -> SseFrame {
 
 /// A chunk whose JSON stops in the middle of a string.
 pub(crate) fn malformed_frame() -> SseFrame {
-    SseFrame::data(r#"{"candidates": [{"content": {"parts": [{"text": "unterminated"#)
+    SseFrame::data(r#"{"candidates": [{"content": {"parts": [{"text": "cut sho"#)
 }
 
 /// The JSON body of an HTTP error response; a 429 with a retry delay also carries a

@@ -74,19 +74,15 @@ pub(crate) fn frames(reply: &Reply, ctx: &StreamContext) -> Vec<SseFrame> {
                 let id = format!("msg_mock_{}_{output_index}", ctx.request_number);
                 message_item(&mut ev, output_index, &id, text)
             }
-            Block::ToolCall {
-                id,
-                name,
-                arguments,
-            } => {
+            Block::ToolCall { .. } | Block::RawToolCall { .. } => {
+                let (id, name, args) = block.tool_call_parts().unwrap_or_default();
                 let (call_id, item_id) = match id.split_once('|') {
                     Some((call, item)) => (call.to_owned(), item.to_owned()),
                     None => (
-                        id.clone(),
+                        id.to_owned(),
                         format!("fc_mock_{}_{output_index}", ctx.request_number),
                     ),
                 };
-                let args = arguments.to_string();
                 function_call_item(&mut ev, output_index, [&item_id, &call_id, name], &args)
             }
         };
@@ -226,6 +222,6 @@ pub(crate) fn error_frame(message: &str, ctx: &StreamContext, sequence_number: u
 pub(crate) fn malformed_frame() -> SseFrame {
     SseFrame::named(
         "response.output_text.delta",
-        r#"{"type":"response.output_text.delta","item_id":"msg_mock","output_index":0,"content_index":0,"delta":"unterminated"#,
+        r#"{"type":"response.output_text.delta","item_id":"msg_mock","output_index":0,"content_index":0,"delta":"cut sho"#,
     )
 }

@@ -71,6 +71,37 @@ pub enum Block {
         /// The arguments object.
         arguments: Value,
     },
+    /// A tool call whose argument text is streamed verbatim, so it can be broken or cut JSON
+    /// (a call the output limit truncated, a model that wrote invalid JSON). Google carries
+    /// arguments as a JSON object, so there the text is put into the frame as is, and a frame
+    /// with invalid text is itself malformed.
+    RawToolCall {
+        /// The call id (as for [`Block::ToolCall`]).
+        id: String,
+        /// The tool name.
+        name: String,
+        /// The argument text, sent as is.
+        arguments: String,
+    },
+}
+
+impl Block {
+    /// A tool call's id, name and the argument text it sends, for either tool-call variant.
+    pub(crate) fn tool_call_parts(&self) -> Option<(&str, &str, String)> {
+        match self {
+            Block::ToolCall {
+                id,
+                name,
+                arguments,
+            } => Some((id, name, arguments.to_string())),
+            Block::RawToolCall {
+                id,
+                name,
+                arguments,
+            } => Some((id, name, arguments.clone())),
+            Block::Text(_) | Block::Thinking { .. } => None,
+        }
+    }
 }
 
 /// Token usage, reported in each protocol's own shape.
@@ -163,6 +194,16 @@ pub enum Fault {
         /// How long the stream stays silent.
         stall: Duration,
     },
+    /// A response sent exactly as given: status, headers and body (an HTML page with status
+    /// 200, a `retry-after` as an HTTP-date, a `retry-after-ms` header, …).
+    Raw {
+        /// The HTTP status code.
+        status: u16,
+        /// Response headers, in order.
+        headers: Vec<(String, String)>,
+        /// The body, sent in one piece.
+        body: String,
+    },
     /// Emit a syntactically broken data frame (invalid JSON) after `after_events` frames of
     /// `reply`, then the remaining frames.
     Malformed {
@@ -189,6 +230,15 @@ impl Fault {
             status: 429,
             retry_after: Some(retry_after_secs),
             body: None,
+        }
+    }
+
+    /// A status-200 HTML page, as a captive portal or a misconfigured proxy answers.
+    pub fn html_page() -> Fault {
+        Fault::Raw {
+            status: 200,
+            headers: vec![("content-type".into(), "text/html; charset=utf-8".into())],
+            body: "<!DOCTYPE html><html><head><title>Sign in</title></head><body>Please sign in to continue.</body></html>".into(),
         }
     }
 
@@ -246,6 +296,17 @@ impl Reply {
             id: id.to_owned(),
             name: name.to_owned(),
             arguments: args,
+        })
+        .with_stop(Stop::ToolUse)
+    }
+
+    /// Append a tool call whose argument text is sent verbatim (see [`Block::RawToolCall`]) and
+    /// set `stop = ToolUse`; set [`Stop::Length`] after it for a call the output limit cut off.
+    pub fn with_raw_tool_call(self, id: &str, name: &str, arguments: &str) -> Reply {
+        self.with_block(Block::RawToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: arguments.to_owned(),
         })
         .with_stop(Stop::ToolUse)
     }

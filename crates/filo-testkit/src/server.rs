@@ -300,6 +300,11 @@ fn respond(protocol: Protocol, turn: Turn, ctx: &StreamContext) -> Response {
             retry_after,
             body,
         }) => return http_fault(protocol, status, retry_after, body),
+        Turn::Fault(Fault::Raw {
+            status,
+            headers,
+            body,
+        }) => return raw_response(status, headers, body),
         Turn::Fault(Fault::ErrorEvent {
             after_events,
             reply,
@@ -395,6 +400,37 @@ fn http_fault(
         response
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    response
+}
+
+fn raw_response(status: u16, headers: Vec<(String, String)>, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    match StatusCode::from_u16(status) {
+        Ok(code) => *response.status_mut() = code,
+        Err(_) => {
+            let message =
+                format!("mock provider: the script asks for invalid HTTP status {status}");
+            return json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({ "error": message }).to_string(),
+            );
+        }
+    }
+    for (name, value) in headers {
+        let parsed = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        );
+        let (Ok(name), Ok(value)) = parsed else {
+            let message =
+                format!("mock provider: the script asks for invalid header {name}: {value}");
+            return json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({ "error": message }).to_string(),
+            );
+        };
+        response.headers_mut().append(name, value);
     }
     response
 }

@@ -135,3 +135,92 @@ async fn abort_while_the_provider_stalls() {
     assert!(!agent.is_streaming());
     mock.shutdown().await;
 }
+
+/// An agent whose only tool logs every run, for the truncation tests.
+fn agent_with_log(model: Model) -> (Agent, Arc<std::sync::Mutex<Vec<String>>>) {
+    let tool = TestTool::new("echo");
+    let log = Arc::clone(&tool.log);
+    let client = Client::new(ProviderRegistry::empty(), Env::default()).unwrap();
+    let agent = Agent::with_options(
+        Arc::new(client),
+        AgentOptions {
+            model: Some(model),
+            tools: vec![Arc::new(tool)],
+            stream_options: StreamOptions {
+                api_key: Some("test-key".into()),
+                ..StreamOptions::default()
+            },
+            ..AgentOptions::default()
+        },
+    );
+    (agent, log)
+}
+
+/// `stopReason: length` in the middle of a tool call's arguments: the complete call before it
+/// runs, the cut one does not; it gets an error result the model reads on the next request.
+#[tokio::test]
+async fn a_tool_call_cut_by_the_output_limit_is_not_run() {
+    let cases = [
+        (Protocol::OpenAiCompletions, "openai-completions", "openai"),
+        (
+            Protocol::AnthropicMessages,
+            "anthropic-messages",
+            "anthropic",
+        ),
+        (Protocol::OpenAiResponses, "openai-responses", "openai"),
+    ];
+    for (protocol, api, provider) in cases {
+        let cut = Reply::empty()
+            .with_tool_call("call_a|fc_a", "echo", json!({"text": "whole"}))
+            .with_raw_tool_call("call_b|fc_b", "echo", r#"{"text": "rm -rf /tmp/filo-tru"#)
+            .with_stop(filo_testkit::Stop::Length);
+        let mock =
+            MockProvider::start(vec![Turn::Reply(cut), Turn::text("retrying smaller")]).await;
+        let (agent, log) = agent_with_log(mock_model(&mock, protocol, api, provider));
+        agent.prompt("go").await.unwrap();
+        assert_eq!(
+            log.lock().unwrap().clone(),
+            ["start whole", "end whole"],
+            "{api}: only the complete call ran"
+        );
+        let h = history(&agent);
+        assert_eq!(h.len(), 5, "{api}: {h:?}");
+        assert_eq!(h[1], "assistant[Length]:", "{api}");
+        assert_eq!(h[2], "toolResult:echo: whole", "{api}");
+        assert_eq!(
+            h[3],
+            format!("toolResult!:{}", filo_agent::TRUNCATED_TEXT),
+            "{api}"
+        );
+        assert_eq!(h[4], "assistant[Stop]:retrying smaller", "{api}");
+        let second = mock.requests()[1].body.to_string();
+        assert!(
+            second.contains("output token limit"),
+            "{api}: the model is told why: {second}"
+        );
+    }
+}
+
+/// Invalid argument JSON with a normal stop is not a truncation: it is repaired as pi does and
+/// validated (here `{}` fails validation), and the model gets the validation error.
+#[tokio::test]
+async fn invalid_tool_json_without_the_limit_is_validated_not_reported_as_cut() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::empty().with_raw_tool_call("call_x", "echo", "not json at all")),
+        Turn::text("ok"),
+    ])
+    .await;
+    let (agent, log) = agent_with_log(mock_model(
+        &mock,
+        Protocol::OpenAiCompletions,
+        "openai-completions",
+        "openai",
+    ));
+    agent.prompt("go").await.unwrap();
+    assert!(log.lock().unwrap().is_empty());
+    let h = history(&agent);
+    assert!(
+        h[2].starts_with("toolResult!:Validation failed for tool \"echo\""),
+        "{h:?}"
+    );
+}

@@ -4,3 +4,4 @@ mod faults;
 mod handoff;
 mod providers;
 mod requests;
+mod retry;

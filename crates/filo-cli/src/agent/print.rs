@@ -10,33 +10,64 @@ use filo_core::{AgentSession, PromptOptions, SessionEvent};
 
 use super::setup::Initial;
 
-async fn send_all(session: &AgentSession, initial: Initial) -> anyhow::Result<()> {
+/// Send every prompt; returns one line per prompt whose answer ended in an error or an abort
+/// (`prompt <n> of <total> failed: <error>`), so a failure before the last prompt is not lost.
+async fn send_all(session: &AgentSession, initial: Initial) -> anyhow::Result<Vec<String>> {
     let mut images = Some(initial.images);
-    for m in initial.messages {
+    let total = initial.messages.len();
+    let mut failed = Vec::new();
+    for (n, m) in initial.messages.into_iter().enumerate() {
         let opts = PromptOptions {
             images: images.take().unwrap_or_default(),
             ..PromptOptions::default()
         };
         session.prompt(&m, opts).await?;
+        let last = session.messages().into_iter().last();
+        if let Some(a) = last
+            .as_ref()
+            .and_then(filo_agent::AgentMessage::as_assistant)
+        {
+            if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
+                let text = a.error_message.as_deref().unwrap_or("Request failed");
+                failed.push(format!("prompt {} of {total} failed: {text}", n + 1));
+            }
+        }
     }
-    Ok(())
+    Ok(failed)
 }
 
 /// Text mode: prints each text block of the final assistant message on its own line; an error or
-/// abort goes to stderr with exit code 1.
+/// abort goes to stderr with exit code 1, and so does an earlier prompt's failure.
 pub async fn run_text(
     session: &AgentSession,
     initial: Initial,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    send_all(session, initial).await?;
+    let mut failed = send_all(session, initial).await?;
+    // The last prompt's failure is reported below as before; earlier ones are listed here.
+    let last_failed = session
+        .messages()
+        .last()
+        .and_then(filo_agent::AgentMessage::as_assistant)
+        .is_some_and(|a| matches!(a.stop_reason, StopReason::Error | StopReason::Aborted));
+    if last_failed {
+        failed.pop();
+    }
+    for line in &failed {
+        writeln!(err, "filo: {line}")?;
+    }
+    let code = if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
     let last = session.messages().into_iter().last();
     let Some(assistant) = last
         .as_ref()
         .and_then(filo_agent::AgentMessage::as_assistant)
     else {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(code);
     };
     if matches!(
         assistant.stop_reason,
@@ -59,10 +90,11 @@ pub async fn run_text(
         }
     }
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
-/// JSON mode: the session header, then every session event as one line.
+/// JSON mode: the session header, then every session event as one line; exit code 1 when any
+/// prompt's answer ended in an error or an abort.
 pub async fn run_json(
     session: &AgentSession,
     initial: Initial,
@@ -86,5 +118,11 @@ pub async fn run_json(
     if let Ok(mut o) = out.lock() {
         o.flush()?;
     }
-    result.map(|()| ExitCode::SUCCESS)
+    // The failures are in the events already (`message_end` with `stopReason: error`).
+    let failed = result?;
+    Ok(if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

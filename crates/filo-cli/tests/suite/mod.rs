@@ -2,6 +2,7 @@ mod agent;
 mod common;
 mod config;
 mod dag;
+mod faults;
 mod local_model;
 mod memory;
 mod rpc;

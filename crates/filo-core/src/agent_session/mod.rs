@@ -220,13 +220,10 @@ impl AgentSession {
                 convert_to_llm: Arc::new(move |ms| convert_to_llm(ms, block_images)),
                 steering_mode: steering,
                 follow_up_mode: follow_up,
-                stream_options: filo_ai::StreamOptions {
-                    session_id: Some(options.session.session_id().to_string()),
-                    max_retry_delay_ms: Some(
-                        options.settings.values().provider_max_retry_delay_ms(),
-                    ),
-                    ..filo_ai::StreamOptions::default()
-                },
+                stream_options: provider_stream_options(
+                    &options.settings,
+                    options.session.session_id().to_string(),
+                ),
                 get_api_key: Some(get_api_key),
                 ..AgentOptions::default()
             },
@@ -550,4 +547,26 @@ fn initial_model(
         }
     }
     models.iter().find(|m| key_ok(m)).cloned()
+}
+
+/// The provider-call options the settings control (pi 0.73's `retry.provider.*`):
+/// `retry.provider.timeoutMs` (the idle timeout: no byte for this long ends the attempt),
+/// `retry.provider.maxRetries` (client retries of a failure before anything streamed) and
+/// `retry.provider.maxRetryDelayMs` (the older `retry.maxDelayMs` is read when it is absent).
+/// Unset values keep the client's defaults (120 s, 2 retries, 60 s).
+fn provider_stream_options(settings: &Settings, session_id: String) -> filo_ai::StreamOptions {
+    let values = settings.values();
+    // `retry.provider.idleTimeoutMs` is filo's own key; pi 0.73's `retry.provider.timeoutMs` (its
+    // per-request timeout) stands in for it when only that one is set.
+    let idle_ms = values
+        .provider_idle_timeout_ms()
+        .or_else(|| values.provider_timeout_ms())
+        .filter(|ms| *ms > 0);
+    filo_ai::StreamOptions {
+        session_id: Some(session_id),
+        max_retry_delay_ms: Some(values.provider_max_retry_delay_ms()),
+        max_retries: values.provider_max_retries(),
+        idle_timeout: idle_ms.map(std::time::Duration::from_millis),
+        ..filo_ai::StreamOptions::default()
+    }
 }

@@ -93,6 +93,11 @@ pub fn is_retryable(m: &AssistantMessage, context_window: u64) -> bool {
     let Some(text) = m.error_message.as_deref() else {
         return false;
     };
+    // The client already retried this failure (or the server asked for a wait above the cap):
+    // retrying it again here would multiply the requests per failure.
+    if filo_ai::error::client_gave_up(text) {
+        return false;
+    }
     if filo_ai::is_context_overflow(m, Some(context_window)) {
         return false;
     }

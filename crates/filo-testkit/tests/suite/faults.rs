@@ -225,3 +225,72 @@ async fn stall_in(p: Protocol) {
     assert!(full.complete);
     assert_eq!(full.body, encode(p, &all), "{p:?}");
 }
+
+#[tokio::test]
+async fn raw_faults_send_status_headers_and_body_as_given() {
+    for p in Protocol::ALL {
+        let resp = one(p, Fault::html_page()).await;
+        assert_eq!(resp.status, 200, "{p:?}");
+        assert_eq!(
+            resp.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert!(resp.body.starts_with("<!DOCTYPE html>"), "{}", resp.body);
+        let dated = Fault::Raw {
+            status: 429,
+            headers: vec![
+                ("retry-after".into(), "Wed, 21 Oct 2015 07:28:00 GMT".into()),
+                ("retry-after-ms".into(), "1500".into()),
+            ],
+            body: "{}".into(),
+        };
+        let resp = one(p, dated).await;
+        assert_eq!(resp.status, 429);
+        assert_eq!(
+            resp.header("retry-after"),
+            Some("Wed, 21 Oct 2015 07:28:00 GMT")
+        );
+        assert_eq!(resp.header("retry-after-ms"), Some("1500"));
+        assert_eq!(resp.body, "{}");
+    }
+}
+
+#[tokio::test]
+async fn raw_tool_call_arguments_are_sent_verbatim() {
+    let cut = r#"{"command":"echo one; rm -rf /tmp/filo-"#;
+    for p in Protocol::ALL {
+        let reply = filo_testkit::Reply::empty()
+            .with_raw_tool_call("call_1", "bash", cut)
+            .with_stop(filo_testkit::Stop::Length);
+        let sent = encode(p, &frames(p, &reply, &ctx_for(p, 1)));
+        match p {
+            // Google carries arguments as an object: the cut text makes the frame malformed.
+            Protocol::GoogleGenerativeAi => {
+                assert!(sent.contains(&format!("\"args\":{cut}")), "{sent}");
+            }
+            // The others stream the text in fragments; no fragment crosses a frame.
+            Protocol::AnthropicMessages
+            | Protocol::OpenAiCompletions
+            | Protocol::OpenAiResponses => {
+                let fragments: String = frames(p, &reply, &ctx_for(p, 1))
+                    .iter()
+                    .filter_map(SseFrame::json_data)
+                    .filter_map(|v| {
+                        [
+                            "/delta/partial_json",
+                            "/choices/0/delta/tool_calls/0/function/arguments",
+                            "/delta",
+                        ]
+                        .iter()
+                        .find_map(|ptr| v.pointer(ptr).and_then(Value::as_str).map(str::to_owned))
+                        .filter(|_| {
+                            v["type"] != "response.output_text.delta"
+                                && v.pointer("/choices/0/delta/content").is_none()
+                        })
+                    })
+                    .collect();
+                assert_eq!(fragments, cut, "{p:?}");
+            }
+        }
+    }
+}

@@ -271,6 +271,15 @@ fn expected(p: Protocol, reply: &Reply) -> Decoded {
                 name,
                 arguments,
             } => Got::Tool(id.clone(), name.clone(), arguments.clone()),
+            Block::RawToolCall {
+                id,
+                name,
+                arguments,
+            } => Got::Tool(
+                id.clone(),
+                name.clone(),
+                serde_json::from_str(arguments).unwrap_or(Value::Null),
+            ),
         })
         .collect();
     Decoded {
