@@ -16,6 +16,7 @@ pub mod bash;
 pub mod diff;
 pub mod edit;
 pub mod error;
+pub mod fileread;
 pub mod find;
 pub mod fuzzy;
 pub mod grep;
