@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use filo_ai::Env;
 
-pub use args::AgentArgs;
+pub use args::{AgentArgs, OutputMode};
 
 /// Run the agent as the flags say. Returns the process exit code.
 pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
@@ -58,8 +58,8 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let mode = args.output_mode().map(str::to_string);
-    let stdin_text = if mode.as_deref() != Some("rpc") && !std::io::stdin().is_terminal() {
+    let mode = args.output_mode();
+    let stdin_text = if mode != Some(OutputMode::Rpc) && !std::io::stdin().is_terminal() {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s)?;
         Some(s)
@@ -67,7 +67,7 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
         None
     };
     let mode = match (mode, &stdin_text) {
-        (None, Some(s)) if !s.trim().is_empty() => Some("text".to_string()),
+        (None, Some(s)) if !s.trim().is_empty() => Some(OutputMode::Text),
         (m, _) => m,
     };
     let initial = setup::gather_messages(&args, &paths.cwd, stdin_text)?;
@@ -77,7 +77,7 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
         writeln!(err, "Warning: {w}")?;
     }
     let session = built.session;
-    if mode.is_none() {
+    let Some(mode) = mode else {
         drop(err);
         return run_interactive(
             session,
@@ -89,12 +89,12 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             &paths,
         )
         .await;
-    }
+    };
     for n in session.notices() {
         writeln!(err, "Note: {n}")?;
     }
-    match mode.as_deref() {
-        Some("json") => {
+    match mode {
+        OutputMode::Json => {
             let out: Arc<Mutex<Box<dyn Write + Send>>> =
                 Arc::new(Mutex::new(Box::new(std::io::stdout())));
             if session.model().is_none() {
@@ -105,7 +105,7 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             session.shutdown().await;
             code
         }
-        Some("text") => {
+        OutputMode::Text => {
             if session.model().is_none() {
                 writeln!(
                     err,
@@ -121,7 +121,7 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             session.shutdown().await;
             code
         }
-        Some("rpc") => {
+        OutputMode::Rpc => {
             if args.messages.iter().any(|m| m.starts_with('@')) {
                 writeln!(err, "Error: @file arguments are not supported in RPC mode")?;
                 return Ok(ExitCode::FAILURE);
@@ -129,11 +129,6 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             drop(err);
             rpc::run(session).await
         }
-        Some(other) => {
-            writeln!(err, "Unknown mode \"{other}\"")?;
-            Ok(ExitCode::FAILURE)
-        }
-        None => Ok(ExitCode::SUCCESS),
     }
 }
 

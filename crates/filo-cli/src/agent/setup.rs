@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use filo_ai::{ContentBlock, Env, ThinkingLevel};
+use filo_ai::{ContentBlock, Env};
 use filo_core::loader::{api_key_resolver, load_registry, load_resources};
 use filo_core::model_resolve::resolve_cli_model;
 use filo_core::{AgentSession, AgentSessionOptions, AuthStorage, Settings};
@@ -112,11 +112,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         }
         r.model
     });
-    if let Some(t) = &args.thinking {
-        match ThinkingLevel::parse(t) {
-            Some(l) => thinking = Some(l),
-            None => warnings.push(format!("Invalid thinking level \"{t}\"; using the default")),
-        }
+    if let Some(t) = args.thinking {
+        thinking = Some(t.level());
     }
     let registry = Arc::new(registry);
     let env_arc = Arc::new(env.clone());

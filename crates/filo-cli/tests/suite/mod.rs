@@ -1,6 +1,7 @@
 mod agent;
 mod common;
 mod dag;
+mod flags;
 mod local_model;
 mod memory;
 mod rpc;
