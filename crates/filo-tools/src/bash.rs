@@ -66,10 +66,13 @@ impl BashTool {
 
     /// A bash tool with explicit settings.
     pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
-        BashTool {
-            settings,
-            spills: Arc::new(SpillFiles::default()),
-        }
+        Self::with_spill_files(settings, Arc::new(SpillFiles::default()))
+    }
+
+    /// A bash tool whose full-output files are registered in `spills` (the caller removes them
+    /// when the session ends, with [`SpillFiles::remove_all`]).
+    pub fn with_spill_files(settings: Arc<ToolSettings>, spills: Arc<SpillFiles>) -> Self {
+        BashTool { settings, spills }
     }
 
     /// The full-output files this tool keeps (oldest first); they go when the tool does.

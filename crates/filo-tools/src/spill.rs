@@ -1,9 +1,10 @@
 //! The lifetime of bash's full-output files (`<tmpdir>/pi-bash-<hex>.log`).
 //!
 //! A file exists only when the output was truncated (the result names it so the model can read
-//! the rest). Each file the bash tool creates is registered here and lives while the tool does:
-//! when the last clone of the tool is dropped (the session ends, the process exits normally or on
-//! a handled signal) every registered file is removed. While the session runs the files together
+//! the rest). Each file the bash tool creates is registered here and lives while the session
+//! does: when the registry is dropped, or its owner calls [`SpillFiles::remove_all`] at the end
+//! of the session (the `filo` binary does on every exit it controls, signals included), every
+//! registered file is removed. A `kill -9` leaves them to the system's temp cleaning. While the session runs the files together
 //! stay under [`TOTAL_CAP`]: past it the oldest files are removed first. A single file stops
 //! growing at [`crate::output::SPILL_FILE_CAP`].
 
@@ -51,6 +52,14 @@ impl SpillFiles {
         }
     }
 
+    /// Remove every registered file now (the session is over). Called on drop too; call it
+    /// directly where the tool may outlive the session (an `Arc` cycle, a process exit).
+    pub fn remove_all(&self) {
+        for (path, _) in self.lock().drain(..) {
+            remove(&path);
+        }
+    }
+
     /// The files currently kept, oldest first.
     pub fn paths(&self) -> Vec<PathBuf> {
         self.lock().iter().map(|(p, _)| p.clone()).collect()
@@ -71,9 +80,7 @@ fn remove(path: &Path) {
 
 impl Drop for SpillFiles {
     fn drop(&mut self) {
-        for (path, _) in self.lock().drain(..) {
-            remove(&path);
-        }
+        self.remove_all();
     }
 }
 

@@ -77,6 +77,8 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
         writeln!(err, "Warning: {w}")?;
     }
     let session = built.session;
+    // Whatever way this function returns, the bash tool's full-output files go with the run.
+    let _spills = RemoveOnExit(built.spills);
     let Some(mode) = mode else {
         drop(err);
         return run_interactive(
@@ -129,6 +131,16 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             drop(err);
             rpc::run(session).await
         }
+    }
+}
+
+/// Removes the bash tool's full-output files when the run is over (the session itself may be kept
+/// alive by reference cycles, so its drop cannot be relied on).
+struct RemoveOnExit(Arc<filo_tools::spill::SpillFiles>);
+
+impl Drop for RemoveOnExit {
+    fn drop(&mut self) {
+        self.0.remove_all();
     }
 }
 

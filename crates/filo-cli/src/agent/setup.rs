@@ -42,6 +42,8 @@ pub struct Built {
     pub warnings: Vec<String>,
     /// The Playfilo memory and its database path (`None` with `--no-dag`), for the UI's `/life`.
     pub memory: Option<(Arc<filo_core::playfilo::Playfilo>, PathBuf)>,
+    /// The bash tool's full-output files, removed when the run ends.
+    pub spills: Arc<filo_tools::spill::SpillFiles>,
 }
 
 fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManager> {
@@ -118,7 +120,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     let registry = Arc::new(registry);
     let env_arc = Arc::new(env.clone());
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
-    let tools = select_tools(args, &paths.cwd, &mut warnings);
+    let spills = Arc::new(filo_tools::spill::SpillFiles::default());
+    let tools = select_tools(args, &paths.cwd, &spills, &mut warnings);
     let (resources, w) = load_resources(
         &paths.agent_dir,
         &paths.home,
@@ -150,6 +153,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         session,
         warnings,
         memory,
+        spills,
     })
 }
 
@@ -180,8 +184,10 @@ fn playfilo_extension(
 fn select_tools(
     args: &AgentArgs,
     cwd: &Path,
+    spills: &Arc<filo_tools::spill::SpillFiles>,
     warnings: &mut Vec<String>,
 ) -> Vec<Arc<dyn filo_agent::AgentTool>> {
+    let settings = Arc::new(filo_tools::ToolSettings::new(cwd));
     let names: Vec<String> = match (&args.tools, args.no_tools) {
         (Some(list), _) => list
             .iter()
@@ -197,7 +203,12 @@ fn select_tools(
     names
         .iter()
         .filter_map(|n| {
-            let t = filo_tools::tool_by_name(n, cwd.to_path_buf());
+            let t: Option<Arc<dyn filo_agent::AgentTool>> = if n == "bash" {
+                let bash = filo_tools::BashTool::with_spill_files(settings.clone(), spills.clone());
+                Some(Arc::new(bash))
+            } else {
+                filo_tools::tool_by_name_with(n, &settings)
+            };
             if t.is_none() {
                 warnings.push(format!("Unknown tool \"{n}\" ignored"));
             }

@@ -5,4 +5,5 @@ mod flags;
 mod local_model;
 mod memory;
 mod rpc;
+mod secrets;
 mod tui;
