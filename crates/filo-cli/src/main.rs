@@ -56,5 +56,8 @@ fn run_agent(args: agent::AgentArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(agent::run(args, &env))
+    let result = runtime.block_on(agent::run(args, &env));
+    // RPC mode reads stdin on a blocking thread that cannot be cancelled; do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    result
 }

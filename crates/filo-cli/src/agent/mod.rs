@@ -5,6 +5,7 @@ pub mod args;
 pub mod print;
 pub mod rpc;
 pub mod setup;
+pub mod signals;
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -103,9 +104,10 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
                 writeln!(err, "No models available.")?;
                 return Ok(ExitCode::FAILURE);
             }
-            let code = print::run_json(&session, initial, out).await;
-            session.shutdown().await;
-            code
+            let mut signals = signals::Signals::install()?;
+            let stop = signals::Stop::default();
+            let work = print::run_json(&session, initial, out, &stop);
+            signals::run_print(&session, &mut signals, &stop, work).await
         }
         OutputMode::Text => {
             if session.model().is_none() {
@@ -118,10 +120,11 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
                 )?;
                 return Ok(ExitCode::FAILURE);
             }
+            let mut signals = signals::Signals::install()?;
+            let stop = signals::Stop::default();
             let mut out = std::io::stdout().lock();
-            let code = print::run_text(&session, initial, &mut out, &mut err).await;
-            session.shutdown().await;
-            code
+            let work = print::run_text(&session, initial, &mut out, &mut err, &stop);
+            signals::run_print(&session, &mut signals, &stop, work).await
         }
         OutputMode::Rpc => {
             if args.messages.iter().any(|m| m.starts_with('@')) {
@@ -129,7 +132,8 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
             drop(err);
-            rpc::run(session).await
+            let mut signals = signals::Signals::install()?;
+            signals::run_rpc(&session, &mut signals, rpc::run(session.clone())).await
         }
     }
 }

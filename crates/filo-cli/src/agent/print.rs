@@ -9,10 +9,14 @@ use filo_ai::{ContentBlock, StopReason};
 use filo_core::{AgentSession, PromptOptions, SessionEvent};
 
 use super::setup::Initial;
+use super::signals::Stop;
 
-async fn send_all(session: &AgentSession, initial: Initial) -> anyhow::Result<()> {
+async fn send_all(session: &AgentSession, initial: Initial, stop: &Stop) -> anyhow::Result<()> {
     let mut images = Some(initial.images);
     for m in initial.messages {
+        if stop.is_set() {
+            break;
+        }
         let opts = PromptOptions {
             images: images.take().unwrap_or_default(),
             ..PromptOptions::default()
@@ -29,8 +33,9 @@ pub async fn run_text(
     initial: Initial,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    stop: &Stop,
 ) -> anyhow::Result<ExitCode> {
-    send_all(session, initial).await?;
+    send_all(session, initial, stop).await?;
     let last = session.messages().into_iter().last();
     let Some(assistant) = last
         .as_ref()
@@ -67,6 +72,7 @@ pub async fn run_json(
     session: &AgentSession,
     initial: Initial,
     out: Arc<Mutex<Box<dyn Write + Send>>>,
+    stop: &Stop,
 ) -> anyhow::Result<ExitCode> {
     {
         let header = session.session_manager().header().to_value();
@@ -81,7 +87,7 @@ pub async fn run_json(
             let _ = writeln!(o, "{line}");
         }
     }));
-    let result = send_all(session, initial).await;
+    let result = send_all(session, initial, stop).await;
     session.unsubscribe(id);
     if let Ok(mut o) = out.lock() {
         o.flush()?;

@@ -6,4 +6,5 @@ mod local_model;
 mod memory;
 mod rpc;
 mod secrets;
+mod signals;
 mod tui;
