@@ -5,6 +5,7 @@ mod flags;
 mod local_model;
 mod memory;
 mod rpc;
+mod rpc_hostile;
 mod secrets;
 mod signals;
 mod tui;
