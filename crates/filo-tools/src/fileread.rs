@@ -127,7 +127,11 @@ mod tests {
     #[test]
     fn devices_and_directories_are_refused_without_reading() {
         let dir = tempfile::tempdir().unwrap();
-        for path in [Path::new("/dev/zero"), Path::new("/dev/urandom"), dir.path()] {
+        for path in [
+            Path::new("/dev/zero"),
+            Path::new("/dev/urandom"),
+            dir.path(),
+        ] {
             let err = read_regular(path, 16).unwrap_err().to_string();
             assert!(err.contains("not a regular file"), "{err}");
         }

@@ -174,7 +174,11 @@ mod tests {
         assert!(!some.removes("GH_TOKEN"));
         assert!(!some.removes("HF_TOKEN"));
         assert!(some.removes("OPENAI_API_KEY"));
-        let vars = [OsStr::new("PATH"), OsStr::new("GH_TOKEN"), OsStr::new("XAI_API_KEY")];
+        let vars = [
+            OsStr::new("PATH"),
+            OsStr::new("GH_TOKEN"),
+            OsStr::new("XAI_API_KEY"),
+        ];
         assert_eq!(some.removed(vars), ["XAI_API_KEY"]);
     }
 }

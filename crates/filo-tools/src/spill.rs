@@ -109,7 +109,11 @@ mod tests {
         assert_eq!(spills.paths(), [b.clone(), c.clone()]);
         let huge = file(dir.path(), "huge", 1000);
         spills.register(&huge);
-        assert_eq!(spills.paths(), [huge.clone()], "the newest file is always kept");
+        assert_eq!(
+            spills.paths(),
+            std::slice::from_ref(&huge),
+            "the newest file is always kept"
+        );
         drop(spills);
         assert!(!huge.exists() && !b.exists() && !c.exists());
     }

@@ -11,7 +11,10 @@ async fn a_mistyped_mode_or_thinking_level_is_a_usage_error() {
     let home = Home::new(&mock);
     let model = ["--provider", "mock", "--model", "mock-model"];
     let cases: [(&[&str], &str); 2] = [
-        (&["--mode", "jsno", "-p", "hi"], "invalid value 'jsno' for '--mode <MODE>'"),
+        (
+            &["--mode", "jsno", "-p", "hi"],
+            "invalid value 'jsno' for '--mode <MODE>'",
+        ),
         (
             &["--thinking", "hgih", "-p", "hi"],
             "invalid value 'hgih' for '--thinking <LEVEL>'",
@@ -34,8 +37,16 @@ async fn valid_mode_and_thinking_values_still_run() {
     let home = Home::new(&mock);
     let (code, out, err) = home
         .filo(&[
-            "--provider", "mock", "--model", "mock-model", "--mode", "text", "--thinking",
-            "high", "-p", "hi",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "text",
+            "--thinking",
+            "high",
+            "-p",
+            "hi",
         ])
         .await;
     assert_eq!(code, 0, "{err}");

@@ -124,7 +124,14 @@ fn is_blank(line: &[u8]) -> bool {
 /// Feed `input` to `filo --mode rpc`, close stdin; the exit code and the response lines.
 async fn run_rpc(home: &Home, input: &[u8]) -> (Option<i32>, Vec<Value>, String) {
     let mut child = home
-        .command(&["--provider", "mock", "--model", "mock-model", "--mode", "rpc"])
+        .command(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -155,11 +162,21 @@ async fn run_rpc(home: &Home, input: &[u8]) -> (Option<i32>, Vec<Value>, String)
 }
 
 /// The checks for one batch of lines.
-fn check(lines: &[Vec<u8>], code: Option<i32>, responses: &[Value], stderr: &str) -> Result<(), TestCaseError> {
+fn check(
+    lines: &[Vec<u8>],
+    code: Option<i32>,
+    responses: &[Value],
+    stderr: &str,
+) -> Result<(), TestCaseError> {
     prop_assert_eq!(code, Some(0), "stderr: {}", stderr);
     prop_assert!(!stderr.contains("panicked"), "{}", stderr);
     let answered: Vec<&Vec<u8>> = lines.iter().filter(|l| !is_blank(l)).collect();
-    prop_assert_eq!(answered.len(), responses.len(), "one answer per line: {:?}", responses);
+    prop_assert_eq!(
+        answered.len(),
+        responses.len(),
+        "one answer per line: {:?}",
+        responses
+    );
     for (line, response) in answered.iter().zip(responses) {
         let parsed: Option<Value> = serde_json::from_slice(line).ok();
         let Some(command) = parsed.as_ref().filter(|v| v.is_object()) else {

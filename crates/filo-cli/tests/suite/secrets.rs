@@ -16,7 +16,11 @@ const SECRETS: [(&str, &str); 3] = [
 /// `filo -p` whose model runs `env`; returns what the model got back as the tool result.
 async fn env_seen_by_the_model(keep: Option<&str>) -> String {
     let mock = MockProvider::start(vec![
-        Turn::Reply(Reply::tool_call("call_1", "bash", json!({"command": "env"}))),
+        Turn::Reply(Reply::tool_call(
+            "call_1",
+            "bash",
+            json!({"command": "env"}),
+        )),
         Turn::Reply(Reply::text("done")),
     ])
     .await;
@@ -30,7 +34,11 @@ async fn env_seen_by_the_model(keep: Option<&str>) -> String {
         cmd.env("FILO_BASH_KEEP_ENV", keep);
     }
     let out = cmd.output().await.unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
     let messages = requests[1].body["messages"].as_array().unwrap().clone();
@@ -48,7 +56,10 @@ async fn provider_keys_are_scrubbed_from_the_bash_tool_environment() {
     for (name, value) in SECRETS {
         assert!(!seen.contains(value), "{name} reached the model: {seen}");
     }
-    assert!(!seen.contains("mock-secret"), "the mock provider's own key (MOCK_API_KEY)");
+    assert!(
+        !seen.contains("mock-secret"),
+        "the mock provider's own key (MOCK_API_KEY)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -58,7 +69,10 @@ async fn filo_bash_keep_env_opts_out_of_the_scrub() {
         assert!(all.contains(value), "{all}");
     }
     let one = env_seen_by_the_model(Some("OPENAI_API_KEY")).await;
-    assert!(one.contains("OPENAI_API_KEY=sk-openai-should-stay-private"), "{one}");
+    assert!(
+        one.contains("OPENAI_API_KEY=sk-openai-should-stay-private"),
+        "{one}"
+    );
     assert!(!one.contains("sk-ant-should-stay-private"), "{one}");
 }
 
@@ -83,11 +97,21 @@ async fn full_output_files_are_removed_when_filo_exits() {
     let mut cmd = home.command(&["--provider", "mock", "--model", "mock-model", "-p", "go"]);
     cmd.env("TMPDIR", tmp.path());
     let out = cmd.output().await.unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let third = mock.requests()[2].body.to_string();
-    assert!(third.contains("Full output:"), "the first result was truncated");
+    assert!(
+        third.contains("Full output:"),
+        "the first result was truncated"
+    );
     let listing = third.split("pi-bash-").count() - 1;
-    assert!(listing >= 2, "the file was there during the session: {third}");
+    assert!(
+        listing >= 2,
+        "the file was there during the session: {third}"
+    );
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }

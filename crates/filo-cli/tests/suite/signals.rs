@@ -24,10 +24,11 @@ fn process_gone(pid: i32) -> bool {
 /// A pid the command wrote to `path` (waits for it, bounded).
 async fn read_pid(path: &Path) -> i32 {
     for _ in 0..3000 {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if let Ok(pid) = text.trim().parse() {
-                return pid;
-            }
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return pid;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -63,7 +64,11 @@ async fn assert_gone(pids: &[i32]) {
 async fn signal_during_bash(mode: &[&str], signal: &str, expected: i32) {
     let command = "sleep 300 & echo $! > bg.pid; echo $$ > sh.pid; sleep 300";
     let mock = MockProvider::start(vec![
-        Turn::Reply(Reply::tool_call("call_1", "bash", json!({"command": command}))),
+        Turn::Reply(Reply::tool_call(
+            "call_1",
+            "bash",
+            json!({"command": command}),
+        )),
         Turn::Reply(Reply::text("should not be reached")),
     ])
     .await;
@@ -84,7 +89,10 @@ async fn signal_during_bash(mode: &[&str], signal: &str, expected: i32) {
     if let Some(stdin) = &mut stdin {
         use tokio::io::AsyncWriteExt;
         let line = json!({"id": "p1", "type": "prompt", "message": "start the tree"});
-        stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
     }
     let pids = [
         read_pid(&home.project().join("sh.pid")).await,
@@ -118,9 +126,10 @@ async fn signal_during_bash(mode: &[&str], signal: &str, expected: i32) {
     assert!(user.is_some(), "the prompt was saved: {lines:?}");
     let call = lines.iter().any(|l| {
         l["message"]["role"] == "assistant"
-            && l["message"]["content"]
-                .as_array()
-                .is_some_and(|c| c.iter().any(|b| b["type"] == "toolCall" && b["id"] == "call_1"))
+            && l["message"]["content"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|b| b["type"] == "toolCall" && b["id"] == "call_1")
+            })
     });
     assert!(call, "the tool call was saved: {lines:?}");
     assert_eq!(mock.requests().len(), 1, "no turn after the signal");

@@ -72,8 +72,8 @@ fn may_skip_without_tmux(ci: Option<&str>) -> bool {
     matches!(ci.map(str::trim), None | Some("" | "false" | "0"))
 }
 
-/// `true` to run the test; `false` (with a note) to skip it when tmux is missing outside CI. In
-/// CI a missing tmux is a failure: a test that cannot run must not pass.
+/// `true` to run the test; `false` to skip it when tmux is missing outside CI. In CI a missing
+/// tmux is a failure: a test that cannot run must not pass.
 fn tmux_or_skip(test: &str) -> bool {
     if Tmux::available() {
         return true;
@@ -83,7 +83,6 @@ fn tmux_or_skip(test: &str) -> bool {
         may_skip_without_tmux(ci.as_deref()),
         "{test} needs tmux, which is not installed (CI={ci:?}); .ci/run installs it"
     );
-    eprintln!("SKIPPED {test}: tmux is not installed");
     false
 }
 
@@ -156,6 +155,7 @@ fn filo_pid(tmux: &Tmux) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_restores_the_terminal() {
     if !tmux_or_skip("sigterm_restores_the_terminal") {
+        eprintln!("SKIPPED sigterm_restores_the_terminal: tmux is not installed");
         return;
     }
     let mock = MockProvider::start(Vec::new()).await;
@@ -180,6 +180,7 @@ async fn sigterm_restores_the_terminal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interactive_prompt_tool_escape_and_quit() {
     if !tmux_or_skip("interactive_prompt_tool_escape_and_quit") {
+        eprintln!("SKIPPED interactive_prompt_tool_escape_and_quit: tmux is not installed");
         return;
     }
     let mock = MockProvider::start(vec![
@@ -303,6 +304,7 @@ async fn interactive_prompt_tool_escape_and_quit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_on_the_command_line_is_sent_at_start() {
     if !tmux_or_skip("a_prompt_on_the_command_line_is_sent_at_start") {
+        eprintln!("SKIPPED a_prompt_on_the_command_line_is_sent_at_start: tmux is not installed");
         return;
     }
     let mock = MockProvider::start(vec![Turn::text("Started with it.")]).await;

@@ -41,10 +41,11 @@ async fn assert_all_gone(pids: &[i32]) {
 
 async fn wait_for_file(path: &Path) -> String {
     for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if text.ends_with('\n') {
-                return text;
-            }
+        if let Some(text) = std::fs::read_to_string(path)
+            .ok()
+            .filter(|text| text.ends_with('\n'))
+        {
+            return text;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -236,9 +237,7 @@ async fn updates_stream_the_accumulated_output() {
 async fn large_output_spills_to_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let tool = bash(dir.path());
-    let out = run(&tool, json!({"command": "seq 1 30000"}))
-        .await
-        .unwrap();
+    let out = run(&tool, json!({"command": "seq 1 30000"})).await.unwrap();
     let details = out.details.clone().unwrap();
     let full = details["fullOutputPath"].as_str().unwrap().to_string();
     assert!(
@@ -287,13 +286,20 @@ async fn full_output_files_live_until_the_tool_is_dropped() {
     let kept = tool.full_output_files();
     assert_eq!(kept.len(), 2, "{kept:?}");
     assert_eq!(logs().len(), 2);
-    let path = first.details.unwrap()["fullOutputPath"].as_str().unwrap().to_string();
+    let path = first.details.unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(kept[0].display().to_string(), path);
     let clone = tool.clone();
     drop(tool);
     assert_eq!(logs().len(), 2, "a clone still holds them");
     drop(clone);
-    assert!(logs().is_empty(), "removed with the last clone: {:?}", logs());
+    assert!(
+        logs().is_empty(),
+        "removed with the last clone: {:?}",
+        logs()
+    );
 }
 
 #[tokio::test]

@@ -116,6 +116,12 @@ async fn read_of_a_huge_file_stops_at_the_bound() {
     let edit = EditTool::with_settings(settings(dir.path()));
     let args = json!({"path": "huge.log", "oldText": "line", "newText": "x"});
     let refused = failure(run(&edit, args).await);
-    assert!(refused.contains("is too large (65.0MB; the limit is 64.0MB)"), "{refused}");
-    assert_eq!(std::fs::metadata(&path).unwrap().len(), MAX_READ_BYTES + 1024 * 1024);
+    assert!(
+        refused.contains("is too large (65.0MB; the limit is 64.0MB)"),
+        "{refused}"
+    );
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        MAX_READ_BYTES + 1024 * 1024
+    );
 }

@@ -144,6 +144,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
+    #[cfg(test)]
     /// Bytes of memory the buffer holds (its capacity, so it shows the peak since the start):
     /// bounded by about twice the limit plus one read.
     pub fn buffered(&self) -> usize {
@@ -311,7 +312,12 @@ mod tests {
         let endless = tokio::io::repeat(b'z').take(20 * 1024 * 1024);
         let mut r = LineReader::with_limit(endless, 4096);
         let first = r.next_line().await.unwrap();
-        assert_eq!(first, Some(Record::TooLong { bytes: 20 * 1024 * 1024 }));
+        assert_eq!(
+            first,
+            Some(Record::TooLong {
+                bytes: 20 * 1024 * 1024
+            })
+        );
         // The capacity is the most the buffer ever held.
         assert!(r.buffered() <= 2 * (4096 + 64 * 1024), "{}", r.buffered());
         assert_eq!(r.next_line().await.unwrap(), None);
