@@ -217,6 +217,23 @@ fn select_tools(
         .collect()
 }
 
+/// An `@file` argument's bytes: a regular file of at most 64 MB (a FIFO or a device would block
+/// or never end).
+fn read_attachment(path: &Path, abs: &Path) -> anyhow::Result<Vec<u8>> {
+    use filo_tools::fileread::{MAX_READ_BYTES, read_regular};
+    let contents = read_regular(path, MAX_READ_BYTES).map_err(|e| match e {
+        filo_tools::Error::Io { .. } => anyhow::anyhow!("File not found: {}", abs.display()),
+        other => anyhow::anyhow!("{other}"),
+    })?;
+    anyhow::ensure!(
+        contents.complete,
+        "{} is larger than the {} MiB limit for @file arguments",
+        abs.display(),
+        MAX_READ_BYTES / (1024 * 1024)
+    );
+    Ok(contents.bytes)
+}
+
 /// The first message and attachments from `@file` arguments and piped stdin (pi spec §6.1).
 pub struct Initial {
     pub messages: Vec<String>,
@@ -240,8 +257,7 @@ pub fn gather_messages(
         };
         let path = cwd.join(name);
         let abs = path.canonicalize().unwrap_or(path.clone());
-        let bytes = std::fs::read(&path)
-            .map_err(|_| anyhow::anyhow!("File not found: {}", abs.display()))?;
+        let bytes = read_attachment(&path, &abs)?;
         if bytes.is_empty() {
             continue;
         }

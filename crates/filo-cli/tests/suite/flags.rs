@@ -52,3 +52,39 @@ async fn valid_mode_and_thinking_values_still_run() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "fine\n");
 }
+
+/// `@file` arguments are read only when they are regular files: a FIFO (which would block) or a
+/// device (which never ends) is an error naming it, and nothing is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_at_file_that_is_a_fifo_or_device_is_refused() {
+    let mock = MockProvider::start(vec![Turn::Reply(Reply::text("should not be asked"))]).await;
+    let home = Home::new(&mock);
+    let fifo = home.project().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (arg, kind) in [
+        ("@pipe", "a FIFO (named pipe)"),
+        ("@/dev/zero", "a character device"),
+    ] {
+        let (code, out, err) = home
+            .filo(&[
+                "--provider",
+                "mock",
+                "--model",
+                "mock-model",
+                "-p",
+                arg,
+                "hi",
+            ])
+            .await;
+        assert_eq!(code, 1, "{arg}: {out} {err}");
+        assert!(
+            err.contains(&format!("it is {kind}, not a regular file")),
+            "{err}"
+        );
+    }
+    assert!(mock.requests().is_empty());
+}

@@ -125,3 +125,16 @@ async fn read_of_a_huge_file_stops_at_the_bound() {
         MAX_READ_BYTES + 1024 * 1024
     );
 }
+
+/// grep streams files, but one line longer than the read bound is not held in memory: that file
+/// is skipped (as ripgrep skips a file it cannot search) and the others are still searched.
+#[tokio::test]
+async fn grep_skips_a_file_whose_line_passes_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = "needle".to_string() + &"a".repeat(MAX_READ_BYTES as usize + 1024);
+    std::fs::write(dir.path().join("huge.txt"), huge).unwrap();
+    std::fs::write(dir.path().join("small.txt"), "a needle here\n").unwrap();
+    let tool = filo_tools::GrepTool::with_settings(settings(dir.path()));
+    let out = run(&tool, json!({"pattern": "needle"})).await.unwrap();
+    assert_eq!(text(&out), "small.txt:1: a needle here");
+}
