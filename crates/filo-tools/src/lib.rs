@@ -9,7 +9,9 @@
 //!
 //! Invariants: every tool is built for one working directory ([`ToolSettings`]); no tool reads
 //! global mutable state; a cancelled call fails with `Operation aborted` (bash: `Command aborted`)
-//! and leaves no child process behind; nothing is printed.
+//! and leaves no child process behind; nothing is printed; file contents are read only from
+//! regular files and never past [`fileread::MAX_READ_BYTES`]; bash's shell does not inherit
+//! provider keys unless [`secrets::KEEP_ENV_VAR`] says so.
 
 pub mod args;
 pub mod bash;
