@@ -133,6 +133,18 @@ async fn signal_during_bash(mode: &[&str], signal: &str, expected: i32) {
     });
     assert!(call, "the tool call was saved: {lines:?}");
     assert_eq!(mock.requests().len(), 1, "no turn after the signal");
+    // The memory was flushed: the prompt and the tool call are nodes in the DAG.
+    let stats = home.filo(&["dag", "stats"]).await;
+    assert_eq!(stats.0, 0, "{}", stats.2);
+    let role = |name: &str| {
+        stats.1.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix(&format!("{name}: "))
+                .and_then(|n| n.parse::<u64>().ok())
+        })
+    };
+    assert!(role("user") >= Some(1), "{}", stats.1);
+    assert!(role("assistant") >= Some(1), "{}", stats.1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
