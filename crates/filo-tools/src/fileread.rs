@@ -24,7 +24,7 @@ pub struct Contents {
 }
 
 /// What kind of non-regular file `meta` describes, for the error message.
-fn kind(meta: &Metadata) -> &'static str {
+pub fn kind(meta: &Metadata) -> &'static str {
     let t = meta.file_type();
     if t.is_dir() {
         "a directory"

@@ -24,7 +24,8 @@ fn mkfifo(dir: &Path) -> PathBuf {
     path
 }
 
-/// Run the tool; if it hangs, open the FIFO (if any) for writing to release it, then fail.
+/// Run the tool; if it hangs, open the FIFO (if any) for reading and writing, which releases a
+/// reader or a writer blocked on it, then fail.
 async fn run_guarded(
     tool: &dyn AgentTool,
     args: serde_json::Value,
@@ -36,7 +37,12 @@ async fn run_guarded(
         Ok(result) => result,
         Err(_) => {
             if let Some(fifo) = fifo {
-                drop(std::fs::OpenOptions::new().write(true).open(fifo));
+                drop(
+                    std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(fifo),
+                );
             }
             drop(call.await);
             panic!("the tool hung");
@@ -137,4 +143,20 @@ async fn grep_skips_a_file_whose_line_passes_the_bound() {
     let tool = filo_tools::GrepTool::with_settings(settings(dir.path()));
     let out = run(&tool, json!({"pattern": "needle"})).await.unwrap();
     assert_eq!(text(&out), "small.txt:1: a needle here");
+}
+
+#[tokio::test]
+async fn write_refuses_a_fifo_instead_of_blocking_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = mkfifo(dir.path());
+    let tool = filo_tools::WriteTool::with_settings(settings(dir.path()));
+    let args = json!({"path": "pipe", "content": "x"});
+    let message = failure(run_guarded(&tool, args, Some(&fifo)).await);
+    assert_eq!(
+        message,
+        format!(
+            "Cannot write {}: it is a FIFO (named pipe), not a regular file.",
+            fifo.display()
+        )
+    );
 }
