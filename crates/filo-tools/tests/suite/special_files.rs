@@ -55,10 +55,12 @@ async fn read_refuses_devices_and_fifos_without_reading_them() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = mkfifo(dir.path());
     let tool = ReadTool::with_settings(settings(dir.path()));
+    // The FIFO first: on code without the check it fails (after the hang guard) before the
+    // endless devices could exhaust memory.
     for (path, kind) in [
+        (fifo.clone(), "a FIFO (named pipe)"),
         (PathBuf::from("/dev/zero"), "a character device"),
         (PathBuf::from("/dev/urandom"), "a character device"),
-        (fifo.clone(), "a FIFO (named pipe)"),
     ] {
         let args = json!({"path": path.to_string_lossy()});
         let message = failure(run_guarded(&tool, args, Some(&fifo)).await);
@@ -85,7 +87,7 @@ async fn edit_refuses_devices_and_fifos() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = mkfifo(dir.path());
     let tool = EditTool::with_settings(settings(dir.path()));
-    for path in [PathBuf::from("/dev/zero"), fifo.clone()] {
+    for path in [fifo.clone(), PathBuf::from("/dev/zero")] {
         let args = json!({"path": path.to_string_lossy(), "oldText": "a", "newText": "b"});
         let message = failure(run_guarded(&tool, args, Some(&fifo)).await);
         assert!(message.contains("not a regular file"), "{message}");
