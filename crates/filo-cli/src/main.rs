@@ -59,5 +59,8 @@ fn run_agent(args: agent::AgentArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(agent::run(args, &env, cwd))
+    let result = runtime.block_on(agent::run(args, &env, cwd));
+    // RPC mode reads stdin on a blocking thread that cannot be cancelled; do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    result
 }

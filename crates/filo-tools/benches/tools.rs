@@ -44,11 +44,11 @@ impl Rng {
 
 fn line(rng: &mut Rng, out: &mut String, line_no: u64) {
     let r = rng.next();
-    if r % 7919 == 0 {
+    if r.is_multiple_of(7919) {
         out.push_str("    fn stream_handler(input: &str) -> ZEPHYR_TOKEN_42 {\n");
         return;
     }
-    if r % 4001 == 0 {
+    if r.is_multiple_of(4001) {
         out.push_str("    fn parse_handler(input: &str) -> Result {\n");
         return;
     }

@@ -1,6 +1,7 @@
 //! `bash`: run a command in the session cwd, stream the output tail as updates, spill large
 //! output to a file, kill the whole process group on timeout or abort.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use filo_agent::{AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput, UpdateSink};
@@ -18,7 +19,11 @@ use crate::args::{js_number, parse_args};
 use crate::error::Error;
 use crate::output::{OutputAccumulator, Snapshot};
 use crate::paths::display;
-use crate::process::{ProcessGroup, ShellCommand, prepend_path, resolve_shell, spawn_shell};
+use crate::process::{
+    ProcessGroup, ShellCommand, prepend_path, resolve_shell, spawn_shell_without,
+};
+use crate::settings::ToolSettings;
+use crate::spill::SpillFiles;
 use crate::support::text_output;
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
 
@@ -45,10 +50,36 @@ enum Ending {
     TimedOut,
 }
 
-crate::support::settings_tool!(
-    /// The `bash` tool.
-    BashTool, "bash"
-);
+/// The `bash` tool. Clones share the full-output files, which are removed when the last clone is
+/// dropped (see [`crate::spill`]).
+#[derive(Debug, Clone)]
+pub struct BashTool {
+    settings: Arc<ToolSettings>,
+    spills: Arc<SpillFiles>,
+}
+
+impl BashTool {
+    /// A bash tool for `cwd` with default settings.
+    pub fn new(cwd: impl Into<std::path::PathBuf>) -> Self {
+        Self::with_settings(Arc::new(ToolSettings::new(cwd)))
+    }
+
+    /// A bash tool with explicit settings.
+    pub fn with_settings(settings: Arc<ToolSettings>) -> Self {
+        Self::with_spill_files(settings, Arc::new(SpillFiles::default()))
+    }
+
+    /// A bash tool whose full-output files are registered in `spills` (the caller removes them
+    /// when the session ends, with [`SpillFiles::remove_all`]).
+    pub fn with_spill_files(settings: Arc<ToolSettings>, spills: Arc<SpillFiles>) -> Self {
+        BashTool { settings, spills }
+    }
+
+    /// The full-output files this tool keeps (oldest first); they go when the tool does.
+    pub fn full_output_files(&self) -> Vec<std::path::PathBuf> {
+        self.spills.paths()
+    }
+}
 
 fn forward<R: AsyncRead + Unpin + Send + 'static>(
     mut reader: R,
@@ -172,7 +203,9 @@ impl BashTool {
         }
         let path_var = std::env::var_os("PATH");
         let shell = resolve_shell(s.shell_path.as_deref(), path_var.as_deref());
-        let (mut child, mut group) = spawn_shell(&ShellCommand {
+        let vars: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+        let remove = s.bash_env.removed(vars.iter().map(|k| k.as_os_str()));
+        let shell_command = ShellCommand {
             shell: &shell,
             command: &command,
             cwd: &s.cwd,
@@ -180,7 +213,8 @@ impl BashTool {
                 .bin_dir
                 .as_deref()
                 .map(|dir| prepend_path(dir, path_var.as_deref())),
-        })?;
+        };
+        let (mut child, mut group) = spawn_shell_without(&shell_command, &remove)?;
         let mut output = OutputAccumulator::new(&s.temp_dir);
         let timeout = args.timeout.filter(|t| t.is_finite() && *t > 0.0);
         let ending = supervise(
@@ -191,9 +225,13 @@ impl BashTool {
             updates,
             &mut output,
         )
-        .await?;
-        output.finish()?;
-        conclude(ending, &output, timeout)
+        .await;
+        let finished = ending.and_then(|ending| output.finish().map(|()| ending));
+        // Registered whatever happened, so the file is removed with the tool.
+        if let Some(path) = output.full_output_path() {
+            self.spills.register(path);
+        }
+        conclude(finished?, &output, timeout)
     }
 }
 

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::args::parse_args;
 use crate::diff::generate_diff_string;
 use crate::error::Error;
+use crate::fileread::MAX_READ_BYTES;
 use crate::fuzzy::{
     count_occurrences, detect_line_ending, fuzzy_find, normalize_to_lf, restore_line_endings,
     strip_bom,
@@ -99,9 +100,7 @@ impl EditTool {
         if meta.permissions().readonly() {
             return Err(not_found());
         }
-        let bytes = tokio::fs::read(&path)
-            .await
-            .map_err(|e| Error::io("open", &path, e))?;
+        let bytes = crate::fileread::read_whole_regular(&path, MAX_READ_BYTES).await?;
         let raw = String::from_utf8(bytes)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         let (old_text, new_text, shown) = (args.old_text, args.new_text, args.path.clone());

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{parse_args, to_count};
 use crate::error::Error;
+use crate::fileread::{MAX_READ_BYTES, read_regular};
 use crate::paths::{display, resolve_to_cwd};
 use crate::search::{Found, Hit, search_single, search_tree};
 use crate::support::Notices;
@@ -78,9 +79,10 @@ pub fn find_matches(q: &GrepQuery, cancel: &CancellationToken) -> Result<Found, 
 
 /// A file's text as pi renders it: lossy UTF-8, CRLF and lone CR normalised to LF.
 fn file_lines(path: &Path) -> String {
-    let Ok(bytes) = std::fs::read(path) else {
+    let Ok(contents) = read_regular(path, MAX_READ_BYTES) else {
         return String::new();
     };
+    let bytes = contents.bytes;
     let text = String::from_utf8(bytes)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     if text.contains('\r') {

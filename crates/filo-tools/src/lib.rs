@@ -9,13 +9,16 @@
 //!
 //! Invariants: every tool is built for one working directory ([`ToolSettings`]); no tool reads
 //! global mutable state; a cancelled call fails with `Operation aborted` (bash: `Command aborted`)
-//! and leaves no child process behind; nothing is printed.
+//! and leaves no child process behind; nothing is printed; file contents are read only from
+//! regular files and never past [`fileread::MAX_READ_BYTES`]; bash's shell does not inherit
+//! provider keys unless [`secrets::KEEP_ENV_VAR`] says so.
 
 pub mod args;
 pub mod bash;
 pub mod diff;
 pub mod edit;
 pub mod error;
+pub mod fileread;
 pub mod find;
 pub mod fuzzy;
 pub mod grep;
@@ -26,7 +29,9 @@ pub mod paths;
 pub mod process;
 pub mod read;
 pub mod search;
+pub mod secrets;
 pub mod settings;
+pub mod spill;
 mod support;
 pub mod truncate;
 mod walk;

@@ -15,6 +15,8 @@ use crate::truncate::{DEFAULT_MAX_BYTES, Limits, Truncation, truncate_tail};
 
 /// Bytes kept for the displayed tail (pi keeps chunks totalling at least twice the byte budget).
 const TAIL_BYTES: usize = 2 * DEFAULT_MAX_BYTES;
+/// The most output one spill file holds (64 MiB); past it a closing note says how much was lost.
+pub const SPILL_FILE_CAP: usize = 64 * 1024 * 1024;
 
 /// Merged stdout+stderr of one command.
 #[derive(Debug)]
@@ -26,6 +28,8 @@ pub struct OutputAccumulator {
     newlines: usize,
     last_line_bytes: usize,
     spill: Option<(PathBuf, File)>,
+    /// Bytes written to the spill file (stops at [`SPILL_FILE_CAP`]).
+    spilled: usize,
 }
 
 /// A view of the output so far.
@@ -74,6 +78,7 @@ impl OutputAccumulator {
             newlines: 0,
             last_line_bytes: 0,
             spill: None,
+            spilled: 0,
         }
     }
 
@@ -89,8 +94,11 @@ impl OutputAccumulator {
         }
         self.tail.extend_from_slice(chunk);
         if let Some((path, file)) = &mut self.spill {
-            file.write_all(chunk)
+            let room = SPILL_FILE_CAP.saturating_sub(self.spilled);
+            let part = &chunk[..chunk.len().min(room)];
+            file.write_all(part)
                 .map_err(|e| Error::io("write", path, e))?;
+            self.spilled += part.len();
         } else if self.total_bytes > DEFAULT_MAX_BYTES {
             self.start_spill()?;
         }
@@ -110,8 +118,10 @@ impl OutputAccumulator {
     fn start_spill(&mut self) -> Result<(), Error> {
         let path = self.temp_dir.join(format!("pi-bash-{}.log", random_hex()));
         let mut file = File::create(&path).map_err(|e| Error::io("open", &path, e))?;
-        file.write_all(&self.tail)
+        let part = &self.tail[..self.tail.len().min(SPILL_FILE_CAP)];
+        file.write_all(part)
             .map_err(|e| Error::io("write", &path, e))?;
+        self.spilled = part.len();
         self.spill = Some((path, file));
         Ok(())
     }
@@ -123,9 +133,25 @@ impl OutputAccumulator {
             self.start_spill()?;
         }
         if let Some((path, file)) = &mut self.spill {
+            if self.total_bytes > self.spilled {
+                let note = format!(
+                    "\n[filo: output past {} was not saved; {} in total]\n",
+                    crate::truncate::format_size(SPILL_FILE_CAP),
+                    crate::truncate::format_size(self.total_bytes)
+                );
+                file.write_all(note.as_bytes())
+                    .map_err(|e| Error::io("write", path, e))?;
+                // Written once: a second finish must not add it again.
+                self.spilled = self.total_bytes;
+            }
             file.flush().map_err(|e| Error::io("write", path, e))?;
         }
         Ok(())
+    }
+
+    /// The spill file, once the output has one.
+    pub fn full_output_path(&self) -> Option<&Path> {
+        self.spill.as_ref().map(|(path, _)| path.as_path())
     }
 
     /// Byte size of the output's last line (for the partial-line notice).
@@ -190,6 +216,22 @@ mod tests {
         assert_eq!(snap.truncation.total_bytes, all.len());
         assert_eq!(snap.truncation.output_lines, 2000);
         assert!(snap.truncation.content.ends_with("line 19999\n"));
+    }
+
+    #[test]
+    fn a_spill_file_stops_at_its_cap_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = OutputAccumulator::new(dir.path());
+        let chunk = vec![b'y'; 1024 * 1024];
+        for _ in 0..(SPILL_FILE_CAP / chunk.len() + 3) {
+            acc.push(&chunk).unwrap();
+        }
+        acc.finish().unwrap();
+        let path = acc.snapshot().full_output_path.unwrap();
+        let saved = std::fs::read(&path).unwrap();
+        let note = "\n[filo: output past 64.0MB was not saved; 67.0MB in total]\n";
+        assert_eq!(saved.len(), SPILL_FILE_CAP + note.len());
+        assert!(saved.ends_with(note.as_bytes()));
     }
 
     #[test]

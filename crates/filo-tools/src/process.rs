@@ -46,6 +46,14 @@ pub struct ShellCommand<'a> {
 
 /// Spawn `<shell> -c <command>` in its own process group, stdin closed, stdout/stderr piped.
 pub fn spawn_shell(cmd: &ShellCommand<'_>) -> Result<(Child, ProcessGroup), Error> {
+    spawn_shell_without(cmd, &[])
+}
+
+/// [`spawn_shell`] with the variables named in `remove` taken out of the inherited environment.
+pub fn spawn_shell_without(
+    cmd: &ShellCommand<'_>,
+    remove: &[String],
+) -> Result<(Child, ProcessGroup), Error> {
     let mut command = Command::new(cmd.shell);
     command
         .arg("-c")
@@ -58,6 +66,9 @@ pub fn spawn_shell(cmd: &ShellCommand<'_>) -> Result<(Child, ProcessGroup), Erro
         .kill_on_drop(true);
     if let Some(path) = &cmd.path_env {
         command.env("PATH", path);
+    }
+    for name in remove {
+        command.env_remove(name);
     }
     let child = command.spawn().map_err(|err| {
         let shell = cmd.shell.display();

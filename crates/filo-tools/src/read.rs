@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::{js_number, parse_args, to_count};
 use crate::error::Error;
+use crate::fileread::{Contents, MAX_READ_BYTES, read_regular_async};
 use crate::image::{prepare_image, sniff_image_mime};
 use crate::paths::resolve_read_path;
 use crate::support::{blocking, cancellable, text_output};
@@ -44,18 +45,64 @@ impl ReadTool {
             &self.settings.cwd,
             self.settings.home.as_deref(),
         );
-        let bytes = cancellable(cancel, read_file(&path)).await?;
-        match sniff_image_mime(&bytes[..bytes.len().min(4100)]) {
+        let contents = cancellable(cancel, read_file(&path)).await?;
+        match sniff_image_mime(&contents.bytes[..contents.bytes.len().min(4100)]) {
             Some(mime) => {
+                if !contents.complete {
+                    return Err(too_large(&args.path, contents.file_size, "An image"));
+                }
                 let resize = self.settings.auto_resize_images;
+                let bytes = contents.bytes;
                 blocking(cancel, move |_| Ok(image_output(bytes, mime, resize))).await
             }
-            None => text_file_output(&String::from_utf8_lossy(&bytes), &args),
+            None if contents.complete => {
+                text_file_output(&String::from_utf8_lossy(&contents.bytes), &args, None)
+            }
+            None => {
+                // Only whole lines of the prefix: the cut line would be shown as if it ended there.
+                let bytes = &contents.bytes;
+                let end = memrchr_newline(bytes).unwrap_or(bytes.len());
+                let prefix = Prefix {
+                    file_size: contents.file_size,
+                };
+                text_file_output(&String::from_utf8_lossy(&bytes[..end]), &args, Some(prefix))
+            }
         }
     }
 }
 
-async fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+/// The part of a file past [`MAX_READ_BYTES`] is never read; this describes what was.
+#[derive(Debug, Clone, Copy)]
+struct Prefix {
+    file_size: u64,
+}
+
+impl Prefix {
+    fn notice(&self, path: &str, lines_read: usize) -> String {
+        let next = lines_read + 1;
+        format!(
+            "[File is {}; only its first {} ({lines_read} whole lines) were read. Use bash to read on from line {next}: sed -n '{next},+1999p' {path}]",
+            format_size(usize::try_from(self.file_size).unwrap_or(usize::MAX)),
+            format_size(usize::try_from(MAX_READ_BYTES).unwrap_or(usize::MAX)),
+        )
+    }
+}
+
+fn memrchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().rposition(|&b| b == b'\n')
+}
+
+fn too_large(path: &str, size: u64, what: &str) -> Error {
+    Error::message(format!(
+        "{what} of {} is larger than the read limit of {}: {path}",
+        format_size(usize::try_from(size).unwrap_or(usize::MAX)),
+        format_size(usize::try_from(MAX_READ_BYTES).unwrap_or(usize::MAX)),
+    ))
+}
+
+/// A regular file's bytes up to [`MAX_READ_BYTES`]; a directory is pi's EISDIR error, any other
+/// non-regular file (FIFO, device, socket) is refused before it is opened.
+async fn read_file(path: &Path) -> Result<Contents, Error> {
     let meta = tokio::fs::metadata(path)
         .await
         .map_err(|e| Error::io("access", path, e))?;
@@ -64,9 +111,7 @@ async fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
             "EISDIR: illegal operation on a directory, read",
         ));
     }
-    tokio::fs::read(path)
-        .await
-        .map_err(|e| Error::io("open", path, e))
+    read_regular_async(path, MAX_READ_BYTES).await
 }
 
 fn image_output(bytes: Vec<u8>, mime: &'static str, resize: bool) -> ToolOutput {
@@ -93,10 +138,22 @@ fn image_output(bytes: Vec<u8>, mime: &'static str, resize: bool) -> ToolOutput 
 }
 
 /// Select lines, truncate, and add pi's continuation notices.
-fn text_file_output(text: &str, args: &ReadArgs) -> Result<ToolOutput, Error> {
+fn text_file_output(
+    text: &str,
+    args: &ReadArgs,
+    prefix: Option<Prefix>,
+) -> Result<ToolOutput, Error> {
     let lines: Vec<&str> = text.split('\n').collect();
     let total = lines.len();
     let start = args.offset.map_or(0, |o| to_count(o - 1.0));
+    if let Some(prefix) = prefix.filter(|_| start >= total) {
+        let shown = args.offset.map_or(0.0, |o| o);
+        return Err(Error::message(format!(
+            "Offset {} is beyond the part of the file that was read.\n{}",
+            js_number(shown),
+            prefix.notice(&args.path, total)
+        )));
+    }
     if start >= total {
         let shown = args
             .offset
@@ -146,6 +203,10 @@ fn text_file_output(text: &str, args: &ReadArgs) -> Result<ToolOutput, Error> {
         )
     } else {
         truncation.content
+    };
+    let output = match prefix {
+        Some(prefix) => format!("{output}\n\n{}", prefix.notice(&args.path, total)),
+        None => output,
     };
     Ok(text_output(output, details))
 }

@@ -36,6 +36,9 @@ fn new_searcher() -> Searcher {
     SearcherBuilder::new()
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\x00'))
+        // A line longer than this is an error for the searcher (the file is skipped), so one
+        // endless line never fills memory.
+        .heap_limit(usize::try_from(crate::fileread::MAX_READ_BYTES).ok())
         .build()
 }
 

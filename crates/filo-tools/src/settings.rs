@@ -4,6 +4,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::secrets::{EnvPolicy, KEEP_ENV_VAR};
+
 /// Per-session tool configuration (pi's `createXTool(cwd, options)` arguments, gathered).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSettings {
@@ -21,12 +23,18 @@ pub struct ToolSettings {
     pub temp_dir: PathBuf,
     /// pi's `images.autoResize` (default on): fit images into 2000×2000 and 4.5 MiB.
     pub auto_resize_images: bool,
+    /// What bash's shell inherits: by default provider keys and filo's tokens are removed
+    /// (see [`crate::secrets`]); `FILO_BASH_KEEP_ENV` opts out.
+    pub bash_env: EnvPolicy,
 }
 
 impl ToolSettings {
-    /// Settings for `cwd`, with `HOME` and the temp directory taken from this process.
+    /// Settings for `cwd`, with `HOME`, the temp directory and the bash environment policy
+    /// (`FILO_BASH_KEEP_ENV`) taken from this process.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        let keep = std::env::var_os(KEEP_ENV_VAR);
         Self::from_env(cwd, std::env::var_os("HOME"), std::env::temp_dir())
+            .with_bash_env(EnvPolicy::from_keep_var(keep.as_deref()))
     }
 
     /// Settings for `cwd` from explicit environment values (`HOME`, temp directory).
@@ -39,7 +47,14 @@ impl ToolSettings {
             bin_dir: None,
             temp_dir,
             auto_resize_images: true,
+            bash_env: EnvPolicy::default(),
         }
+    }
+
+    /// What bash's shell inherits from this process's environment.
+    pub fn with_bash_env(mut self, policy: EnvPolicy) -> Self {
+        self.bash_env = policy;
+        self
     }
 
     /// Replace the home directory.

@@ -2,14 +2,51 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
+use filo_ai::ThinkingLevel;
+
+/// `--mode`: how the agent talks to its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputMode {
+    /// Print the final answer (what `-p` selects).
+    Text,
+    /// Stream every session event as a JSON line.
+    Json,
+    /// JSON-lines commands on stdin, responses and events on stdout.
+    Rpc,
+}
+
+/// `--thinking`: the reasoning level asked of the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ThinkingArg {
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl ThinkingArg {
+    /// The level this flag value names.
+    pub fn level(self) -> ThinkingLevel {
+        match self {
+            ThinkingArg::Off => ThinkingLevel::Off,
+            ThinkingArg::Minimal => ThinkingLevel::Minimal,
+            ThinkingArg::Low => ThinkingLevel::Low,
+            ThinkingArg::Medium => ThinkingLevel::Medium,
+            ThinkingArg::High => ThinkingLevel::High,
+            ThinkingArg::Xhigh => ThinkingLevel::Xhigh,
+        }
+    }
+}
 
 /// Flags for running the agent.
 #[derive(Debug, Clone, Default, Args)]
 pub struct AgentArgs {
     /// Output mode: text, json or rpc.
-    #[arg(long, value_name = "MODE")]
-    pub mode: Option<String>,
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub mode: Option<OutputMode>,
     /// Process the prompts and exit (text output).
     #[arg(short = 'p', long)]
     pub print: bool,
@@ -47,8 +84,8 @@ pub struct AgentArgs {
     #[arg(long)]
     pub no_tools: bool,
     /// Thinking level: off, minimal, low, medium, high, xhigh.
-    #[arg(long, value_name = "LEVEL")]
-    pub thinking: Option<String>,
+    #[arg(long, value_name = "LEVEL", value_enum)]
+    pub thinking: Option<ThinkingArg>,
     /// List the known models (optionally matching a search) and exit.
     #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,
@@ -71,11 +108,11 @@ pub struct AgentArgs {
 
 impl AgentArgs {
     /// The output mode: `text` for `-p`, else `--mode`, else interactive (`None`).
-    pub fn output_mode(&self) -> Option<&str> {
-        match self.mode.as_deref() {
-            Some(m @ ("text" | "json" | "rpc")) => Some(m),
-            _ if self.print => Some("text"),
-            _ => None,
+    pub fn output_mode(&self) -> Option<OutputMode> {
+        match (self.mode, self.print) {
+            (Some(mode), _) => Some(mode),
+            (None, true) => Some(OutputMode::Text),
+            (None, false) => None,
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod args;
 pub mod print;
 pub mod rpc;
 pub mod setup;
+pub mod signals;
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use filo_ai::Env;
 
-pub use args::AgentArgs;
+pub use args::{AgentArgs, OutputMode};
 
 /// Run the agent as the flags say, in `cwd`. Returns the process exit code.
 pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow::Result<ExitCode> {
@@ -63,8 +64,8 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let mode = args.output_mode().map(str::to_string);
-    let stdin_text = if mode.as_deref() != Some("rpc") && !std::io::stdin().is_terminal() {
+    let mode = args.output_mode();
+    let stdin_text = if mode != Some(OutputMode::Rpc) && !std::io::stdin().is_terminal() {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s)?;
         Some(s)
@@ -72,7 +73,7 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
         None
     };
     let mode = match (mode, &stdin_text) {
-        (None, Some(s)) if !s.trim().is_empty() => Some("text".to_string()),
+        (None, Some(s)) if !s.trim().is_empty() => Some(OutputMode::Text),
         (m, _) => m,
     };
     let initial = setup::gather_messages(&args, &paths.cwd, stdin_text)?;
@@ -82,7 +83,9 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
         writeln!(err, "Warning: {w}")?;
     }
     let session = built.session;
-    if mode.is_none() {
+    // Whatever way this function returns, the bash tool's full-output files go with the run.
+    let _spills = RemoveOnExit(built.spills);
+    let Some(mode) = mode else {
         drop(err);
         return run_interactive(
             session,
@@ -94,23 +97,24 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
             &paths,
         )
         .await;
-    }
+    };
     for n in session.notices() {
         writeln!(err, "Note: {n}")?;
     }
-    match mode.as_deref() {
-        Some("json") => {
+    match mode {
+        OutputMode::Json => {
             let out: Arc<Mutex<Box<dyn Write + Send>>> =
                 Arc::new(Mutex::new(Box::new(std::io::stdout())));
             if session.model().is_none() {
                 writeln!(err, "No models available.")?;
                 return Ok(ExitCode::FAILURE);
             }
-            let code = print::run_json(&session, initial, out).await;
-            session.shutdown().await;
-            code
+            let mut signals = signals::Signals::install()?;
+            let stop = signals::Stop::default();
+            let work = print::run_json(&session, initial, out, &stop);
+            signals::run_print(&session, &mut signals, &stop, work).await
         }
-        Some("text") => {
+        OutputMode::Text => {
             if session.model().is_none() {
                 writeln!(
                     err,
@@ -121,24 +125,31 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
                 )?;
                 return Ok(ExitCode::FAILURE);
             }
+            let mut signals = signals::Signals::install()?;
+            let stop = signals::Stop::default();
             let mut out = std::io::stdout().lock();
-            let code = print::run_text(&session, initial, &mut out, &mut err).await;
-            session.shutdown().await;
-            code
+            let work = print::run_text(&session, initial, &mut out, &mut err, &stop);
+            signals::run_print(&session, &mut signals, &stop, work).await
         }
-        Some("rpc") => {
+        OutputMode::Rpc => {
             if args.messages.iter().any(|m| m.starts_with('@')) {
                 writeln!(err, "Error: @file arguments are not supported in RPC mode")?;
                 return Ok(ExitCode::FAILURE);
             }
             drop(err);
-            rpc::run(session).await
+            let mut signals = signals::Signals::install()?;
+            signals::run_rpc(&session, &mut signals, rpc::run(session.clone())).await
         }
-        Some(other) => {
-            writeln!(err, "Unknown mode \"{other}\"")?;
-            Ok(ExitCode::FAILURE)
-        }
-        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Removes the bash tool's full-output files when the run is over (the session itself may be kept
+/// alive by reference cycles, so its drop cannot be relied on).
+struct RemoveOnExit(Arc<filo_tools::spill::SpillFiles>);
+
+impl Drop for RemoveOnExit {
+    fn drop(&mut self) {
+        self.0.remove_all();
     }
 }
 

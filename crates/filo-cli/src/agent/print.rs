@@ -9,14 +9,22 @@ use filo_ai::{ContentBlock, StopReason};
 use filo_core::{AgentSession, PromptOptions, SessionEvent};
 
 use super::setup::Initial;
+use super::signals::Stop;
 
 /// Send every prompt; returns one line per prompt whose answer ended in an error or an abort
 /// (`prompt <n> of <total> failed: <error>`), so a failure before the last prompt is not lost.
-async fn send_all(session: &AgentSession, initial: Initial) -> anyhow::Result<Vec<String>> {
+async fn send_all(
+    session: &AgentSession,
+    initial: Initial,
+    stop: &Stop,
+) -> anyhow::Result<Vec<String>> {
     let mut images = Some(initial.images);
     let total = initial.messages.len();
     let mut failed = Vec::new();
     for (n, m) in initial.messages.into_iter().enumerate() {
+        if stop.is_set() {
+            break;
+        }
         let opts = PromptOptions {
             images: images.take().unwrap_or_default(),
             ..PromptOptions::default()
@@ -43,8 +51,9 @@ pub async fn run_text(
     initial: Initial,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    stop: &Stop,
 ) -> anyhow::Result<ExitCode> {
-    let mut failed = send_all(session, initial).await?;
+    let mut failed = send_all(session, initial, stop).await?;
     // The last prompt's failure is reported below as before; earlier ones are listed here.
     let last_failed = session
         .messages()
@@ -99,6 +108,7 @@ pub async fn run_json(
     session: &AgentSession,
     initial: Initial,
     out: Arc<Mutex<Box<dyn Write + Send>>>,
+    stop: &Stop,
 ) -> anyhow::Result<ExitCode> {
     {
         let header = session.session_manager().header().to_value();
@@ -113,7 +123,7 @@ pub async fn run_json(
             let _ = writeln!(o, "{line}");
         }
     }));
-    let result = send_all(session, initial).await;
+    let result = send_all(session, initial, stop).await;
     session.unsubscribe(id);
     if let Ok(mut o) = out.lock() {
         o.flush()?;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use filo_ai::{ContentBlock, Env, ThinkingLevel};
+use filo_ai::{ContentBlock, Env};
 use filo_core::auth::KeyCommands;
 use filo_core::loader::{api_key_resolver, key_command_problem, load_registry, load_resources};
 use filo_core::model_resolve::resolve_cli_model;
@@ -43,6 +43,8 @@ pub struct Built {
     pub warnings: Vec<String>,
     /// The Playfilo memory and its database path (`None` with `--no-dag`), for the UI's `/life`.
     pub memory: Option<(Arc<filo_core::playfilo::Playfilo>, PathBuf)>,
+    /// The bash tool's full-output files, removed when the run ends.
+    pub spills: Arc<filo_tools::spill::SpillFiles>,
 }
 
 fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManager> {
@@ -114,11 +116,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         }
         r.model
     });
-    if let Some(t) = &args.thinking {
-        match ThinkingLevel::parse(t) {
-            Some(l) => thinking = Some(l),
-            None => warnings.push(format!("Invalid thinking level \"{t}\"; using the default")),
-        }
+    if let Some(t) = args.thinking {
+        thinking = Some(t.level());
     }
     let registry = Arc::new(registry);
     let env_arc = Arc::new(env.clone());
@@ -130,7 +129,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         }
     }
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
-    let tools = select_tools(args, &paths.cwd, &mut warnings);
+    let spills = Arc::new(filo_tools::spill::SpillFiles::default());
+    let tools = select_tools(args, &paths.cwd, &spills, &mut warnings);
     let (resources, w) = load_resources(
         &paths.agent_dir,
         &paths.home,
@@ -162,6 +162,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         session,
         warnings,
         memory,
+        spills,
     })
 }
 
@@ -192,8 +193,10 @@ fn playfilo_extension(
 fn select_tools(
     args: &AgentArgs,
     cwd: &Path,
+    spills: &Arc<filo_tools::spill::SpillFiles>,
     warnings: &mut Vec<String>,
 ) -> Vec<Arc<dyn filo_agent::AgentTool>> {
+    let settings = Arc::new(filo_tools::ToolSettings::new(cwd));
     let names: Vec<String> = match (&args.tools, args.no_tools) {
         (Some(list), _) => list
             .iter()
@@ -209,13 +212,35 @@ fn select_tools(
     names
         .iter()
         .filter_map(|n| {
-            let t = filo_tools::tool_by_name(n, cwd.to_path_buf());
+            let t: Option<Arc<dyn filo_agent::AgentTool>> = if n == "bash" {
+                let bash = filo_tools::BashTool::with_spill_files(settings.clone(), spills.clone());
+                Some(Arc::new(bash))
+            } else {
+                filo_tools::tool_by_name_with(n, &settings)
+            };
             if t.is_none() {
                 warnings.push(format!("Unknown tool \"{n}\" ignored"));
             }
             t
         })
         .collect()
+}
+
+/// An `@file` argument's bytes: a regular file of at most 64 MB (a FIFO or a device would block
+/// or never end).
+fn read_attachment(path: &Path, abs: &Path) -> anyhow::Result<Vec<u8>> {
+    use filo_tools::fileread::{MAX_READ_BYTES, read_regular};
+    let contents = read_regular(path, MAX_READ_BYTES).map_err(|e| match e {
+        filo_tools::Error::Io { .. } => anyhow::anyhow!("File not found: {}", abs.display()),
+        other => anyhow::anyhow!("{other}"),
+    })?;
+    anyhow::ensure!(
+        contents.complete,
+        "{} is larger than the {} MiB limit for @file arguments",
+        abs.display(),
+        MAX_READ_BYTES / (1024 * 1024)
+    );
+    Ok(contents.bytes)
 }
 
 /// The first message and attachments from `@file` arguments and piped stdin (pi spec §6.1).
@@ -241,8 +266,7 @@ pub fn gather_messages(
         };
         let path = cwd.join(name);
         let abs = path.canonicalize().unwrap_or(path.clone());
-        let bytes = std::fs::read(&path)
-            .map_err(|_| anyhow::anyhow!("File not found: {}", abs.display()))?;
+        let bytes = read_attachment(&path, &abs)?;
         if bytes.is_empty() {
             continue;
         }

@@ -1,6 +1,7 @@
 //! The interactive UI end to end: `filo` in a tmux pane (a real terminal) against the mock. Types
 //! a prompt, sees the tool panel and the streamed answer, interrupts a stalled stream with Escape,
-//! quits with Ctrl+C twice and checks the terminal was restored. Skipped when tmux is missing.
+//! quits with Ctrl+C twice and checks the terminal was restored. Skipped when tmux is missing, except
+//! in CI (`CI` set to anything but `false`/`0`/empty), where a missing tmux fails the test.
 
 use std::path::Path;
 use std::process::Command;
@@ -66,6 +67,35 @@ impl Drop for Tmux {
     }
 }
 
+/// Whether a run without tmux may skip: only outside CI.
+fn may_skip_without_tmux(ci: Option<&str>) -> bool {
+    matches!(ci.map(str::trim), None | Some("" | "false" | "0"))
+}
+
+/// `true` to run the test; `false` to skip it when tmux is missing outside CI. In CI a missing
+/// tmux is a failure: a test that cannot run must not pass.
+fn tmux_or_skip(test: &str) -> bool {
+    if Tmux::available() {
+        return true;
+    }
+    let ci = std::env::var("CI").ok();
+    assert!(
+        may_skip_without_tmux(ci.as_deref()),
+        "{test} needs tmux, which is not installed (CI={ci:?}); .ci/run installs it"
+    );
+    false
+}
+
+#[test]
+fn a_missing_tmux_fails_in_ci_and_skips_elsewhere() {
+    assert!(may_skip_without_tmux(None));
+    assert!(may_skip_without_tmux(Some("")));
+    assert!(may_skip_without_tmux(Some("false")));
+    assert!(may_skip_without_tmux(Some("0")));
+    assert!(!may_skip_without_tmux(Some("true")));
+    assert!(!may_skip_without_tmux(Some("1")));
+}
+
 fn shell_quote(p: &Path) -> String {
     format!("'{}'", p.to_string_lossy().replace('\'', "'\\''"))
 }
@@ -124,7 +154,7 @@ fn filo_pid(tmux: &Tmux) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_restores_the_terminal() {
-    if !Tmux::available() {
+    if !tmux_or_skip("sigterm_restores_the_terminal") {
         eprintln!("SKIPPED sigterm_restores_the_terminal: tmux is not installed");
         return;
     }
@@ -149,7 +179,7 @@ async fn sigterm_restores_the_terminal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interactive_prompt_tool_escape_and_quit() {
-    if !Tmux::available() {
+    if !tmux_or_skip("interactive_prompt_tool_escape_and_quit") {
         eprintln!("SKIPPED interactive_prompt_tool_escape_and_quit: tmux is not installed");
         return;
     }
@@ -273,7 +303,7 @@ async fn interactive_prompt_tool_escape_and_quit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_on_the_command_line_is_sent_at_start() {
-    if !Tmux::available() {
+    if !tmux_or_skip("a_prompt_on_the_command_line_is_sent_at_start") {
         eprintln!("SKIPPED a_prompt_on_the_command_line_is_sent_at_start: tmux is not installed");
         return;
     }

@@ -41,10 +41,11 @@ async fn assert_all_gone(pids: &[i32]) {
 
 async fn wait_for_file(path: &Path) -> String {
     for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if text.ends_with('\n') {
-                return text;
-            }
+        if let Some(text) = std::fs::read_to_string(path)
+            .ok()
+            .filter(|text| text.ends_with('\n'))
+        {
+            return text;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -235,9 +236,8 @@ async fn updates_stream_the_accumulated_output() {
 #[tokio::test]
 async fn large_output_spills_to_a_file() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&bash(dir.path()), json!({"command": "seq 1 30000"}))
-        .await
-        .unwrap();
+    let tool = bash(dir.path());
+    let out = run(&tool, json!({"command": "seq 1 30000"})).await.unwrap();
     let details = out.details.clone().unwrap();
     let full = details["fullOutputPath"].as_str().unwrap().to_string();
     assert!(
@@ -258,6 +258,48 @@ async fn large_output_spills_to_a_file() {
     );
     assert_eq!(details["truncation"]["truncatedBy"], "lines");
     assert_eq!(details["truncation"]["totalLines"], 30001);
+    drop(tool);
+    assert!(!Path::new(&full).exists(), "removed with the tool");
+}
+
+/// Full-output files live as long as the tool (the session) and no longer; output that was not
+/// truncated leaves no file at all.
+#[tokio::test]
+async fn full_output_files_live_until_the_tool_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = bash(dir.path());
+    let logs = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("pi-bash-"))
+            .collect();
+        names.sort();
+        names
+    };
+    run(&tool, json!({"command": "seq 1 100"})).await.unwrap();
+    assert!(logs().is_empty(), "no file for output that fits");
+    let first = run(&tool, json!({"command": "seq 1 30000"})).await.unwrap();
+    let failed = failure(run(&tool, json!({"command": "seq 1 30000; exit 3"})).await);
+    assert!(failed.ends_with("Command exited with code 3"), "{failed}");
+    let kept = tool.full_output_files();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert_eq!(logs().len(), 2);
+    let path = first.details.unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(kept[0].display().to_string(), path);
+    let clone = tool.clone();
+    drop(tool);
+    assert_eq!(logs().len(), 2, "a clone still holds them");
+    drop(clone);
+    assert!(
+        logs().is_empty(),
+        "removed with the last clone: {:?}",
+        logs()
+    );
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ mod grep;
 mod ls;
 mod read;
 mod registry;
+mod special_files;
 mod write;
 
 use std::path::Path;

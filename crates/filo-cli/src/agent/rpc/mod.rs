@@ -105,25 +105,54 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     out.flush().await
 }
 
-/// Splits a byte stream into records at `\n`.
+/// The longest input line RPC mode accepts (64 MiB: room for a prompt with large images). A
+/// longer line is skipped up to its `\n`, never held in memory, and answered with an error.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// One input record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// A line without its `\n` (and one trailing `\r`).
+    Line(Vec<u8>),
+    /// A line longer than the limit, skipped; `bytes` is its length.
+    TooLong { bytes: usize },
+}
+
+/// Splits a byte stream into records at `\n`, holding at most the limit plus one read.
 pub struct LineReader<R> {
     inner: R,
     buf: Vec<u8>,
     eof: bool,
+    limit: usize,
+    /// Bytes of an over-long line dropped so far (its end has not been seen yet).
+    skipped: Option<usize>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     pub fn new(inner: R) -> Self {
+        Self::with_limit(inner, MAX_LINE_BYTES)
+    }
+
+    /// A reader whose lines may hold at most `limit` bytes.
+    pub fn with_limit(inner: R, limit: usize) -> Self {
         LineReader {
             inner,
             buf: Vec::new(),
             eof: false,
+            limit,
+            skipped: None,
         }
     }
 
-    /// The next record without its `\n` (and one trailing `\r`); the unterminated rest at end of
-    /// input; `None` after that.
-    pub async fn next_line(&mut self) -> std::io::Result<Option<Vec<u8>>> {
+    #[cfg(test)]
+    /// Bytes of memory the buffer holds (its capacity, so it shows the peak since the start):
+    /// bounded by about twice the limit plus one read.
+    pub fn buffered(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// The next record; the unterminated rest at end of input; `None` after that.
+    pub async fn next_line(&mut self) -> std::io::Result<Option<Record>> {
         let mut scanned = 0;
         loop {
             if let Some(pos) = self.buf[scanned..].iter().position(|&b| b == b'\n') {
@@ -133,10 +162,24 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if line.last() == Some(&b'\r') {
                     line.pop();
                 }
-                return Ok(Some(line));
+                if self.skipped.is_some() || line.len() > self.limit {
+                    let skipped = self.skipped.take().unwrap_or(0);
+                    return Ok(Some(Record::TooLong {
+                        bytes: skipped + line.len(),
+                    }));
+                }
+                return Ok(Some(Record::Line(line)));
             }
             scanned = self.buf.len();
+            if self.buf.len() > self.limit || (self.skipped.is_some() && !self.buf.is_empty()) {
+                *self.skipped.get_or_insert(0) += self.buf.len();
+                self.buf.clear();
+                scanned = 0;
+            }
             if self.eof {
+                if let Some(bytes) = self.skipped.take() {
+                    return Ok(Some(Record::TooLong { bytes }));
+                }
                 if self.buf.is_empty() {
                     return Ok(None);
                 }
@@ -144,7 +187,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if line.last() == Some(&b'\r') {
                     line.pop();
                 }
-                return Ok(Some(line));
+                return Ok(Some(Record::Line(line)));
             }
             let mut chunk = [0u8; 64 * 1024];
             let n = self.inner.read(&mut chunk).await?;
@@ -187,7 +230,13 @@ where
     let mut reader = LineReader::new(input);
     let read_result = loop {
         let line = match reader.next_line().await {
-            Ok(Some(line)) => line,
+            Ok(Some(Record::Line(line))) => line,
+            Ok(Some(Record::TooLong { bytes })) => {
+                out.parse_error(&format!(
+                    "line of {bytes} bytes is longer than the {MAX_LINE_BYTES}-byte limit"
+                ));
+                continue;
+            }
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),
         };
@@ -218,10 +267,60 @@ mod tests {
     async fn lines_of(input: &[u8]) -> Vec<Vec<u8>> {
         let mut r = LineReader::new(input);
         let mut out = Vec::new();
-        while let Some(l) = r.next_line().await.unwrap() {
-            out.push(l);
+        while let Some(record) = r.next_line().await.unwrap() {
+            match record {
+                Record::Line(l) => out.push(l),
+                Record::TooLong { bytes } => panic!("a {bytes}-byte line is not too long"),
+            }
         }
         out
+    }
+
+    /// Records of `input` read with `limit`, checking the buffer never holds more than the limit
+    /// plus one read.
+    async fn records_with_limit(input: &[u8], limit: usize) -> Vec<Record> {
+        let mut r = LineReader::with_limit(input, limit);
+        let mut out = Vec::new();
+        while let Some(record) = r.next_line().await.unwrap() {
+            assert!(r.buffered() <= 2 * (limit + 64 * 1024), "{}", r.buffered());
+            out.push(record);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn an_over_long_line_is_skipped_to_its_end_and_reported() {
+        let mut input = b"{\"a\":1}\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 300_000));
+        input.extend_from_slice(b"\r\nafter\n");
+        input.extend(std::iter::repeat_n(b'y', 200_000));
+        let got = records_with_limit(&input, 1000).await;
+        assert_eq!(
+            got,
+            [
+                Record::Line(b"{\"a\":1}".to_vec()),
+                Record::TooLong { bytes: 300_000 },
+                Record::Line(b"after".to_vec()),
+                Record::TooLong { bytes: 200_000 },
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_endless_line_never_fills_memory() {
+        use tokio::io::AsyncReadExt;
+        let endless = tokio::io::repeat(b'z').take(20 * 1024 * 1024);
+        let mut r = LineReader::with_limit(endless, 4096);
+        let first = r.next_line().await.unwrap();
+        assert_eq!(
+            first,
+            Some(Record::TooLong {
+                bytes: 20 * 1024 * 1024
+            })
+        );
+        // The capacity is the most the buffer ever held.
+        assert!(r.buffered() <= 2 * (4096 + 64 * 1024), "{}", r.buffered());
+        assert_eq!(r.next_line().await.unwrap(), None);
     }
 
     #[tokio::test]
