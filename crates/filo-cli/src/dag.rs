@@ -12,7 +12,7 @@ use clap::{ArgAction, Args, Subcommand};
 use filo_dag::render::{
     FilterMode, LifeOptions, RecallOptions, TraceMode, TraceOptions, life, recall, trace,
 };
-use filo_dag::{Create, Store};
+use filo_dag::{Create, PathEntry, Store};
 use serde_json::{Value, json};
 
 /// Common flags of every `filo dag` command.
@@ -89,8 +89,15 @@ enum DagCommand {
     },
     /// Counts per role and blob type, size, refs.
     Stats,
-    /// Recompute every hash and check every link; exit 1 on any problem.
-    Fsck,
+    /// Recompute every hash and check every link; exit 1 on any problem. With `--session`, also
+    /// check that a session file's entries are in the memory, each under its session parent.
+    Fsck {
+        /// A session file (`.jsonl`) to compare with its nodes (external id = entry id): from its
+        /// first mirrored entry on, every entry of its current path must have a node hanging
+        /// under its session parent's node.
+        #[arg(long, value_name = "FILE")]
+        session: Vec<PathBuf>,
+    },
 }
 
 /// What the commands take from the process: home directory and clock.
@@ -175,7 +182,7 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
         }
         DagCommand::Show { hash } => show(&store, &hash)?,
         DagCommand::Stats => stats(&store)?,
-        DagCommand::Fsck => return fsck(&store, out),
+        DagCommand::Fsck { session } => return fsck(&store, &session, out),
     };
     writeln!(out, "{text}")?;
     Ok(ExitCode::SUCCESS)
@@ -235,8 +242,34 @@ fn stats(store: &Store) -> Result<String> {
     Ok(lines.join("\n"))
 }
 
-fn fsck(store: &Store, out: &mut dyn Write) -> Result<ExitCode> {
-    let report = store.fsck()?;
+/// The current path of a session file (root first), read without changing the file.
+fn session_path(file: &std::path::Path) -> Result<Vec<PathEntry>> {
+    let manager = filo_session::SessionManager::open_read_only(file)
+        .with_context(|| format!("reading the session file {}", file.display()))?;
+    Ok(manager
+        .branch_path(None)
+        .into_iter()
+        .map(|e| PathEntry {
+            id: e.id.clone(),
+            parent_id: e.parent_id.clone(),
+        })
+        .collect())
+}
+
+fn fsck(store: &Store, sessions: &[PathBuf], out: &mut dyn Write) -> Result<ExitCode> {
+    let mut report = store.fsck()?;
+    for file in sessions {
+        let path = session_path(file)?;
+        let found = store.check_session_path(&path)?;
+        writeln!(
+            out,
+            "session {}: {} entries on its path, {} problem(s)",
+            file.display(),
+            path.len(),
+            found.len()
+        )?;
+        report.problems.extend(found);
+    }
     for p in &report.problems {
         writeln!(out, "{} {}: {}", p.kind, p.key, p.message)?;
     }

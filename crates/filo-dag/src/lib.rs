@@ -23,7 +23,7 @@ pub mod text;
 mod write;
 
 pub use error::{DagError, Result};
-pub use fsck::{FsckReport, Problem, Stats};
+pub use fsck::{FsckReport, PathEntry, Problem, Stats};
 pub use model::{
     Action, Blob, Committed, Expect, NewAction, NewBlob, Node, NodeCommit, Parent, RefMove,
     action_type, blob_type, carryover_text, role, short_id,

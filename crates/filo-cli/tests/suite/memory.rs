@@ -155,3 +155,125 @@ async fn two_processes_share_one_database_with_separate_heads() {
         );
     }
 }
+
+/// Runs `filo dag fsck --session FILE` against `db`.
+async fn fsck_session(home: &Home, db: &std::path::Path, file: &std::path::Path) -> (i32, String) {
+    let (code, out, err) = home
+        .filo(&[
+            "dag",
+            "--db",
+            db.to_str().unwrap(),
+            "fsck",
+            "--session",
+            file.to_str().unwrap(),
+        ])
+        .await;
+    (code, format!("{out}{err}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_the_file_holds_but_the_dag_missed_are_resumed_and_mirrored() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("Answer one.")),
+        Turn::Reply(Reply::tool_call(
+            "call-1",
+            "bash",
+            json!({"command": "echo tool-output-42"}),
+        )),
+        Turn::Reply(Reply::text("Answer two.")),
+        Turn::Reply(Reply::text("Answer three.")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let db = home.path().join(".playfilo/playfilo.db");
+    let (code, _, err) = home.filo(&args(&["-p", "q1"])).await;
+    assert_eq!(code, 0, "{err}");
+    // The second turn reaches the file but not the DAG: what queued mirror writes lost to an
+    // abrupt exit leave behind.
+    let (code, _, err) = home.filo(&args(&["-c", "--no-dag", "-p", "q2"])).await;
+    assert_eq!(code, 0, "{err}");
+    let file = home.sessions().pop().unwrap();
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(
+        code, 1,
+        "fsck names the entries missing from the memory: {report}"
+    );
+    assert!(report.contains("not in the memory"), "{report}");
+
+    let (code, out, err) = home.filo(&args(&["-c", "-p", "q3"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "Answer three.\n");
+    let body = mock.requests().last().unwrap().body.to_string();
+    for kept in [
+        "q1",
+        "Answer one.",
+        "q2",
+        "call-1",
+        "tool-output-42",
+        "Answer two.",
+        "q3",
+    ] {
+        assert!(
+            body.contains(kept),
+            "{kept} is in the resumed context: {body}"
+        );
+    }
+    assert!(!err.contains("the DAG wins"), "{err}");
+    // Every entry of the file is in the DAG, under its session parent.
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(code, 0, "{report}");
+    let store = Store::open(&db).unwrap();
+    for e in jsonl(&file).iter().skip(1) {
+        let id = e["id"].as_str().unwrap();
+        let node = store
+            .node_id_by_external_id(id)
+            .unwrap()
+            .unwrap_or_else(|| panic!("entry {id} ({}) is in the DAG", e["type"]));
+        if let Some(parent) = e["parentId"].as_str() {
+            let expected = store.node_id_by_external_id(parent).unwrap();
+            assert_eq!(store.node(&node).unwrap().unwrap().parent_id, expected);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fsck_session_reports_a_mis_parented_node() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("Answer one.")),
+        Turn::Reply(Reply::text("Answer two.")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let (code, _, err) = home.filo(&args(&["--no-dag", "-p", "q1", "q2"])).await;
+    assert_eq!(code, 0, "{err}");
+    let file = home.sessions().pop().unwrap();
+    let ids: Vec<String> = jsonl(&file)[1..]
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    // A memory holding every entry, each under its parent's node but the last, which hangs
+    // under the first node (what a dropped commit followed by a fallback parent produces).
+    let db = home.path().join("crafted.db");
+    let store = Store::open(&db).unwrap();
+    let mut nodes: Vec<String> = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let parent = match (i, nodes.last()) {
+            (_, None) => filo_dag::Parent::Root,
+            (i, Some(_)) if i + 1 == ids.len() => filo_dag::Parent::Node(nodes[0].clone()),
+            (_, Some(p)) => filo_dag::Parent::Node(p.clone()),
+        };
+        let commit = filo_dag::NodeCommit::new(filo_dag::role::USER, i as i64)
+            .parent(parent)
+            .external_id(id.clone());
+        nodes.push(store.commit_node(&commit).unwrap().id);
+    }
+    drop(store);
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(code, 1, "{report}");
+    let last = ids.last().unwrap();
+    assert!(
+        report.contains(&format!("entry {last}: mis-parented")),
+        "{report}"
+    );
+    assert_eq!(report.matches("mis-parented").count(), 1, "{report}");
+}

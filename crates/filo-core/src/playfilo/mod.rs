@@ -16,6 +16,7 @@
 //!   (§10.3 #16);
 //! - DB failures are reported as warnings and counted, not swallowed (§10.3 #20).
 
+mod catchup;
 mod mirror;
 mod resume;
 mod tobe;
