@@ -135,6 +135,14 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
         None => default_db_path(env.home.as_ref())
             .context("cannot locate ~/.playfilo/playfilo.db: HOME is not set (use --db)")?,
     };
+    if matches!(args.command, DagCommand::Fsck { .. }) && path.exists() {
+        // A damaged file is looked at read-only, never opened for writing.
+        let diagnosis = filo_dag::diagnose(&path);
+        if !diagnosis.is_ok() {
+            damaged(&diagnosis, out)?;
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     let store = Store::open_with(&path, Create::Never)?;
     let now = args.now.unwrap_or(env.now_ms);
     let text = match args.command {
@@ -240,6 +248,32 @@ fn stats(store: &Store) -> Result<String> {
     lines.extend(s.refs.iter().map(|(k, v)| format!("  {k} -> {v}")));
     lines.push(format!("size: {} bytes", s.db_bytes));
     Ok(lines.join("\n"))
+}
+
+/// What can be read from a damaged database, and how to recover it.
+fn damaged(d: &filo_dag::Diagnosis, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "{}: SQLite reports this database as damaged (it was not changed)",
+        d.path.display()
+    )?;
+    if let Some(e) = &d.open_error {
+        writeln!(out, "cannot open it: {e}")?;
+    } else {
+        writeln!(out, "integrity check:")?;
+        for line in d.integrity.iter().flat_map(|l| l.lines()) {
+            writeln!(out, "  {line}")?;
+        }
+        writeln!(out, "readable rows:")?;
+        for (table, n) in &d.tables {
+            match n {
+                Ok(n) => writeln!(out, "  {table}: {n}")?,
+                Err(e) => writeln!(out, "  {table}: unreadable ({e})")?,
+            }
+        }
+    }
+    writeln!(out, "{}", d.recovery_hint())?;
+    Ok(())
 }
 
 /// The current path of a session file (root first), read without changing the file.

@@ -37,6 +37,17 @@ pub enum DagError {
         /// The newest version this code understands.
         supported: i64,
     },
+    /// The database can only be read (file or directory permissions).
+    #[error("{0} is read-only")]
+    ReadOnly(PathBuf),
+    /// SQLite's integrity check found damage.
+    #[error("{path} is damaged: {details}")]
+    Damaged {
+        /// The database path.
+        path: PathBuf,
+        /// The first lines of the integrity check.
+        details: String,
+    },
     /// No node matches (the reference's text, without the `Error: ` prefix).
     #[error("Node not found for \"{0}\".")]
     NotFound(String),
@@ -76,6 +87,30 @@ pub enum DagError {
 }
 
 impl DagError {
+    /// True when another connection held the lock for longer than the busy timeout: trying
+    /// again later may succeed.
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Self::Sqlite(e) => matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ),
+            Self::Io { .. }
+            | Self::Missing(_)
+            | Self::NotPlayfilo { .. }
+            | Self::TooNew { .. }
+            | Self::ReadOnly(_)
+            | Self::Damaged { .. }
+            | Self::NotFound(_)
+            | Self::Ambiguous { .. }
+            | Self::NoHeadNoFocus
+            | Self::NoHead
+            | Self::NodeMissing(_)
+            | Self::RefConflict { .. }
+            | Self::NoPreviousNode { .. } => false,
+        }
+    }
+
     /// True for the "a node reference did not resolve" errors that tools show to the model.
     pub fn is_resolution(&self) -> bool {
         match self {
@@ -89,6 +124,8 @@ impl DagError {
             | Self::Missing(_)
             | Self::NotPlayfilo { .. }
             | Self::TooNew { .. }
+            | Self::ReadOnly(_)
+            | Self::Damaged { .. }
             | Self::RefConflict { .. }
             | Self::NoPreviousNode { .. } => false,
         }

@@ -11,6 +11,7 @@
 //! reference; nothing here reads the wall clock or the environment.
 
 pub mod canon;
+mod diagnose;
 mod error;
 mod fsck;
 pub mod golden;
@@ -22,6 +23,7 @@ mod store;
 pub mod text;
 mod write;
 
+pub use diagnose::{Diagnosis, diagnose};
 pub use error::{DagError, Result};
 pub use fsck::{FsckReport, PathEntry, Problem, Stats};
 pub use model::{

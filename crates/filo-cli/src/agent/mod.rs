@@ -103,7 +103,7 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             }
             let code = print::run_json(&session, initial, out).await;
             session.shutdown().await;
-            code
+            report_unmirrored(built.memory.as_ref(), &mut err, code)
         }
         Some("text") => {
             if session.model().is_none() {
@@ -119,7 +119,7 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
             let mut out = std::io::stdout().lock();
             let code = print::run_text(&session, initial, &mut out, &mut err).await;
             session.shutdown().await;
-            code
+            report_unmirrored(built.memory.as_ref(), &mut err, code)
         }
         Some("rpc") => {
             if args.messages.iter().any(|m| m.starts_with('@')) {
@@ -135,6 +135,30 @@ pub async fn run(args: AgentArgs, env: &Env) -> anyhow::Result<ExitCode> {
         }
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Entries that did not reach the Playfilo memory are named on stderr and make print and JSON
+/// mode fail: what was answered is in the session file, but not in the memory (the next resume
+/// mirrors it).
+fn report_unmirrored(
+    memory: Option<&(Arc<filo_core::playfilo::Playfilo>, std::path::PathBuf)>,
+    err: &mut dyn Write,
+    code: anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
+    let lost = memory.map(|(m, _)| m.unmirrored()).unwrap_or_default();
+    if lost.is_empty() {
+        return code;
+    }
+    writeln!(
+        err,
+        "Warning: {} entr{} of this session did not reach the Playfilo memory (they are in the session file; `filo -c` mirrors them):",
+        lost.len(),
+        if lost.len() == 1 { "y" } else { "ies" }
+    )?;
+    for u in &lost {
+        writeln!(err, "  {}: {}", u.entry_id, u.cause)?;
+    }
+    code.map(|_| ExitCode::FAILURE)
 }
 
 /// The interactive terminal UI (no `-p`, no `--mode`).

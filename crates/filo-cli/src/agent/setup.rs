@@ -130,7 +130,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         args.append_system_prompt.as_deref(),
     );
     warnings.extend(w);
-    let memory = playfilo_extension(args, paths)?;
+    let memory = playfilo_extension(args, paths, &mut warnings);
     let extensions: Vec<Arc<dyn filo_core::Extension>> = memory
         .iter()
         .map(|(p, _)| p.clone() as Arc<dyn filo_core::Extension>)
@@ -156,14 +156,15 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     })
 }
 
-/// The Playfilo memory, unless `--no-dag`. A database that cannot be opened is an error (it is
-/// left untouched); `--no-dag` runs without it.
+/// The Playfilo memory, unless `--no-dag`. A database that cannot be opened, is read-only or is
+/// damaged is left untouched, and the run goes on without the memory, saying so first.
 fn playfilo_extension(
     args: &AgentArgs,
     paths: &Paths,
-) -> anyhow::Result<Option<(Arc<filo_core::playfilo::Playfilo>, PathBuf)>> {
+    warnings: &mut Vec<String>,
+) -> Option<(Arc<filo_core::playfilo::Playfilo>, PathBuf)> {
     if args.no_dag {
-        return Ok(None);
+        return None;
     }
     let mut config = filo_core::playfilo::PlayfiloConfig::under_home(&paths.home);
     if let Some(p) = &args.dag {
@@ -171,13 +172,16 @@ fn playfilo_extension(
     }
     config.head.clone_from(&args.head);
     let path = config.db_path.clone();
-    let playfilo = filo_core::playfilo::Playfilo::open(config).with_context(|| {
-        format!(
-            "Playfilo database {}; use --no-dag to run without the memory",
-            path.display()
-        )
-    })?;
-    Ok(Some((Arc::new(playfilo), path)))
+    match filo_core::playfilo::Playfilo::open(config) {
+        Ok(p) => Some((Arc::new(p), path)),
+        Err(e) => {
+            warnings.push(format!(
+                "memory disabled for this run: {e} (nothing is mirrored; `filo dag --db {} fsck` tells more; --no-dag silences this)",
+                path.display()
+            ));
+            None
+        }
+    }
 }
 
 fn select_tools(

@@ -277,3 +277,50 @@ async fn fsck_session_reports_a_mis_parented_node() {
     );
     assert_eq!(report.matches("mis-parented").count(), 1, "{report}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_memory_is_announced_at_start_and_left_untouched() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("Answer one.")),
+        Turn::Reply(Reply::text("Answer two.")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let db = home.path().join(".playfilo/playfilo.db");
+    let (code, _, err) = home.filo(&args(&["-p", "q1"])).await;
+    assert_eq!(code, 0, "{err}");
+    // Garbage over every page but the first (the header and schema stay readable).
+    let mut bytes = std::fs::read(&db).unwrap();
+    assert!(bytes.len() > 8192, "{}", bytes.len());
+    for b in &mut bytes[4096..] {
+        *b = 0xA5;
+    }
+    std::fs::write(&db, &bytes).unwrap();
+
+    let (code, out, err) = home.filo(&args(&["-c", "-p", "q2"])).await;
+    assert_eq!(code, 0, "the session itself is fine: {err}");
+    assert_eq!(out, "Answer two.\n");
+    assert!(
+        err.starts_with("Warning: memory disabled for this run: "),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        bytes,
+        "the damaged file is not changed"
+    );
+
+    let (code, out, err) = home
+        .filo(&["dag", "--db", db.to_str().unwrap(), "fsck"])
+        .await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("integrity check:"), "{out}");
+    assert!(out.contains("readable rows:"), "{out}");
+    assert!(out.contains("nodes: "), "{out}");
+    assert!(out.contains(".recover | sqlite3 recovered.db"), "{out}");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        bytes,
+        "fsck does not change it"
+    );
+}
