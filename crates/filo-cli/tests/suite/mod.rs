@@ -1,5 +1,6 @@
 mod agent;
 mod common;
+mod crash;
 mod dag;
 mod local_model;
 mod memory;
