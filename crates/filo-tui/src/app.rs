@@ -166,8 +166,7 @@ impl App {
             return;
         };
         if let Err(e) = (src.travel)(node_id, note) {
-            let text = e.strip_prefix("Error: ").unwrap_or(&e).to_string();
-            self.state.push(Cell::Error(text));
+            self.state.push(Cell::Error(e.to_string()));
             return;
         }
         self.state.push(Cell::Info(format!(

@@ -37,6 +37,7 @@ use crate::extension::{BeforeAgentStart, EntryContext, Extension, SessionChange,
 
 pub use commit::Unmirrored;
 pub use mirror::{config_json, entry_commit, entry_parts};
+pub use tobe::TravelError;
 pub use tools::SystemZone;
 
 /// Where the memory lives and how this session names its head.
@@ -382,8 +383,8 @@ impl Playfilo {
     /// Travel to an earlier node now, as the `tobe` tool would, for a user (the `/life` view):
     /// the session must be idle; afterwards its context is the target lineage plus the carryover
     /// and [`AgentSession::continue_run`](crate::AgentSession::continue_run) lets the agent answer
-    /// in the new timeline. Errors are the texts `tobe` would show.
-    pub fn travel(&self, target: &str, carryover: &str) -> Result<(), String> {
+    /// in the new timeline.
+    pub fn travel(&self, target: &str, carryover: &str) -> Result<(), TravelError> {
         tobe::travel(&self.shared, target, carryover)
     }
 

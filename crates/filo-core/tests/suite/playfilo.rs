@@ -716,6 +716,7 @@ async fn a_user_can_travel_without_a_tool_call() {
         mem.playfilo
             .travel("zzzz", "x")
             .unwrap_err()
+            .to_string()
             .contains("Node not found")
     );
     mem.playfilo.travel(&target[..12], "user jump").unwrap();
