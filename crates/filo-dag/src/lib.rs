@@ -14,6 +14,7 @@ pub mod canon;
 mod diagnose;
 mod error;
 mod fsck;
+#[cfg(feature = "golden")]
 pub mod golden;
 mod model;
 mod read;

@@ -190,9 +190,9 @@ impl Layout {
 }
 
 fn check_magic(path: &Path) -> Result<()> {
-    let io = |source| DagError::Io {
+    let io = |cause| DagError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let mut file = std::fs::File::open(path).map_err(io)?;
     let mut header = Vec::with_capacity(16);

@@ -375,7 +375,7 @@ impl Playfilo {
             })
             .map_err(|e| filo_dag::DagError::Io {
                 path: shared.config.db_path.clone(),
-                source: e,
+                cause: e,
             })?;
         Ok(Playfilo { shared })
     }
