@@ -324,3 +324,64 @@ async fn a_damaged_memory_is_announced_at_start_and_left_untouched() {
         "fsck does not change it"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_a_locked_memory_kept_out_is_named_and_mirrored_on_resume() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("Answer one.")),
+        Turn::Reply(Reply::text("Answer two.")),
+        Turn::Reply(Reply::text("Answer three.")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let db = home.path().join(".playfilo/playfilo.db");
+    let (code, _, err) = home.filo(&args(&["-p", "q1"])).await;
+    assert_eq!(code, 0, "{err}");
+
+    // Another process holds a write transaction for the whole second run.
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let out = home
+        .command(&args(&["-c", "-p", "q2"]))
+        .env("PLAYFILO_BUSY_TIMEOUT_MS", "20")
+        .env("PLAYFILO_LOCK_PATIENCE_MS", "100")
+        .stdin(Stdio::null())
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .unwrap()
+        .unwrap();
+    other.execute_batch("COMMIT").unwrap();
+    drop(other);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Answer two.\n");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the turn is not in the memory: {err}"
+    );
+    let file = home.sessions().pop().unwrap();
+    let lines = jsonl(&file);
+    let tail: Vec<&str> = lines[lines.len() - 2..]
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert!(err.contains("did not reach the Playfilo memory"), "{err}");
+    for id in &tail {
+        assert!(err.contains(&format!("  {id}: ")), "{id} is named: {err}");
+    }
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(code, 1, "{report}");
+
+    // The next resume keeps and mirrors the turn.
+    let (code, out, err) = home.filo(&args(&["-c", "-p", "q3"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "Answer three.\n");
+    let body = mock.requests().last().unwrap().body.to_string();
+    assert!(
+        body.contains("q2") && body.contains("Answer two."),
+        "{body}"
+    );
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(code, 0, "{report}");
+}
