@@ -133,3 +133,26 @@ async fn entries_a_lock_kept_out_are_reported_and_mirrored_on_resume() {
     mem.playfilo.flush();
     assert_eq!(session_problems(&mem.db, &file), Vec::<String>::new());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flush_within_gives_up_on_a_locked_database_and_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(vec![]).await;
+    let mem = memory_session_config(&mock, dir.path(), new_manager(dir.path()), vec![], |c| {
+        c.busy_timeout = Duration::from_millis(20);
+        c.lock_patience = Duration::from_secs(60);
+    });
+    mem.say(&mock, "one", Reply::text("First.")).await;
+    assert!(mem.playfilo.flush_within(Duration::from_secs(30)));
+    let release = hold_write_lock(&mem.db, Duration::from_secs(60));
+    mem.say(&mock, "two", Reply::text("Second.")).await;
+    assert!(
+        !mem.playfilo.flush_within(Duration::from_millis(100)),
+        "commits are still waiting for the lock"
+    );
+    release.send(()).unwrap();
+    assert!(mem.playfilo.flush_within(Duration::from_secs(30)));
+    assert_eq!(mem.playfilo.unmirrored(), vec![]);
+    let file = mem.session.session_file().unwrap();
+    assert_eq!(session_problems(&mem.db, &file), Vec::<String>::new());
+}
