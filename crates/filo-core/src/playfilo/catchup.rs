@@ -44,6 +44,13 @@ pub(crate) fn mirror_missing(
     shared: &Shared,
     manager: &SessionManager,
 ) -> Result<Caught, DagError> {
+    // The common case costs one lookup: the file's leaf is in the DAG, so nothing follows it.
+    let Some(leaf) = manager.leaf_id() else {
+        return Ok(Caught { mirrored: 0 });
+    };
+    if lock(&shared.store).node_id_by_external_id(leaf)?.is_some() {
+        return Ok(Caught { mirrored: 0 });
+    }
     let path: Vec<SessionEntry> = manager.branch_path(None).into_iter().cloned().collect();
     let head_ref = lock(&shared.state).head_ref.clone();
     let (found, head) = {
