@@ -1,7 +1,8 @@
 //! The background writer's commits: each entry under its session parent's node, waited for while
 //! another process holds the database's write lock, and never placed under a wrong parent. An
-//! entry that cannot be committed is recorded (see [`Unmirrored`]) together with every entry that
-//! descends from it; they stay in the session file and are mirrored when the session resumes.
+//! entry that cannot be committed waits, together with every entry that descends from it (see
+//! [`Unmirrored`]); they are tried again before the next commit and on each flush, and in any
+//! case stay in the session file and are mirrored when the session resumes.
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,13 @@ pub struct Unmirrored {
     pub cause: String,
 }
 
+/// An entry that could not be committed yet, with what it needs to be tried again.
+pub(crate) struct Pending {
+    pub entry: SessionEntry,
+    pub ctx: EntryContext,
+    pub cause: String,
+}
+
 /// Where an entry goes.
 enum Placement {
     /// Under this node (`None`: a root).
@@ -37,7 +45,7 @@ impl Shared {
         let (known, head) = {
             let st = lock(&self.state);
             if let Some(p) = &entry.parent_id {
-                if st.unmirrored.iter().any(|u| &u.entry_id == p) {
+                if st.pending.iter().any(|w| &w.entry.id == p) {
                     return Placement::Blocked(p.clone());
                 }
             }
@@ -63,42 +71,87 @@ impl Shared {
         Placement::Under(None)
     }
 
+    /// Commit one entry from the writer's queue. Entries still waiting from an earlier failure
+    /// go first, in order, so the session's entries reach the memory as a chain under their
+    /// parents once the database can be written again.
     pub(crate) fn commit_entry(&self, entry: &SessionEntry, ctx: &EntryContext) {
-        let parent = match self.placement(entry) {
-            Placement::Under(p) => p,
-            Placement::Blocked(p) => {
-                let cause = format!("its parent entry {p} is not in the memory");
-                self.record_unmirrored(entry, cause);
-                return;
+        self.retry_pending();
+        if let Err(cause) = self.try_commit(entry, ctx, true) {
+            let first = lock(&self.state).pending.is_empty();
+            self.hold_back(entry, ctx, cause.clone());
+            // One warning per streak: the entries after it wait for it.
+            if first {
+                self.warn(format!(
+                    "Playfilo: entry {} ({}) is not in the memory: {cause}. It and the entries after it stay in the session file; they are written when the database can be written again, or when the session is resumed.",
+                    entry.id,
+                    entry.kind.type_name()
+                ));
             }
-        };
-        let commit = entry_commit(entry, ctx, parent.as_deref(), self.now());
-        match self.commit_patiently(&commit, parent.as_deref()) {
-            Ok(id) => {
-                lock(&self.state).nodes.insert(entry.id.clone(), id.clone());
-                if let Some(SessionMessage::Llm(filo_ai::Message::Assistant(_))) = entry.message() {
-                    let ids = mirror::tool_call_ids(entry);
-                    lock(&self.state).last_assistant = Some((entry.id.clone(), id, ids));
-                }
-            }
-            Err(e) => self.record_unmirrored(entry, e.to_string()),
         }
     }
 
-    fn record_unmirrored(&self, entry: &SessionEntry, cause: String) {
-        let message = format!(
-            "Playfilo: entry {} ({}) is not in the memory: {cause}. It stays in the session file and is mirrored when the session is resumed.",
-            entry.id,
-            entry.kind.type_name()
-        );
-        {
-            let mut st = lock(&self.state);
-            st.errors += 1;
-            st.unmirrored.push(Unmirrored {
-                entry_id: entry.id.clone(),
-                cause,
-            });
+    /// One more attempt for the entries waiting from an earlier failure (no patience: the busy
+    /// timeout bounds it). Called before each new commit and by a flush.
+    pub(crate) fn retry_pending(&self) {
+        let waiting = std::mem::take(&mut lock(&self.state).pending);
+        if waiting.is_empty() {
+            return;
         }
+        let total = waiting.len();
+        let mut rest = waiting.into_iter();
+        while let Some(mut p) = rest.next() {
+            if let Err(cause) = self.try_commit(&p.entry, &p.ctx, false) {
+                p.cause = cause;
+                let mut st = lock(&self.state);
+                st.pending = std::iter::once(p).chain(rest).collect();
+                return;
+            }
+        }
+        self.warn(format!(
+            "Playfilo: the memory can be written again; the {total} entries that waited are in it"
+        ));
+    }
+
+    /// Place and commit `entry`; the cause when it cannot be (its parent is waiting, or the
+    /// database failed or stayed locked).
+    fn try_commit(
+        &self,
+        entry: &SessionEntry,
+        ctx: &EntryContext,
+        patient: bool,
+    ) -> Result<(), String> {
+        let parent = match self.placement(entry) {
+            Placement::Under(p) => p,
+            Placement::Blocked(p) => {
+                return Err(format!("its parent entry {p} is not in the memory"));
+            }
+        };
+        let commit = entry_commit(entry, ctx, parent.as_deref(), self.now());
+        let committed = if patient {
+            self.commit_patiently(&commit, parent.as_deref())
+        } else {
+            self.commit_moving_heads(commit, parent.as_deref())
+        };
+        let id = committed.map_err(|e| e.to_string())?;
+        lock(&self.state).nodes.insert(entry.id.clone(), id.clone());
+        if let Some(SessionMessage::Llm(filo_ai::Message::Assistant(_))) = entry.message() {
+            let ids = mirror::tool_call_ids(entry);
+            lock(&self.state).last_assistant = Some((entry.id.clone(), id, ids));
+        }
+        Ok(())
+    }
+
+    fn hold_back(&self, entry: &SessionEntry, ctx: &EntryContext, cause: String) {
+        let mut st = lock(&self.state);
+        st.errors += 1;
+        st.pending.push(Pending {
+            entry: entry.clone(),
+            ctx: ctx.clone(),
+            cause,
+        });
+    }
+
+    fn warn(&self, message: String) {
         if let Some(s) = self.session() {
             s.emit(&SessionEvent::Warning { message });
         }

@@ -107,8 +107,8 @@ pub(crate) struct State {
     /// A brand-new session continues the shared life from `PI_HEAD` (boot inheritance); a
     /// session resumed from a file the DAG never saw starts its own root instead.
     pub inherit: bool,
-    /// Entries that could not be committed (and their descendants), in order.
-    pub unmirrored: Vec<commit::Unmirrored>,
+    /// Entries that could not be committed yet (and their descendants), in order.
+    pub pending: Vec<commit::Pending>,
 }
 
 /// Tool results held back while a `tobe` call of the same assistant message is pending: dropped
@@ -368,7 +368,11 @@ impl Playfilo {
                             None => break,
                         },
                         Job::Flush(ack) => {
-                            let _ = ack.send(());
+                            if let Some(shared) = weak.upgrade() {
+                                shared.retry_pending();
+                            }
+                            // The waiter may have given up (`flush_within`): nothing to tell.
+                            ack.send(()).unwrap_or(());
                         }
                     }
                 }
@@ -409,7 +413,14 @@ impl Playfilo {
     /// and are mirrored when the session resumes.
     pub fn unmirrored(&self) -> Vec<Unmirrored> {
         self.shared.flush();
-        lock(&self.shared.state).unmirrored.clone()
+        lock(&self.shared.state)
+            .pending
+            .iter()
+            .map(|p| Unmirrored {
+                entry_id: p.entry.id.clone(),
+                cause: p.cause.clone(),
+            })
+            .collect()
     }
 
     /// Wait up to `timeout` for the queued commits (for a signal handler about to exit: it must

@@ -77,6 +77,7 @@ async fn entries_a_lock_kept_out_are_reported_and_mirrored_on_resume() {
     let mock = MockProvider::start(vec![]).await;
     let file;
     let before: u64;
+    let lock;
     {
         let mem = memory_session_config(&mock, dir.path(), new_manager(dir.path()), vec![], |c| {
             c.busy_timeout = Duration::from_millis(20);
@@ -91,10 +92,9 @@ async fn entries_a_lock_kept_out_are_reported_and_mirrored_on_resume() {
             .roles
             .values()
             .sum();
-        let lock = hold_write_lock(&mem.db, Duration::from_secs(60));
+        lock = hold_write_lock(&mem.db, Duration::from_secs(60));
         mem.say(&mock, "two", Reply::text("Second.")).await;
         let lost = mem.playfilo.unmirrored();
-        drop(lock);
         file = mem.session.session_file().unwrap();
         let ids: Vec<String> = lost.iter().map(|u| u.entry_id.clone()).collect();
         let manager = SessionManager::open_read_only(&file).unwrap();
@@ -107,6 +107,8 @@ async fn entries_a_lock_kept_out_are_reported_and_mirrored_on_resume() {
         assert!(lost[1].cause.contains("parent"), "{:?}", lost[1]);
         assert_eq!(mem.playfilo.error_count(), 2);
     }
+    // The process ended with the lock still held.
+    lock.send(()).unwrap();
     // Nothing was committed under a wrong parent.
     let after: u64 = Store::open(dir.path().join("playfilo.db"))
         .unwrap()
@@ -155,4 +157,31 @@ async fn flush_within_gives_up_on_a_locked_database_and_reports_it() {
     assert_eq!(mem.playfilo.unmirrored(), vec![]);
     let file = mem.session.session_file().unwrap();
     assert_eq!(session_problems(&mem.db, &file), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_session_catches_up_once_the_lock_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(vec![]).await;
+    let mem = memory_session_config(&mock, dir.path(), new_manager(dir.path()), vec![], |c| {
+        c.busy_timeout = Duration::from_millis(20);
+        c.lock_patience = Duration::from_millis(100);
+    });
+    mem.say(&mock, "one", Reply::text("First.")).await;
+    mem.playfilo.flush();
+    let release = hold_write_lock(&mem.db, Duration::from_secs(60));
+    mem.say(&mock, "two", Reply::text("Second.")).await;
+    assert_eq!(mem.playfilo.unmirrored().len(), 2);
+    release.send(()).unwrap();
+    // The next turn's first commit takes the waiting entries along, in order.
+    mem.say(&mock, "three", Reply::text("Third.")).await;
+    assert_eq!(mem.playfilo.unmirrored(), vec![]);
+    let file = mem.session.session_file().unwrap();
+    assert_eq!(session_problems(&mem.db, &file), Vec::<String>::new());
+    let store = Store::open(&mem.db).unwrap();
+    let last = mem.session.session_manager().leaf_id().unwrap().to_string();
+    assert_eq!(
+        store.get_ref(&mem.playfilo.head_ref()).unwrap(),
+        store.node_id_by_external_id(&last).unwrap()
+    );
 }
