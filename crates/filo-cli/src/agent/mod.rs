@@ -151,7 +151,7 @@ fn report_unmirrored(
     }
     writeln!(
         err,
-        "Warning: {} entr{} of this session did not reach the Playfilo memory (they are in the session file; `filo -c` mirrors them):",
+        "Warning: {} entr{} of this session did not reach the Playfilo memory (they are in the session file; resuming the session mirrors them):",
         lost.len(),
         if lost.len() == 1 { "y" } else { "ies" }
     )?;
