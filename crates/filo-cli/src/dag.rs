@@ -12,7 +12,7 @@ use clap::{ArgAction, Args, Subcommand};
 use filo_dag::render::{
     FilterMode, LifeOptions, RecallOptions, TraceMode, TraceOptions, life, recall, trace,
 };
-use filo_dag::{Create, Store};
+use filo_dag::{Create, PathEntry, Store};
 use serde_json::{Value, json};
 
 /// Common flags of every `filo dag` command.
@@ -89,8 +89,15 @@ enum DagCommand {
     },
     /// Counts per role and blob type, size, refs.
     Stats,
-    /// Recompute every hash and check every link; exit 1 on any problem.
-    Fsck,
+    /// Recompute every hash and check every link; exit 1 on any problem. With `--session`, also
+    /// check that a session file's entries are in the memory, each under its session parent.
+    Fsck {
+        /// A session file (`.jsonl`) to compare with its nodes (external id = entry id): from its
+        /// first mirrored entry on, every entry of its current path must have a node hanging
+        /// under its session parent's node.
+        #[arg(long, value_name = "FILE")]
+        session: Vec<PathBuf>,
+    },
 }
 
 /// What the commands take from the process: home directory and clock.
@@ -128,6 +135,14 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
         None => default_db_path(env.home.as_ref())
             .context("cannot locate ~/.playfilo/playfilo.db: HOME is not set (use --db)")?,
     };
+    if matches!(args.command, DagCommand::Fsck { .. }) && path.exists() {
+        // A damaged file is looked at read-only, never opened for writing.
+        let diagnosis = filo_dag::diagnose(&path);
+        if !diagnosis.is_ok() {
+            damaged(&diagnosis, out)?;
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     let store = Store::open_with(&path, Create::Never)?;
     let now = args.now.unwrap_or(env.now_ms);
     let text = match args.command {
@@ -175,7 +190,7 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
         }
         DagCommand::Show { hash } => show(&store, &hash)?,
         DagCommand::Stats => stats(&store)?,
-        DagCommand::Fsck => return fsck(&store, out),
+        DagCommand::Fsck { session } => return fsck(&store, &session, out),
     };
     writeln!(out, "{text}")?;
     Ok(ExitCode::SUCCESS)
@@ -235,8 +250,60 @@ fn stats(store: &Store) -> Result<String> {
     Ok(lines.join("\n"))
 }
 
-fn fsck(store: &Store, out: &mut dyn Write) -> Result<ExitCode> {
-    let report = store.fsck()?;
+/// What can be read from a damaged database, and how to recover it.
+fn damaged(d: &filo_dag::Diagnosis, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "{}: SQLite reports this database as damaged (it was not changed)",
+        d.path.display()
+    )?;
+    if let Some(e) = &d.open_error {
+        writeln!(out, "cannot open it: {e}")?;
+    } else {
+        writeln!(out, "integrity check:")?;
+        for line in d.integrity.iter().flat_map(|l| l.lines()) {
+            writeln!(out, "  {line}")?;
+        }
+        writeln!(out, "readable rows:")?;
+        for (table, n) in &d.tables {
+            match n {
+                Ok(n) => writeln!(out, "  {table}: {n}")?,
+                Err(e) => writeln!(out, "  {table}: unreadable ({e})")?,
+            }
+        }
+    }
+    writeln!(out, "{}", d.recovery_hint())?;
+    Ok(())
+}
+
+/// The current path of a session file (root first), read without changing the file.
+fn session_path(file: &std::path::Path) -> Result<Vec<PathEntry>> {
+    let manager = filo_session::SessionManager::open_read_only(file)
+        .with_context(|| format!("reading the session file {}", file.display()))?;
+    Ok(manager
+        .branch_path(None)
+        .into_iter()
+        .map(|e| PathEntry {
+            id: e.id.clone(),
+            parent_id: e.parent_id.clone(),
+        })
+        .collect())
+}
+
+fn fsck(store: &Store, sessions: &[PathBuf], out: &mut dyn Write) -> Result<ExitCode> {
+    let mut report = store.fsck()?;
+    for file in sessions {
+        let path = session_path(file)?;
+        let found = store.check_session_path(&path)?;
+        writeln!(
+            out,
+            "session {}: {} entries on its path, {} problem(s)",
+            file.display(),
+            path.len(),
+            found.len()
+        )?;
+        report.problems.extend(found);
+    }
     for p in &report.problems {
         writeln!(out, "{} {}: {}", p.kind, p.key, p.message)?;
     }

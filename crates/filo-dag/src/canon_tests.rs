@@ -379,3 +379,76 @@ proptest! {
         prop_assert!(same_json(&stored, &v));
     }
 }
+
+/// A JSON text with a few bytes overwritten, inserted or cut: mostly invalid, sometimes valid in
+/// a way no generator above produces (huge exponents, `-0`, big integers, escapes).
+fn mutated_json() -> impl Strategy<Value = Vec<u8>> {
+    (
+        arb_json(),
+        prop::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 0..6),
+        any::<usize>(),
+    )
+        .prop_map(|(v, edits, cut)| {
+            let mut bytes = canonical_json(&v).into_bytes();
+            for (at, byte, how) in edits {
+                let at = at % (bytes.len() + 1);
+                match how {
+                    0 if at < bytes.len() => bytes[at] = byte,
+                    1 => bytes.insert(at, byte),
+                    _ if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    _ => bytes.push(byte),
+                }
+            }
+            if cut % 4 == 0 {
+                bytes.truncate(cut % (bytes.len() + 1));
+            }
+            bytes
+        })
+}
+
+proptest! {
+    /// Hostile input: whatever a stored or received JSON text turns out to be, hashing it never
+    /// panics, and a text that parses hashes the same as its canonical form.
+    #[test]
+    fn mutated_json_never_panics_the_hasher(bytes in mutated_json()) {
+        if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+            let text = canonical_json(&v);
+            let back: Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(hash_value(&back), hash_value(&v));
+            let _ = blob_hash("pi_meta", &v);
+            let _ = js_json_pretty(&v, 2);
+        }
+    }
+
+    /// Raw numbers and UTF-16 units (lone surrogates included) at the writers' edges.
+    #[test]
+    fn numbers_and_utf16_units_never_panic(f in any::<f64>(), units in prop::collection::vec(any::<u16>(), 0..16)) {
+        let mut out = String::new();
+        write_f64(f, &mut out);
+        prop_assert!(!out.is_empty());
+        out.clear();
+        write_js_string_units(&units, &mut out);
+        let parsed: Result<Value, _> = serde_json::from_str(&out);
+        prop_assert!(parsed.is_ok() || units.iter().any(|u| (0xD800..0xE000).contains(u)), "{}", out);
+    }
+
+    /// Node ids from arbitrary text fields never panic and depend on every field.
+    #[test]
+    fn node_hash_takes_any_text(parent in proptest::option::of("\\PC{0,12}"), role in "\\PC{0,8}", ext in proptest::option::of("\\PC{0,12}"), ts in any::<i64>()) {
+        let parts = vec!["a".to_string()];
+        let input = NodeHashInput {
+            parent_id: parent.as_deref(),
+            parts: &parts,
+            role: &role,
+            timestamp: ts,
+            external_id: ext.as_deref(),
+            system_prompt_hash: None,
+        };
+        let id = node_hash(&input);
+        prop_assert_eq!(id.len(), 64);
+        let other = NodeHashInput { timestamp: ts.wrapping_add(1), ..input };
+        prop_assert_ne!(node_hash(&other), id);
+    }
+}

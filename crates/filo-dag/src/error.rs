@@ -3,18 +3,21 @@
 use std::path::PathBuf;
 
 /// Everything that can go wrong in `filo-dag`.
+///
+/// Each variant embeds its cause in its message and exposes no `source`, so a cause is printed
+/// once whether the error is shown alone or as a chain (`{:#}` in anyhow).
 #[derive(Debug, thiserror::Error)]
 pub enum DagError {
     /// An SQLite call failed.
     #[error("sqlite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(rusqlite::Error),
     /// Reading the database file failed before SQLite saw it.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {cause}")]
     Io {
         /// The database path.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The database file does not exist and creation was not requested.
     #[error("no Playfilo database at {0}")]
@@ -36,6 +39,17 @@ pub enum DagError {
         found: i64,
         /// The newest version this code understands.
         supported: i64,
+    },
+    /// The database can only be read (file or directory permissions).
+    #[error("{0} is read-only")]
+    ReadOnly(PathBuf),
+    /// SQLite's integrity check found damage.
+    #[error("{path} is damaged: {details}")]
+    Damaged {
+        /// The database path.
+        path: PathBuf,
+        /// The first lines of the integrity check.
+        details: String,
     },
     /// No node matches (the reference's text, without the `Error: ` prefix).
     #[error("Node not found for \"{0}\".")]
@@ -76,6 +90,30 @@ pub enum DagError {
 }
 
 impl DagError {
+    /// True when another connection held the lock for longer than the busy timeout: trying
+    /// again later may succeed.
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Self::Sqlite(e) => matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ),
+            Self::Io { .. }
+            | Self::Missing(_)
+            | Self::NotPlayfilo { .. }
+            | Self::TooNew { .. }
+            | Self::ReadOnly(_)
+            | Self::Damaged { .. }
+            | Self::NotFound(_)
+            | Self::Ambiguous { .. }
+            | Self::NoHeadNoFocus
+            | Self::NoHead
+            | Self::NodeMissing(_)
+            | Self::RefConflict { .. }
+            | Self::NoPreviousNode { .. } => false,
+        }
+    }
+
     /// True for the "a node reference did not resolve" errors that tools show to the model.
     pub fn is_resolution(&self) -> bool {
         match self {
@@ -89,11 +127,71 @@ impl DagError {
             | Self::Missing(_)
             | Self::NotPlayfilo { .. }
             | Self::TooNew { .. }
+            | Self::ReadOnly(_)
+            | Self::Damaged { .. }
             | Self::RefConflict { .. }
             | Self::NoPreviousNode { .. } => false,
         }
     }
 }
 
+impl From<rusqlite::Error> for DagError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::Sqlite(e)
+    }
+}
+
 /// Result alias of this crate.
 pub type Result<T, E = DagError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The message of `e` followed by its `source` chain, as anyhow's `{:#}` prints it.
+    fn chain(e: &dyn std::error::Error) -> String {
+        let mut out = e.to_string();
+        let mut next = e.source();
+        while let Some(s) = next {
+            out.push_str(": ");
+            out.push_str(&s.to_string());
+            next = s.source();
+        }
+        out
+    }
+
+    #[test]
+    fn a_cause_is_printed_once() {
+        let dir = tempfile::tempdir().unwrap();
+        // An SQLite header over garbage: SQLite itself says "file is not a database".
+        let path = dir.path().join("bad.db");
+        let mut bytes = b"SQLite format 3\0".to_vec();
+        bytes.extend(std::iter::repeat_n(0xA5u8, 8192));
+        std::fs::write(&path, &bytes).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let sqlite = conn
+            .query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap_err();
+        let errors = [
+            DagError::from(sqlite),
+            DagError::Io {
+                path: dir.path().join("x.db"),
+                cause: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied here"),
+            },
+        ];
+        for e in &errors {
+            let text = chain(e);
+            for cause in ["file is not a database", "denied here"] {
+                assert!(text.matches(cause).count() <= 1, "{text}");
+            }
+            assert_eq!(
+                text,
+                e.to_string(),
+                "the cause is in the message, not a source"
+            );
+        }
+        assert!(chain(&errors[0]).contains("file is not a database"));
+    }
+}

@@ -256,3 +256,64 @@ impl Store {
         Ok(())
     }
 }
+
+/// One entry of a session file's path, as [`Store::check_session_path`] compares it: its id (the
+/// node's `external_id`) and its parent entry's id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathEntry {
+    /// The entry id.
+    pub id: String,
+    /// The parent entry's id; `None` for the first entry.
+    pub parent_id: Option<String>,
+}
+
+impl Store {
+    /// Compares a session file's path (root first) with the nodes that mirror it: from the first
+    /// entry that has a node on, every entry must have one (`entry … is not in the memory`), and
+    /// each node must hang under its session parent's node (`mis-parented`). Entries before the
+    /// first mirrored one are history the memory never saw and are not problems, unless none of
+    /// the path is mirrored at all. The first entry's node may hang anywhere (a new session
+    /// continues the shared life).
+    pub fn check_session_path(&self, path: &[PathEntry]) -> Result<Vec<Problem>> {
+        self.read(|_| {
+            let found = self.node_ids_by_external_ids(path.iter().map(|e| e.id.as_str()))?;
+            let mut problems = Vec::new();
+            let Some(first) = path.iter().position(|e| found.contains_key(&e.id)) else {
+                if !path.is_empty() {
+                    problems.push(Problem {
+                        kind: "session",
+                        key: path.last().map(|e| e.id.clone()).unwrap_or_default(),
+                        message: format!("none of its {} entries is in the memory", path.len()),
+                    });
+                }
+                return Ok(problems);
+            };
+            for entry in &path[first..] {
+                let Some(node_id) = found.get(&entry.id) else {
+                    problems.push(Problem {
+                        kind: "entry",
+                        key: entry.id.clone(),
+                        message: "is in the session file but not in the memory".into(),
+                    });
+                    continue;
+                };
+                let Some(expected) = entry.parent_id.as_ref().and_then(|p| found.get(p)) else {
+                    continue;
+                };
+                let actual = self.node(node_id)?.and_then(|n| n.parent_id);
+                if actual.as_ref() != Some(expected) {
+                    problems.push(Problem {
+                        kind: "entry",
+                        key: entry.id.clone(),
+                        message: format!(
+                            "mis-parented: node {node_id} hangs under {}, but its session parent {} is node {expected}",
+                            actual.as_deref().unwrap_or("nothing (a root)"),
+                            entry.parent_id.as_deref().unwrap_or_default(),
+                        ),
+                    });
+                }
+            }
+            Ok(problems)
+        })
+    }
+}

@@ -11,8 +11,10 @@
 //! reference; nothing here reads the wall clock or the environment.
 
 pub mod canon;
+mod diagnose;
 mod error;
 mod fsck;
+#[cfg(feature = "golden")]
 pub mod golden;
 mod model;
 mod read;
@@ -22,8 +24,9 @@ mod store;
 pub mod text;
 mod write;
 
+pub use diagnose::{Diagnosis, diagnose};
 pub use error::{DagError, Result};
-pub use fsck::{FsckReport, Problem, Stats};
+pub use fsck::{FsckReport, PathEntry, Problem, Stats};
 pub use model::{
     Action, Blob, Committed, Expect, NewAction, NewBlob, Node, NodeCommit, Parent, RefMove,
     action_type, blob_type, carryover_text, role, short_id,

@@ -109,6 +109,12 @@ impl Store {
         Self::init(Connection::open_in_memory()?, None)
     }
 
+    /// How long each call waits for another connection's lock before failing with
+    /// [`DagError::is_busy`] (30 s by default).
+    pub fn set_busy_timeout(&self, timeout: Duration) -> Result<()> {
+        Ok(self.conn.busy_timeout(timeout)?)
+    }
+
     /// The file path, `None` for an in-memory store.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
@@ -184,9 +190,9 @@ impl Layout {
 }
 
 fn check_magic(path: &Path) -> Result<()> {
-    let io = |source| DagError::Io {
+    let io = |cause| DagError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let mut file = std::fs::File::open(path).map_err(io)?;
     let mut header = Vec::with_capacity(16);

@@ -42,6 +42,8 @@ pub enum AppEvent {
     Reload,
     /// Put text in the editor (fork).
     EditorText(String),
+    /// The `/life` view, loaded off the event loop (or why it could not be).
+    Life(Box<Result<crate::life::LifeView, String>>),
 }
 
 /// The running app: state plus the session it drives. [`run`](crate::run) owns one; tests drive
@@ -168,8 +170,7 @@ impl App {
             return;
         };
         if let Err(e) = (src.travel)(node_id, note) {
-            let text = e.strip_prefix("Error: ").unwrap_or(&e).to_string();
-            self.state.push(Cell::Error(text));
+            self.state.push(Cell::Error(e.to_string()));
             return;
         }
         self.state.push(Cell::Info(format!(
@@ -304,6 +305,10 @@ impl App {
                 self.reload();
             }
             AppEvent::EditorText(t) => self.state.editor.set_text(&t),
+            AppEvent::Life(view) => match *view {
+                Ok(v) => self.state.overlay = Some(crate::overlay::Overlay::Life(v)),
+                Err(e) => self.state.push(Cell::Error(e)),
+            },
         }
     }
 

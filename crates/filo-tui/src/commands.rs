@@ -443,11 +443,15 @@ impl App {
                 .push(Cell::Info("The memory is off (--no-dag).".into()));
             return;
         };
-        (src.flush)();
-        match LifeView::open(&src.db_path, &(src.head_ref)(), filo_session::ids::now_ms()) {
-            Ok(v) => self.state.overlay = Some(Overlay::Life(v)),
-            Err(e) => self.state.push(Cell::Error(format!("life: {e}"))),
-        }
+        // Waiting for the memory's queued commits and reading the graph block: off the event loop.
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            (src.flush)();
+            let view = LifeView::open(&src.db_path, &(src.head_ref)(), filo_session::ids::now_ms())
+                .map_err(|e| format!("life: {e}"));
+            // A closed channel means the app has quit: nobody is left to show the view to.
+            tx.send(AppEvent::Life(Box::new(view))).unwrap_or(());
+        });
     }
 
     pub(crate) fn life_recall(&mut self) {

@@ -11,8 +11,10 @@ use serde_json::Value;
 
 use crate::text::truncate;
 
-/// Jumps to a node (target, carryover note); errors are the texts `tobe` would show.
-pub type TravelFn = std::sync::Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>;
+/// Jumps to a node (target, carryover note).
+pub type TravelFn = std::sync::Arc<
+    dyn Fn(&str, &str) -> Result<(), filo_core::playfilo::TravelError> + Send + Sync,
+>;
 
 /// Where the memory is, which ref is this session's HEAD now (it changes with `/new`), and how to
 /// wait for the memory's queued commits.

@@ -112,7 +112,8 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
             let mut signals = signals::Signals::install()?;
             let stop = signals::Stop::default();
             let work = print::run_json(&session, initial, out, &stop);
-            signals::run_print(&session, &mut signals, &stop, work).await
+            let code = signals::run_print(&session, &mut signals, &stop, work).await;
+            report_unmirrored(built.memory.as_ref(), &mut err, code)
         }
         OutputMode::Text => {
             if session.model().is_none() {
@@ -129,7 +130,8 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
             let stop = signals::Stop::default();
             let mut out = std::io::stdout().lock();
             let work = print::run_text(&session, initial, &mut out, &mut err, &stop);
-            signals::run_print(&session, &mut signals, &stop, work).await
+            let code = signals::run_print(&session, &mut signals, &stop, work).await;
+            report_unmirrored(built.memory.as_ref(), &mut err, code)
         }
         OutputMode::Rpc => {
             if args.messages.iter().any(|m| m.starts_with('@')) {
@@ -151,6 +153,31 @@ impl Drop for RemoveOnExit {
     fn drop(&mut self) {
         self.0.remove_all();
     }
+}
+
+/// Entries that did not reach the Playfilo memory are named on stderr and make print and JSON
+/// mode fail: what was answered is in the session file, but not in the memory (the next resume
+/// mirrors it).
+fn report_unmirrored(
+    memory: Option<&(Arc<filo_core::playfilo::Playfilo>, std::path::PathBuf)>,
+    err: &mut dyn Write,
+    code: anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
+    let lost = memory.map(|(m, _)| m.unmirrored()).unwrap_or_default();
+    if lost.is_empty() {
+        return code;
+    }
+    writeln!(
+        err,
+        "Warning: {} entr{} of this session did not reach the Playfilo memory (they are in the session file; resuming the session mirrors them):",
+        lost.len(),
+        if lost.len() == 1 { "y" } else { "ies" }
+    )?;
+    for u in &lost {
+        writeln!(err, "  {}: {}", u.entry_id, u.cause)?;
+    }
+    // A signal's own exit code (130, 143, 129) stays; a clean exit becomes a failure.
+    code.map(|c| if c == ExitCode::SUCCESS { ExitCode::FAILURE } else { c })
 }
 
 /// The interactive terminal UI (no `-p`, no `--mode`).

@@ -139,7 +139,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         args.append_system_prompt.as_deref(),
     );
     warnings.extend(w);
-    let memory = playfilo_extension(args, paths)?;
+    let memory = playfilo_extension(args, env, paths, &mut warnings);
     let extensions: Vec<Arc<dyn filo_core::Extension>> = memory
         .iter()
         .map(|(p, _)| p.clone() as Arc<dyn filo_core::Extension>)
@@ -166,28 +166,55 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     })
 }
 
-/// The Playfilo memory, unless `--no-dag`. A database that cannot be opened is an error (it is
-/// left untouched); `--no-dag` runs without it.
+/// The Playfilo memory, unless `--no-dag`. A database that cannot be opened, is read-only or is
+/// damaged is left untouched, and the run goes on without the memory, saying so first.
+///
+/// `PLAYFILO_BUSY_TIMEOUT_MS` (default 30 000) is how long one write waits for another process's
+/// lock; `PLAYFILO_LOCK_PATIENCE_MS` (default 300 000) how long a commit keeps retrying before
+/// its entry is reported as not in the memory.
 fn playfilo_extension(
     args: &AgentArgs,
+    env: &Env,
     paths: &Paths,
-) -> anyhow::Result<Option<(Arc<filo_core::playfilo::Playfilo>, PathBuf)>> {
+    warnings: &mut Vec<String>,
+) -> Option<(Arc<filo_core::playfilo::Playfilo>, PathBuf)> {
     if args.no_dag {
-        return Ok(None);
+        return None;
     }
     let mut config = filo_core::playfilo::PlayfiloConfig::under_home(&paths.home);
+    let mut ms = |name: &str| {
+        let v = env.get(name)?;
+        match v.trim().parse::<u64>() {
+            Ok(n) => Some(std::time::Duration::from_millis(n)),
+            Err(_) => {
+                warnings.push(format!(
+                    "{name}=\"{v}\" is not a number of milliseconds; using the default"
+                ));
+                None
+            }
+        }
+    };
+    if let Some(d) = ms("PLAYFILO_BUSY_TIMEOUT_MS") {
+        config.busy_timeout = d;
+    }
+    if let Some(d) = ms("PLAYFILO_LOCK_PATIENCE_MS") {
+        config.lock_patience = d;
+    }
     if let Some(p) = &args.dag {
         config.db_path = paths.cwd.join(p);
     }
     config.head.clone_from(&args.head);
     let path = config.db_path.clone();
-    let playfilo = filo_core::playfilo::Playfilo::open(config).with_context(|| {
-        format!(
-            "Playfilo database {}; use --no-dag to run without the memory",
-            path.display()
-        )
-    })?;
-    Ok(Some((Arc::new(playfilo), path)))
+    match filo_core::playfilo::Playfilo::open(config) {
+        Ok(p) => Some((Arc::new(p), path)),
+        Err(e) => {
+            warnings.push(format!(
+                "memory disabled for this run: {e} (nothing is mirrored; `filo dag --db {} fsck` tells more; --no-dag silences this)",
+                path.display()
+            ));
+            None
+        }
+    }
 }
 
 fn select_tools(

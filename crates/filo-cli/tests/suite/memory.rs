@@ -155,3 +155,233 @@ async fn two_processes_share_one_database_with_separate_heads() {
         );
     }
 }
+
+/// Runs `filo dag fsck --session FILE` against `db`.
+async fn fsck_session(home: &Home, db: &std::path::Path, file: &std::path::Path) -> (i32, String) {
+    let (code, out, err) = home
+        .filo(&[
+            "dag",
+            "--db",
+            db.to_str().unwrap(),
+            "fsck",
+            "--session",
+            file.to_str().unwrap(),
+        ])
+        .await;
+    (code, format!("{out}{err}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_the_file_holds_but_the_dag_missed_are_resumed_and_mirrored() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("Answer one.")),
+        Turn::Reply(Reply::tool_call(
+            "call-1",
+            "bash",
+            json!({"command": "echo tool-output-42"}),
+        )),
+        Turn::Reply(Reply::text("Answer two.")),
+        Turn::Reply(Reply::text("Answer three.")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let db = home.path().join(".playfilo/playfilo.db");
+    let (code, _, err) = home.filo(&args(&["-p", "q1"])).await;
+    assert_eq!(code, 0, "{err}");
+    // The second turn reaches the file but not the DAG: what queued mirror writes lost to an
+    // abrupt exit leave behind.
+    let (code, _, err) = home.filo(&args(&["-c", "--no-dag", "-p", "q2"])).await;
+    assert_eq!(code, 0, "{err}");
+    let file = home.sessions().pop().unwrap();
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(
+        code, 1,
+        "fsck names the entries missing from the memory: {report}"
+    );
+    assert!(report.contains("not in the memory"), "{report}");
+
+    let (code, out, err) = home.filo(&args(&["-c", "-p", "q3"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "Answer three.\n");
+    let body = mock.requests().last().unwrap().body.to_string();
+    for kept in [
+        "q1",
+        "Answer one.",
+        "q2",
+        "call-1",
+        "tool-output-42",
+        "Answer two.",
+        "q3",
+    ] {
+        assert!(
+            body.contains(kept),
+            "{kept} is in the resumed context: {body}"
+        );
+    }
+    assert!(!err.contains("the DAG wins"), "{err}");
+    // Every entry of the file is in the DAG, under its session parent.
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(code, 0, "{report}");
+    let store = Store::open(&db).unwrap();
+    for e in jsonl(&file).iter().skip(1) {
+        let id = e["id"].as_str().unwrap();
+        let node = store
+            .node_id_by_external_id(id)
+            .unwrap()
+            .unwrap_or_else(|| panic!("entry {id} ({}) is in the DAG", e["type"]));
+        if let Some(parent) = e["parentId"].as_str() {
+            let expected = store.node_id_by_external_id(parent).unwrap();
+            assert_eq!(store.node(&node).unwrap().unwrap().parent_id, expected);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fsck_session_reports_a_mis_parented_node() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("Answer one.")),
+        Turn::Reply(Reply::text("Answer two.")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let (code, _, err) = home.filo(&args(&["--no-dag", "-p", "q1", "q2"])).await;
+    assert_eq!(code, 0, "{err}");
+    let file = home.sessions().pop().unwrap();
+    let ids: Vec<String> = jsonl(&file)[1..]
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    // A memory holding every entry, each under its parent's node but the last, which hangs
+    // under the first node (what a dropped commit followed by a fallback parent produces).
+    let db = home.path().join("crafted.db");
+    let store = Store::open(&db).unwrap();
+    let mut nodes: Vec<String> = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let parent = match (i, nodes.last()) {
+            (_, None) => filo_dag::Parent::Root,
+            (i, Some(_)) if i + 1 == ids.len() => filo_dag::Parent::Node(nodes[0].clone()),
+            (_, Some(p)) => filo_dag::Parent::Node(p.clone()),
+        };
+        let commit = filo_dag::NodeCommit::new(filo_dag::role::USER, i as i64)
+            .parent(parent)
+            .external_id(id.clone());
+        nodes.push(store.commit_node(&commit).unwrap().id);
+    }
+    drop(store);
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(code, 1, "{report}");
+    let last = ids.last().unwrap();
+    assert!(
+        report.contains(&format!("entry {last}: mis-parented")),
+        "{report}"
+    );
+    assert_eq!(report.matches("mis-parented").count(), 1, "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_memory_is_announced_at_start_and_left_untouched() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("Answer one.")),
+        Turn::Reply(Reply::text("Answer two.")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let db = home.path().join(".playfilo/playfilo.db");
+    let (code, _, err) = home.filo(&args(&["-p", "q1"])).await;
+    assert_eq!(code, 0, "{err}");
+    // Garbage over every page but the first (the header and schema stay readable).
+    let mut bytes = std::fs::read(&db).unwrap();
+    assert!(bytes.len() > 8192, "{}", bytes.len());
+    for b in &mut bytes[4096..] {
+        *b = 0xA5;
+    }
+    std::fs::write(&db, &bytes).unwrap();
+
+    let (code, out, err) = home.filo(&args(&["-c", "-p", "q2"])).await;
+    assert_eq!(code, 0, "the session itself is fine: {err}");
+    assert_eq!(out, "Answer two.\n");
+    assert!(
+        err.starts_with("Warning: memory disabled for this run: "),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        bytes,
+        "the damaged file is not changed"
+    );
+
+    let (code, out, err) = home
+        .filo(&["dag", "--db", db.to_str().unwrap(), "fsck"])
+        .await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("integrity check:"), "{out}");
+    assert!(out.contains("readable rows:"), "{out}");
+    assert!(out.contains("nodes: "), "{out}");
+    assert!(out.contains(".recover | sqlite3 recovered.db"), "{out}");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        bytes,
+        "fsck does not change it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_a_locked_memory_kept_out_is_named_and_mirrored_on_resume() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("Answer one.")),
+        Turn::Reply(Reply::text("Answer two.")),
+        Turn::Reply(Reply::text("Answer three.")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let db = home.path().join(".playfilo/playfilo.db");
+    let (code, _, err) = home.filo(&args(&["-p", "q1"])).await;
+    assert_eq!(code, 0, "{err}");
+
+    // Another process holds a write transaction for the whole second run.
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let out = home
+        .command(&args(&["-c", "-p", "q2"]))
+        .env("PLAYFILO_BUSY_TIMEOUT_MS", "20")
+        .env("PLAYFILO_LOCK_PATIENCE_MS", "100")
+        .stdin(Stdio::null())
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .unwrap()
+        .unwrap();
+    other.execute_batch("COMMIT").unwrap();
+    drop(other);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Answer two.\n");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the turn is not in the memory: {err}"
+    );
+    let file = home.sessions().pop().unwrap();
+    let lines = jsonl(&file);
+    let tail: Vec<&str> = lines[lines.len() - 2..]
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert!(err.contains("did not reach the Playfilo memory"), "{err}");
+    for id in &tail {
+        assert!(err.contains(&format!("  {id}: ")), "{id} is named: {err}");
+    }
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(code, 1, "{report}");
+
+    // The next resume keeps and mirrors the turn.
+    let (code, out, err) = home.filo(&args(&["-c", "-p", "q3"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "Answer three.\n");
+    let body = mock.requests().last().unwrap().body.to_string();
+    assert!(
+        body.contains("q2") && body.contains("Answer two."),
+        "{body}"
+    );
+    let (code, report) = fsck_session(&home, &db, &file).await;
+    assert_eq!(code, 0, "{report}");
+}

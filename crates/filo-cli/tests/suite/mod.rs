@@ -1,6 +1,7 @@
 mod agent;
 mod common;
 mod config;
+mod crash;
 mod dag;
 mod faults;
 mod flags;

@@ -16,6 +16,8 @@
 //!   (§10.3 #16);
 //! - DB failures are reported as warnings and counted, not swallowed (§10.3 #20).
 
+mod catchup;
+mod commit;
 mod mirror;
 mod resume;
 mod tobe;
@@ -26,14 +28,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use filo_agent::{AgentMessage, AgentTool};
-use filo_dag::{Expect, NewAction, NodeCommit, Store};
+use filo_dag::{NewAction, Store};
 use filo_session::{SessionEntry, SessionManager, SessionMessage};
 use futures::future::BoxFuture;
 
 use crate::agent_session::{SessionEvent, SessionHandle};
 use crate::extension::{BeforeAgentStart, EntryContext, Extension, SessionChange, SessionInfo};
 
+pub use commit::Unmirrored;
 pub use mirror::{config_json, entry_commit, entry_parts};
+pub use tobe::TravelError;
 pub use tools::SystemZone;
 
 /// Where the memory lives and how this session names its head.
@@ -47,6 +51,11 @@ pub struct PlayfiloConfig {
     pub seed_path: Option<PathBuf>,
     /// The wall clock in ms (commit timestamps and ages).
     pub clock: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// How long one SQLite call waits for another process's lock (SQLite's busy timeout).
+    pub busy_timeout: std::time::Duration,
+    /// How long a commit keeps retrying while the database stays locked before the entry is
+    /// reported as not in the memory.
+    pub lock_patience: std::time::Duration,
 }
 
 impl PlayfiloConfig {
@@ -58,6 +67,8 @@ impl PlayfiloConfig {
             head: None,
             seed_path: Some(dir.join("INCUBATION_SEED.md")),
             clock: Arc::new(filo_session::ids::now_ms),
+            busy_timeout: std::time::Duration::from_secs(30),
+            lock_patience: std::time::Duration::from_secs(300),
         }
     }
 }
@@ -96,6 +107,8 @@ pub(crate) struct State {
     /// A brand-new session continues the shared life from `PI_HEAD` (boot inheritance); a
     /// session resumed from a file the DAG never saw starts its own root instead.
     pub inherit: bool,
+    /// Entries that could not be committed yet (and their descendants), in order.
+    pub pending: Vec<commit::Pending>,
 }
 
 /// Tool results held back while a `tobe` call of the same assistant message is pending: dropped
@@ -235,15 +248,30 @@ impl Shared {
         }
     }
 
-    /// Wait until every queued commit is in the database.
+    /// Wait until every queued commit was tried.
     pub(crate) fn flush(&self) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sent = lock(&self.writer)
-            .as_ref()
-            .is_some_and(|w| w.send(Job::Flush(tx)).is_ok());
-        if sent {
-            let _ = rx.recv();
+        if let Some(rx) = self.request_flush() {
+            // An error means the writer stopped: nothing is left to wait for.
+            rx.recv().unwrap_or(());
         }
+    }
+
+    /// [`Shared::flush`] for at most `timeout`; false when commits were still pending.
+    pub(crate) fn flush_within(&self, timeout: std::time::Duration) -> bool {
+        self.request_flush().is_none_or(|rx| {
+            !matches!(
+                rx.recv_timeout(timeout),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            )
+        })
+    }
+
+    fn request_flush(&self) -> Option<std::sync::mpsc::Receiver<()>> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        lock(&self.writer)
+            .as_ref()
+            .is_some_and(|w| w.send(Job::Flush(tx)).is_ok())
+            .then_some(rx)
     }
 
     /// Commit what a pending `tobe` held back (the jump did not happen).
@@ -252,89 +280,6 @@ impl Shared {
         for (entry, ctx) in held.map(|h| h.entries).unwrap_or_default() {
             self.enqueue(entry, ctx);
         }
-    }
-
-    /// The node a new entry hangs under: its session parent's node when known, else this
-    /// session's head, else (a brand-new session) `PI_HEAD` — boot inheritance.
-    fn parent_for(&self, entry: &SessionEntry) -> Option<String> {
-        let (known, head) = {
-            let st = lock(&self.state);
-            let known = entry
-                .parent_id
-                .as_ref()
-                .and_then(|p| st.nodes.get(p).cloned());
-            (known, st.head.clone())
-        };
-        if known.is_some() || head.is_some() {
-            return known.or(head);
-        }
-        let store = lock(&self.store);
-        // A parent mirrored by an earlier process (a fork of a mirrored session).
-        if let Some(p) = &entry.parent_id {
-            if let Ok(Some(id)) = store.node_id_by_external_id(p) {
-                return Some(id);
-            }
-        }
-        if lock(&self.state).inherit {
-            return store.get_ref("PI_HEAD").ok().flatten();
-        }
-        None
-    }
-
-    fn commit_entry(&self, entry: &SessionEntry, ctx: &EntryContext) {
-        let parent = self.parent_for(entry);
-        let commit = entry_commit(entry, ctx, parent.as_deref(), self.now());
-        match self.commit_moving_heads(commit, parent.as_deref()) {
-            Ok(id) => {
-                lock(&self.state).nodes.insert(entry.id.clone(), id.clone());
-                if let Some(SessionMessage::Llm(filo_ai::Message::Assistant(_))) = entry.message() {
-                    let ids = mirror::tool_call_ids(entry);
-                    lock(&self.state).last_assistant = Some((entry.id.clone(), id, ids));
-                }
-            }
-            Err(e) => self.fail("mirroring an entry", &e),
-        }
-    }
-
-    /// Commit a node and move this session's head and `PI_HEAD` to it in the same transaction.
-    /// `PI_HEAD` moves only while it still holds what this session last saw; if another agent
-    /// moved it, the node and the session head are committed without it, and that is reported.
-    fn commit_moving_heads(
-        &self,
-        commit: NodeCommit,
-        inherited: Option<&str>,
-    ) -> filo_dag::Result<String> {
-        let (head_ref, expected, lost) = {
-            let st = lock(&self.state);
-            let expected = st
-                .pi_head_seen
-                .clone()
-                .or_else(|| inherited.map(str::to_string));
-            (st.head_ref.clone(), expected, st.warned_pi_head)
-        };
-        let with_head = commit.move_ref(head_ref, Expect::Any);
-        let attempt = if lost {
-            Err(None)
-        } else {
-            let both = with_head
-                .clone()
-                .move_ref("PI_HEAD", Expect::Value(expected));
-            lock(&self.store).commit_node(&both).map_err(Some)
-        };
-        let committed = match attempt {
-            Ok(c) => {
-                lock(&self.state).pi_head_seen = Some(c.id.clone());
-                c
-            }
-            Err(Some(filo_dag::DagError::RefConflict { .. })) | Err(None) => {
-                let c = lock(&self.store).commit_node(&with_head)?;
-                self.warn_pi_head_moved();
-                c
-            }
-            Err(Some(e)) => return Err(e),
-        };
-        lock(&self.state).head = Some(committed.id.clone());
-        Ok(committed.id)
     }
 
     fn warn_pi_head_moved(&self) {
@@ -388,13 +333,15 @@ impl Drop for Playfilo {
 }
 
 impl Playfilo {
-    /// Open (or create) the database. A file that is not a Playfilo database is an error and is
-    /// left untouched.
+    /// Open (or create) the database. A file that is not a Playfilo database, cannot be written
+    /// or is damaged (SQLite's `quick_check`) is an error and is left untouched.
     pub fn open(config: PlayfiloConfig) -> Result<Playfilo, filo_dag::DagError> {
         if let Some(dir) = config.db_path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         let store = Store::open(&config.db_path)?;
+        store.set_busy_timeout(config.busy_timeout)?;
+        store.check_writable()?;
         let seed = config
             .seed_path
             .as_ref()
@@ -421,14 +368,18 @@ impl Playfilo {
                             None => break,
                         },
                         Job::Flush(ack) => {
-                            let _ = ack.send(());
+                            if let Some(shared) = weak.upgrade() {
+                                shared.retry_pending();
+                            }
+                            // The waiter may have given up (`flush_within`): nothing to tell.
+                            ack.send(()).unwrap_or(());
                         }
                     }
                 }
             })
             .map_err(|e| filo_dag::DagError::Io {
                 path: shared.config.db_path.clone(),
-                source: e,
+                cause: e,
             })?;
         Ok(Playfilo { shared })
     }
@@ -436,8 +387,8 @@ impl Playfilo {
     /// Travel to an earlier node now, as the `tobe` tool would, for a user (the `/life` view):
     /// the session must be idle; afterwards its context is the target lineage plus the carryover
     /// and [`AgentSession::continue_run`](crate::AgentSession::continue_run) lets the agent answer
-    /// in the new timeline. Errors are the texts `tobe` would show.
-    pub fn travel(&self, target: &str, carryover: &str) -> Result<(), String> {
+    /// in the new timeline.
+    pub fn travel(&self, target: &str, carryover: &str) -> Result<(), TravelError> {
         tobe::travel(&self.shared, target, carryover)
     }
 
@@ -455,6 +406,27 @@ impl Playfilo {
     pub fn head(&self) -> Option<String> {
         self.shared.flush();
         lock(&self.shared.state).head.clone()
+    }
+
+    /// Entries of the session that are not in the memory (after every queued commit was tried),
+    /// with the cause: a database that stayed locked, or failed. They stay in the session file
+    /// and are mirrored when the session resumes.
+    pub fn unmirrored(&self) -> Vec<Unmirrored> {
+        self.shared.flush();
+        lock(&self.shared.state)
+            .pending
+            .iter()
+            .map(|p| Unmirrored {
+                entry_id: p.entry.id.clone(),
+                cause: p.cause.clone(),
+            })
+            .collect()
+    }
+
+    /// Wait up to `timeout` for the queued commits (for a signal handler about to exit: it must
+    /// not hang on a locked database). True when every queued commit was tried in time.
+    pub fn flush_within(&self, timeout: std::time::Duration) -> bool {
+        self.shared.flush_within(timeout)
     }
 
     /// DB failures so far.

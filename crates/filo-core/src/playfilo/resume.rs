@@ -47,6 +47,23 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
     if manager.entries().is_empty() {
         return Vec::new();
     }
+    let mut notices = Vec::new();
+    match super::catchup::mirror_missing(shared, manager) {
+        Ok(c) if c.mirrored > 0 => notices.push(format!(
+            "Playfilo: {} entr{} of the session file had not reached the memory (the last run ended abruptly); mirrored now",
+            c.mirrored,
+            if c.mirrored == 1 { "y" } else { "ies" }
+        )),
+        Ok(_) => {}
+        Err(e) => {
+            lock(&shared.state).errors += 1;
+            notices.push(format!(
+                "Playfilo: entries of the session file that are not in the memory could not be mirrored ({e}); resumed from the session file"
+            ));
+            // The DAG lacks part of the file: it must not decide the lineage.
+            return notices;
+        }
+    }
     let target = match resume_target(shared, manager) {
         Ok(Some((t, true))) => {
             // The file is the lineage: keep it, move the heads, log the boot.
@@ -56,24 +73,26 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
                     .insert(leaf.to_string(), t.clone());
             }
             boot(shared, &t);
-            return Vec::new();
+            return notices;
         }
         Ok(Some((t, false))) => t,
-        Ok(None) => return Vec::new(),
+        Ok(None) => return notices,
         Err(e) => {
             shared.fail("finding the resume point", &e);
-            return vec![format!(
+            notices.push(format!(
                 "Playfilo: could not read the DAG ({e}); resumed from the session file"
-            )];
+            ));
+            return notices;
         }
     };
     let values = match lock(&shared.store).load_entries(Some(&target)) {
         Ok(v) => v,
         Err(e) => {
             shared.fail("loading the lineage", &e);
-            return vec![format!(
+            notices.push(format!(
                 "Playfilo: could not load the lineage ({e}); resumed from the session file"
-            )];
+            ));
+            return notices;
         }
     };
     let mut dag: Vec<SessionEntry> = values
@@ -131,7 +150,6 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
         lock(&shared.state).nodes.insert(l.clone(), target.clone());
     }
     boot(shared, &target);
-    let mut notices = Vec::new();
     if file_path != dag_path {
         notices.push(format!(
             "Resumed from the Playfilo DAG at {}: the session file's history differs from the DAG lineage (time travel or another agent); the DAG wins.",

@@ -16,20 +16,49 @@ use crate::convert::to_agent;
 
 const STARTED: &str = "Time travel initiated. Aborting current turn — your next response will be in the new timeline.";
 
+/// Why a jump did not happen. The `tobe` tool shows these to the model as `Error: <text>`; the
+/// resolution texts are the reference's.
+#[derive(Debug, thiserror::Error)]
+pub enum TravelError {
+    /// The session this memory belongs to has ended.
+    #[error("the session is gone")]
+    NoSession,
+    /// A user jump while the agent is running.
+    #[error("the agent is working; abort it before travelling")]
+    Busy,
+    /// No node matches the target.
+    #[error("Node not found for \"{0}\".")]
+    NotFound(String),
+    /// A hash prefix matches several nodes.
+    #[error("Ambiguous hash prefix \"{prefix}\" matches {count} nodes.")]
+    Ambiguous {
+        /// The prefix as given.
+        prefix: String,
+        /// How many nodes it matches.
+        count: u64,
+    },
+    /// A target providers would reject (an assistant with unanswered tool calls, a departure
+    /// marker); the text says why and what to choose instead.
+    #[error("{0}")]
+    Refused(String),
+    /// The memory database failed.
+    #[error("{0}")]
+    Dag(DagError),
+    /// The carryover could not be written to the session file.
+    #[error("session file: {0}")]
+    Session(filo_session::SessionError),
+}
+
 pub(crate) struct TobeTool {
     pub shared: Arc<Shared>,
 }
 
 /// `pi:<id>` is an external id first; bare text is a hash prefix first; each falls back to the
 /// other only when the first finds nothing (§10.2 #10). Ambiguity is reported (§10.4 #26).
-fn resolve(shared: &Shared, arg: &str) -> Result<String, String> {
+fn resolve(shared: &Shared, arg: &str) -> Result<String, TravelError> {
     let store = lock(&shared.store);
-    let not_found = || format!("Error: Node not found for \"{arg}\".");
-    let by_ext = |s: &str| {
-        store
-            .node_id_by_external_id(s)
-            .map_err(|e| format!("Error: {e}"))
-    };
+    let not_found = || TravelError::NotFound(arg.to_string());
+    let by_ext = |s: &str| store.node_id_by_external_id(s).map_err(TravelError::Dag);
     if let Some(ext) = arg.strip_prefix("pi:") {
         if let Some(id) = by_ext(ext)? {
             return Ok(id);
@@ -38,9 +67,7 @@ fn resolve(shared: &Shared, arg: &str) -> Result<String, String> {
     }
     match store.resolve_prefix(arg) {
         Ok(id) => Ok(id),
-        Err(DagError::Ambiguous { prefix, count }) => Err(format!(
-            "Error: Ambiguous hash prefix \"{prefix}\" matches {count} nodes."
-        )),
+        Err(DagError::Ambiguous { prefix, count }) => Err(TravelError::Ambiguous { prefix, count }),
         Err(_) => by_ext(arg)?.ok_or_else(not_found),
     }
 }
@@ -50,13 +77,13 @@ fn resolve(shared: &Shared, arg: &str) -> Result<String, String> {
 fn refuse_reason(shared: &Shared, target: &str) -> Result<Option<String>, DagError> {
     let store = lock(&shared.store);
     let Some(node) = store.node(target)? else {
-        return Ok(Some(format!("Error: Node {} not found.", short_id(target))));
+        return Ok(Some(format!("Node {} not found.", short_id(target))));
     };
     let blobs = store.blobs(node.parts.iter())?;
     let has = |t: &str| blobs.values().any(|b| b.blob_type == t);
     if node.role == role::ASSISTANT && has(blob_type::TOOL_CALL) {
         return Ok(Some(format!(
-            "Error: Cannot travel to {}: it is an assistant message whose tool calls would be left unanswered. Choose its tool result or the message before it.",
+            "Cannot travel to {}: it is an assistant message whose tool calls would be left unanswered. Choose its tool result or the message before it.",
             short_id(target)
         )));
     }
@@ -66,84 +93,83 @@ fn refuse_reason(shared: &Shared, target: &str) -> Result<Option<String>, DagErr
     });
     if departure {
         return Ok(Some(format!(
-            "Error: Cannot travel to {}: it is a departure marker of an earlier jump. Choose a node of a conversation.",
+            "Cannot travel to {}: it is a departure marker of an earlier jump. Choose a node of a conversation.",
             short_id(target)
         )));
     }
     Ok(None)
 }
 
-impl TobeTool {
-    async fn jump(
-        &self,
-        ctx: &ToolCallContext,
-        target_arg: &str,
-        carryover: &str,
-    ) -> Result<String, ToolError> {
-        let shared = &self.shared;
-        // The calling assistant and everything before it must be in the DAG first.
-        shared.flush();
-        let session = shared
-            .session()
-            .ok_or_else(|| ToolError::Fatal("tobe: the session is gone".into()))?;
-        let target = match resolve(shared, target_arg) {
-            Ok(t) => t,
-            Err(text) => return Ok(text),
-        };
-        match refuse_reason(shared, &target) {
-            Ok(Some(text)) => return Ok(text),
-            Ok(None) => {}
-            Err(e) => return Ok(format!("Error: {e}")),
-        }
-        // The calling assistant, passed explicitly: the mirrored assistant holding this call.
-        let caller = lock(&shared.state)
-            .last_assistant
-            .clone()
-            .filter(|(_, _, ids)| ids.iter().any(|i| i == &ctx.call_id));
-        let now = shared.now();
-        let departure = match &caller {
-            Some((_, node, _)) => {
-                let blob = NewBlob::departure(&target);
-                let commit = NodeCommit::new(role::TOOL_RESULT, now)
-                    .parent(Parent::Node(node.clone()))
-                    .part(blob);
-                match lock(&shared.store).commit_node(&commit) {
-                    Ok(c) => Some(c.id),
-                    Err(e) => return Ok(format!("Error: {e}")),
-                }
-            }
-            None => None,
-        };
-        let leaf_after = caller.as_ref().map(|(entry, _, _)| entry.clone());
-        let jump = match incarnate(
-            shared,
-            &session,
-            &target,
-            carryover,
-            departure.as_deref(),
-            leaf_after.as_deref(),
-        ) {
-            Ok(j) => j,
-            Err(text) => return Ok(text),
-        };
-        let (context, carry_id) = (jump.context, jump.carryover_entry);
-        let call_ids: HashSet<String> = match &caller {
-            Some((_, _, ids)) => ids.iter().cloned().collect(),
-            None => std::iter::once(ctx.call_id.clone()).collect(),
-        };
-        {
-            let mut st = lock(&shared.state);
-            st.window = Some(Window {
-                call_ids,
-                context,
-                carryover_entry: carry_id,
-                steering: Vec::new(),
-            });
-            st.held = None;
-        }
-        session.agent().abort();
-        Ok(STARTED.to_string())
+/// The jump of a `tobe` call. Blocking (waits for queued commits, reads and writes SQLite): run it
+/// off the async workers.
+fn jump(
+    shared: &Shared,
+    call_id: &str,
+    target_arg: &str,
+    carryover: &str,
+) -> Result<String, ToolError> {
+    // The calling assistant and everything before it must be in the DAG first.
+    shared.flush();
+    let session = shared
+        .session()
+        .ok_or_else(|| ToolError::Fatal("tobe: the session is gone".into()))?;
+    let target = match resolve(shared, target_arg) {
+        Ok(t) => t,
+        Err(e) => return Ok(format!("Error: {e}")),
+    };
+    match refuse_reason(shared, &target) {
+        Ok(Some(text)) => return Ok(format!("Error: {text}")),
+        Ok(None) => {}
+        Err(e) => return Ok(format!("Error: {e}")),
     }
+    // The calling assistant, passed explicitly: the mirrored assistant holding this call.
+    let caller = lock(&shared.state)
+        .last_assistant
+        .clone()
+        .filter(|(_, _, ids)| ids.iter().any(|i| i == call_id));
+    let now = shared.now();
+    let departure = match &caller {
+        Some((_, node, _)) => {
+            let blob = NewBlob::departure(&target);
+            let commit = NodeCommit::new(role::TOOL_RESULT, now)
+                .parent(Parent::Node(node.clone()))
+                .part(blob);
+            match lock(&shared.store).commit_node(&commit) {
+                Ok(c) => Some(c.id),
+                Err(e) => return Ok(format!("Error: {e}")),
+            }
+        }
+        None => None,
+    };
+    let leaf_after = caller.as_ref().map(|(entry, _, _)| entry.clone());
+    let jump = match incarnate(
+        shared,
+        &session,
+        &target,
+        carryover,
+        departure.as_deref(),
+        leaf_after.as_deref(),
+    ) {
+        Ok(j) => j,
+        Err(e) => return Ok(format!("Error: {e}")),
+    };
+    let (context, carry_id) = (jump.context, jump.carryover_entry);
+    let call_ids: HashSet<String> = match &caller {
+        Some((_, _, ids)) => ids.iter().cloned().collect(),
+        None => std::iter::once(call_id.to_string()).collect(),
+    };
+    {
+        let mut st = lock(&shared.state);
+        st.window = Some(Window {
+            call_ids,
+            context,
+            carryover_entry: carry_id,
+            steering: Vec::new(),
+        });
+        st.held = None;
+    }
+    session.agent().abort();
+    Ok(STARTED.to_string())
 }
 
 /// A jump that happened: the new context (target lineage + carryover) and the carryover entry.
@@ -163,11 +189,11 @@ pub(crate) fn incarnate(
     carryover: &str,
     from: Option<&str>,
     leaf_after: Option<&str>,
-) -> Result<Incarnation, String> {
+) -> Result<Incarnation, TravelError> {
     let now = shared.now();
     let values = lock(&shared.store)
         .load_entries(Some(target))
-        .map_err(|e| format!("Error: {e}"))?;
+        .map_err(TravelError::Dag)?;
     let mut entries: Vec<SessionEntry> = values
         .iter()
         .filter_map(|v| SessionEntry::from_value(v).ok())
@@ -206,7 +232,7 @@ pub(crate) fn incarnate(
         }));
         let carry_id = manager
             .append_message(carry)
-            .map_err(|e| format!("Error: {e}"))?;
+            .map_err(TravelError::Session)?;
         if let Some(entry) = leaf_after {
             let _ = manager.branch(entry);
         }
@@ -218,7 +244,7 @@ pub(crate) fn incarnate(
         .external_id(carry_id.clone());
     let carry_node = lock(&shared.store)
         .commit_node(&carry_commit)
-        .map_err(|e| format!("Error: {e}"))?
+        .map_err(TravelError::Dag)?
         .id;
     lock(&shared.state)
         .nodes
@@ -240,17 +266,19 @@ pub(crate) fn incarnate(
 /// A jump the user asked for (the `/life` view), outside any tool call: the session must be
 /// idle. INCARNATE is logged from the session's head; the context becomes the target lineage
 /// plus the carryover, ready for the agent to continue.
-pub(crate) fn travel(shared: &Shared, target_arg: &str, carryover: &str) -> Result<(), String> {
+pub(crate) fn travel(
+    shared: &Shared,
+    target_arg: &str,
+    carryover: &str,
+) -> Result<(), TravelError> {
     shared.flush();
-    let session = shared
-        .session()
-        .ok_or_else(|| "Error: the session is gone".to_string())?;
+    let session = shared.session().ok_or(TravelError::NoSession)?;
     if session.is_streaming() {
-        return Err("Error: the agent is working; abort it before travelling".into());
+        return Err(TravelError::Busy);
     }
     let target = resolve(shared, target_arg)?;
-    if let Some(text) = refuse_reason(shared, &target).map_err(|e| format!("Error: {e}"))? {
-        return Err(text);
+    if let Some(text) = refuse_reason(shared, &target).map_err(TravelError::Dag)? {
+        return Err(TravelError::Refused(text));
     }
     let from = lock(&shared.state).head.clone();
     let jump = incarnate(shared, &session, &target, carryover, from.as_deref(), None)?;
@@ -310,7 +338,11 @@ impl AgentTool for TobeTool {
             let (Some(target), Some(carry)) = (target, carry) else {
                 return Ok(ToolOutput::text("Invalid command."));
             };
-            let result = self.jump(&ctx, &target, &carry).await;
+            let (shared, call_id) = (self.shared.clone(), ctx.call_id.clone());
+            let result =
+                tokio::task::spawn_blocking(move || jump(&shared, &call_id, &target, &carry))
+                    .await
+                    .map_err(|e| ToolError::Fatal(format!("tobe stopped: {e}")))?;
             if lock(&self.shared.state).window.is_none() {
                 // No jump: the results held back for it belong to the DAG after all.
                 self.shared.release_held();

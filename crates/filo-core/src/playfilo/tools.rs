@@ -73,55 +73,55 @@ fn text(args: &Value, key: &str) -> Option<String> {
     args.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
-impl MemoryTool {
-    fn render(&self, args: &Value) -> Result<String, filo_dag::DagError> {
-        self.shared.flush();
-        let ref_name = lock(&self.shared.state).head_ref.clone();
-        let store = lock(&self.shared.store);
-        match self.kind {
-            Kind::Life => {
-                let opts = LifeOptions {
-                    ref_name,
-                    focus: text(args, "focus_hash"),
-                    ancestors: num(args, "ancestors", 3),
-                    children: args
-                        .get("children")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(true),
-                    filter: FilterMode::parse(
-                        args.get("filter_mode")
-                            .and_then(Value::as_str)
-                            .unwrap_or("default"),
-                    ),
-                    max_depth: num(args, "max_depth", 10),
-                    ..LifeOptions::default()
-                };
-                filo_dag::render::life(&store, &opts, self.shared.now())
-            }
-            Kind::Recall => {
-                let mut opts = RecallOptions::new(text(args, "hash").unwrap_or_default());
-                opts.ref_name = ref_name;
-                opts.budget = num(args, "budget", 5000);
-                opts.context_budget = num(args, "context_budget", 200);
-                opts.filter = FilterMode::parse(
+/// Renders one memory tool's answer. Blocking (waits for queued commits, reads SQLite): run it
+/// off the async workers.
+fn render(shared: &Shared, kind: Kind, args: &Value) -> Result<String, filo_dag::DagError> {
+    shared.flush();
+    let ref_name = lock(&shared.state).head_ref.clone();
+    let store = lock(&shared.store);
+    match kind {
+        Kind::Life => {
+            let opts = LifeOptions {
+                ref_name,
+                focus: text(args, "focus_hash"),
+                ancestors: num(args, "ancestors", 3),
+                children: args
+                    .get("children")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true),
+                filter: FilterMode::parse(
                     args.get("filter_mode")
                         .and_then(Value::as_str)
                         .unwrap_or("default"),
-                );
-                filo_dag::render::recall(&store, &opts)
-            }
-            Kind::Trace => {
-                let opts = TraceOptions {
-                    ref_name,
-                    limit: num(args, "limit", 15),
-                    mode: TraceMode::parse(
-                        args.get("filter_mode")
-                            .and_then(Value::as_str)
-                            .unwrap_or("default"),
-                    ),
-                };
-                filo_dag::render::trace(&store, &opts, &SystemZone)
-            }
+                ),
+                max_depth: num(args, "max_depth", 10),
+                ..LifeOptions::default()
+            };
+            filo_dag::render::life(&store, &opts, shared.now())
+        }
+        Kind::Recall => {
+            let mut opts = RecallOptions::new(text(args, "hash").unwrap_or_default());
+            opts.ref_name = ref_name;
+            opts.budget = num(args, "budget", 5000);
+            opts.context_budget = num(args, "context_budget", 200);
+            opts.filter = FilterMode::parse(
+                args.get("filter_mode")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default"),
+            );
+            filo_dag::render::recall(&store, &opts)
+        }
+        Kind::Trace => {
+            let opts = TraceOptions {
+                ref_name,
+                limit: num(args, "limit", 15),
+                mode: TraceMode::parse(
+                    args.get("filter_mode")
+                        .and_then(Value::as_str)
+                        .unwrap_or("default"),
+                ),
+            };
+            filo_dag::render::trace(&store, &opts, &SystemZone)
         }
     }
 }
@@ -184,9 +184,13 @@ impl AgentTool for MemoryTool {
     }
 
     fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        let (shared, kind, args) = (self.shared.clone(), self.kind, ctx.args);
         Box::pin(async move {
+            let rendered = tokio::task::spawn_blocking(move || render(&shared, kind, &args))
+                .await
+                .map_err(|e| ToolError::Fatal(format!("the memory tool stopped: {e}")))?;
             // The renderers return the reference's error texts; the tools show them as text.
-            let out = match self.render(&ctx.args) {
+            let out = match rendered {
                 Ok(text) => text,
                 Err(e) => format!("Error: {e}"),
             };

@@ -1,4 +1,5 @@
 mod playfilo;
+mod playfilo_lock;
 mod session;
 
 use std::sync::Arc;

@@ -39,11 +39,23 @@ pub fn memory_session_with(
     manager: SessionManager,
     more: Vec<Arc<dyn filo_core::Extension>>,
 ) -> Memory {
+    memory_session_config(mock, dir, manager, more, |_| {})
+}
+
+/// [`memory_session_with`], with a change to the memory's configuration.
+pub fn memory_session_config(
+    mock: &MockProvider,
+    dir: &Path,
+    manager: SessionManager,
+    more: Vec<Arc<dyn filo_core::Extension>>,
+    tweak: impl FnOnce(&mut PlayfiloConfig),
+) -> Memory {
     let db = dir.join("playfilo.db");
     let client = super::fast_client();
     let mut config = PlayfiloConfig::under_home(dir);
     config.db_path = db.clone();
     config.seed_path = Some(dir.join("seed.md"));
+    tweak(&mut config);
     let playfilo = Arc::new(Playfilo::open(config).unwrap());
     let model = mock_model(mock, 100_000);
     let session = AgentSession::create(AgentSessionOptions {
@@ -76,7 +88,7 @@ pub fn memory_session_with(
     }
 }
 
-fn new_manager(dir: &Path) -> SessionManager {
+pub fn new_manager(dir: &Path) -> SessionManager {
     SessionManager::create(dir.to_str().unwrap(), &dir.join("sessions"))
 }
 
@@ -704,6 +716,7 @@ async fn a_user_can_travel_without_a_tool_call() {
         mem.playfilo
             .travel("zzzz", "x")
             .unwrap_err()
+            .to_string()
             .contains("Node not found")
     );
     mem.playfilo.travel(&target[..12], "user jump").unwrap();

@@ -29,6 +29,14 @@ async fn fixture(turns: Vec<Turn>) -> (MockProvider, Fixture) {
 }
 
 async fn fixture_with(turns: Vec<Turn>, with_key: bool) -> (MockProvider, Fixture) {
+    fixture_full(turns, with_key, None).await
+}
+
+async fn fixture_full(
+    turns: Vec<Turn>,
+    with_key: bool,
+    life: Option<filo_tui::life::LifeSource>,
+) -> (MockProvider, Fixture) {
     let mock = MockProvider::start(turns).await;
     let dir = tempfile::tempdir().unwrap();
     let model: Model = serde_json::from_value(json!({
@@ -67,7 +75,7 @@ async fn fixture_with(turns: Vec<Turn>, with_key: bool) -> (MockProvider, Fixtur
         theme: Theme::builtin("dark", ColorDepth::None).unwrap(),
         cwd,
         session_dir: None,
-        life: None,
+        life,
         warnings: Vec::new(),
         initial_messages: Vec::new(),
         initial_images: Vec::new(),
@@ -339,4 +347,43 @@ async fn settings_flip_and_double_escape_opens_the_tree() {
         panic!("no tree")
     };
     assert_eq!(list.title, "session tree");
+}
+
+#[tokio::test]
+async fn life_waits_for_the_memory_off_the_event_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("playfilo.db");
+    {
+        let store = filo_dag::Store::open(&db).unwrap();
+        let commit = filo_dag::NodeCommit::new(filo_dag::role::USER, 1)
+            .part(filo_dag::NewBlob::text("hello".to_string()))
+            .move_ref("PI_HEAD:me", filo_dag::Expect::Any);
+        store.commit_node(&commit).unwrap();
+    }
+    let flushed_on = Arc::new(std::sync::Mutex::new(None));
+    let seen = flushed_on.clone();
+    let life = filo_tui::life::LifeSource {
+        db_path: db,
+        head_ref: Arc::new(|| "PI_HEAD:me".to_string()),
+        flush: Arc::new(move || {
+            *seen.lock().unwrap() = Some(std::thread::current().id());
+        }),
+        travel: Arc::new(|_, _| Ok(())),
+    };
+    let (_mock, mut f) = fixture_full(Vec::new(), true, Some(life)).await;
+    f.typed("/life");
+    f.enter();
+    f.until("the life view", |s| {
+        matches!(s.overlay, Some(Overlay::Life(_)))
+    })
+    .await;
+    let on = flushed_on
+        .lock()
+        .unwrap()
+        .expect("the memory was flushed first");
+    assert_ne!(
+        on,
+        std::thread::current().id(),
+        "the flush does not block the event loop's thread"
+    );
 }
