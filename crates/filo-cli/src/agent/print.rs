@@ -23,7 +23,7 @@ async fn send_all(session: &AgentSession, initial: Initial) -> anyhow::Result<()
 }
 
 /// Text mode: prints each text block of the final assistant message on its own line; an error or
-/// abort goes to stderr with exit code 1.
+/// abort goes to stderr with exit code 1, and so does a turn the session file could not keep.
 pub async fn run_text(
     session: &AgentSession,
     initial: Initial,
@@ -31,12 +31,13 @@ pub async fn run_text(
     err: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
     send_all(session, initial).await?;
+    let saved = check_saved(session, err)?;
     let last = session.messages().into_iter().last();
     let Some(assistant) = last
         .as_ref()
         .and_then(filo_agent::AgentMessage::as_assistant)
     else {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(saved);
     };
     if matches!(
         assistant.stop_reason,
@@ -59,7 +60,7 @@ pub async fn run_text(
         }
     }
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(saved)
 }
 
 /// JSON mode: the session header, then every session event as one line.
@@ -82,9 +83,22 @@ pub async fn run_json(
         }
     }));
     let result = send_all(session, initial).await;
+    let saved = check_saved(session, &mut std::io::stderr())?;
     session.unsubscribe(id);
     if let Ok(mut o) = out.lock() {
         o.flush()?;
     }
-    result.map(|()| ExitCode::SUCCESS)
+    result.map(|()| saved)
+}
+
+/// An answer whose turn is not in the session file fails the run: the message names the file
+/// and the cause on stderr.
+fn check_saved(session: &AgentSession, err: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    match session.ensure_saved() {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(unsaved) => {
+            writeln!(err, "Error: {unsaved}")?;
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }

@@ -4,4 +4,5 @@ mod dag;
 mod local_model;
 mod memory;
 mod rpc;
+mod sessions_faults;
 mod tui;
