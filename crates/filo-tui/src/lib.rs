@@ -79,6 +79,7 @@ pub fn footer_info(session: &AgentSession) -> FooterInfo {
         context_window: model.as_ref().map_or(0, |m| m.context_window),
         cwd: session.info().cwd.to_string_lossy().into_owned(),
         session_name: session.session_name(),
+        unsaved: session.unsaved().map(|u| u.to_string()),
         ..FooterInfo::default()
     };
     for m in session.messages() {

@@ -134,7 +134,10 @@ async fn a_turn_the_full_disk_refuses_fails_print_and_json_mode_and_leaves_the_f
         .await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "Answer three.\n");
-    assert_eq!(jsonl(&file).len(), before.split(|b| *b == b'\n').count() + 1);
+    assert_eq!(
+        jsonl(&file).len(),
+        before.split(|b| *b == b'\n').count() + 1
+    );
     let body = mock.requests().last().unwrap().body.to_string();
     assert!(body.contains("question one") && body.contains("Answer one."));
 }
@@ -185,7 +188,10 @@ async fn a_torn_last_line_restored_from_the_memory_stays_in_every_later_resume()
         "the skipped line is reported: {err}"
     );
     let body = mock.requests().last().unwrap().body.to_string();
-    assert!(body.contains("Answer two."), "restored from the memory: {body}");
+    assert!(
+        body.contains("Answer two."),
+        "restored from the memory: {body}"
+    );
 
     let (code, _, err) = home.filo(&args(&["-c", "-p", "question four"])).await;
     assert_eq!(code, 0, "{err}");
@@ -224,7 +230,10 @@ async fn an_old_session_file_is_migrated_with_a_backup_and_without_losing_lines(
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
     assert!(err.contains("old.jsonl.v1.bak"), "the user is told: {err}");
     let migrated = std::fs::read_to_string(&path).unwrap();
-    assert!(migrated.contains(original.lines().nth(2).unwrap()), "{migrated}");
+    assert!(
+        migrated.contains(original.lines().nth(2).unwrap()),
+        "{migrated}"
+    );
     let body = mock.requests().last().unwrap().body.to_string();
     assert!(
         body.contains("the very first question") && body.contains("the first answer"),
@@ -245,4 +254,58 @@ async fn new_session_files_are_private() {
     assert_eq!(mode(&file), 0o600);
     assert_eq!(mode(file.parent().unwrap()), 0o700);
     assert_eq!(mode(file.parent().unwrap().parent().unwrap()), 0o700);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rpc_mode_reports_a_session_that_cannot_be_written_as_a_warning_event() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mock = MockProvider::start(replies(&["Answer."])).await;
+    let home = Home::new(&mock);
+    let blocker = home.project().join("blocker");
+    std::fs::write(&blocker, "a file").unwrap();
+    let dir_arg = blocker.join("sessions").display().to_string();
+    let mut child = home
+        .command(&args(&[
+            "--no-dag",
+            "--session-dir",
+            &dir_arg,
+            "--mode",
+            "rpc",
+        ]))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"type\":\"prompt\",\"message\":\"hi\"}\n")
+        .await
+        .unwrap();
+    stdin.flush().await.unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let warning = loop {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no warning event; seen {seen:#?}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("stdout closed; seen {seen:#?}"));
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "warning" {
+            break v;
+        }
+        seen.push(v);
+    };
+    let message = warning["message"].as_str().unwrap();
+    assert!(
+        message.contains(&dir_arg) && message.contains("Not a directory"),
+        "{message}"
+    );
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.code().is_some());
 }

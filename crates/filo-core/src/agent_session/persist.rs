@@ -109,6 +109,12 @@ impl AgentSession {
         }
     }
 
+    /// What failed writes kept out of the session file, if anything (no retry; see
+    /// [`AgentSession::ensure_saved`]).
+    pub fn unsaved(&self) -> Option<UnsavedSession> {
+        unsaved(&lock(&self.inner.store))
+    }
+
     /// Retry what failed writes left out of the session file, then say whether everything the
     /// session holds is in it. Print and JSON modes fail the run when it is not.
     pub fn ensure_saved(&self) -> Result<(), UnsavedSession> {
