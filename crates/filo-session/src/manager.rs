@@ -270,7 +270,13 @@ impl SessionManager {
                 Ok(())
             }
             Err(e) => {
-                self.write_error = Some(e.to_string());
+                // The session file is named by whoever reports this; another path stays.
+                self.write_error = Some(match &e {
+                    SessionError::Io { path, cause } if self.file.as_ref() == Some(path) => {
+                        cause.to_string()
+                    }
+                    other => other.to_string(),
+                });
                 Err(e)
             }
         }
@@ -296,7 +302,8 @@ impl SessionManager {
         }
     }
 
-    /// Why the last write failed, while entries are unsaved.
+    /// Why the last write failed, while entries are unsaved (the system's reason, with the path
+    /// when it is not the session file itself).
     pub fn write_error(&self) -> Option<&str> {
         self.write_error.as_deref()
     }

@@ -14,7 +14,7 @@ const LISTED_WARNINGS: usize = 10;
 
 /// Entries of a session that a failed write kept out of its file.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("the session was not saved ({cause}): {count} entries are not in {}", file.display())]
+#[error("the session was not saved: {count} entries are not in {} ({cause})", file.display())]
 pub struct UnsavedSession {
     pub file: PathBuf,
     pub count: usize,
