@@ -43,13 +43,20 @@ pub use life::LifeSource;
 pub use state::{AppState, FooterInfo};
 pub use theme::{ColorDepth, Theme};
 
-/// Errors of the terminal UI.
+/// Errors of the terminal UI. The cause is part of the message (not a `source`), so it is
+/// printed once.
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
     #[error("terminal: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("theme: {0}")]
     Theme(String),
+}
+
+impl From<std::io::Error> for TuiError {
+    fn from(e: std::io::Error) -> Self {
+        TuiError::Io(e)
+    }
 }
 
 /// What the UI needs besides the session.
@@ -148,4 +155,19 @@ async fn run_inner(session: AgentSession, options: TuiOptions) -> Result<(), Tui
         session.abort().await;
     }
     result
+}
+
+#[cfg(test)]
+mod error_tests {
+    #[test]
+    fn an_io_error_prints_its_cause_once() {
+        let e = super::TuiError::from(std::io::Error::other("tty gone"));
+        let mut shown = e.to_string();
+        let mut next = std::error::Error::source(&e);
+        while let Some(s) = next {
+            shown.push_str(&format!(": {s}"));
+            next = s.source();
+        }
+        assert_eq!(shown.matches("tty gone").count(), 1, "{shown}");
+    }
 }

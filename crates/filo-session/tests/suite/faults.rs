@@ -86,7 +86,12 @@ fn a_failed_append_is_reported_kept_queued_and_written_in_order_later() {
     fs::rename(&path, &saved).unwrap();
     fs::create_dir(&path).unwrap();
 
-    let err = s.append_message(user("q2")).unwrap_err().to_string();
+    let err = s.append_message(user("q2")).unwrap_err();
+    assert!(
+        std::error::Error::source(&err).is_none(),
+        "the cause is in the message only"
+    );
+    let err = err.to_string();
     assert!(err.contains(&path.display().to_string()), "{err}");
     assert_eq!(
         err.matches("Is a directory").count(),
