@@ -120,6 +120,11 @@ impl App {
         }
     }
 
+    /// The session this app drives.
+    pub fn session(&self) -> &AgentSession {
+        &self.session
+    }
+
     pub(crate) fn refresh_footer(&mut self) {
         let usage = self.state.footer.clone();
         let mut f = crate::footer_info(&self.session);

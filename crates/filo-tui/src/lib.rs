@@ -51,6 +51,15 @@ pub enum TuiError {
     Io(std::io::Error),
     #[error("theme: {0}")]
     Theme(String),
+    /// The user quit while entries of the session were not in its file.
+    #[error("{0}")]
+    Unsaved(filo_core::UnsavedSession),
+}
+
+/// On the way out: one more try to write what the session file is missing, then an error naming
+/// the file and the cause if entries are still not in it (the caller prints it and fails).
+pub fn check_saved(session: &AgentSession) -> Result<(), TuiError> {
+    session.ensure_saved().map_err(TuiError::Unsaved)
 }
 
 impl From<std::io::Error> for TuiError {
@@ -131,12 +140,13 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<(), TuiEr
         EnableBracketedPaste
     );
     let result = match setup {
-        Ok(()) => run_inner(session, options).await,
+        Ok(()) => run_inner(session.clone(), options).await,
         Err(e) => Err(TuiError::Io(e)),
     };
     restore_terminal();
     std::panic::set_hook(Box::new(move |info| previous(info)));
-    result
+    result?;
+    check_saved(&session)
 }
 
 async fn run_inner(session: AgentSession, options: TuiOptions) -> Result<(), TuiError> {

@@ -392,6 +392,10 @@ async fn a_session_file_that_cannot_be_written_is_flagged_on_screen_until_saved(
         .map(|c| c.symbol())
         .collect();
     assert!(screen.contains("Not saved:"), "{screen}");
+    let quit = filo_tui::check_saved(f.app.session())
+        .unwrap_err()
+        .to_string();
+    assert!(quit.contains("not saved") && quit.contains(&path), "{quit}");
 
     // Once the directory can be created, the next turn writes everything and the flag goes.
     std::fs::remove_file(&blocker).unwrap();
@@ -409,6 +413,7 @@ async fn a_session_file_that_cannot_be_written_is_flagged_on_screen_until_saved(
         f.app.on_session_event(&ev);
     }
     assert_eq!(f.app.state().footer.unsaved, None);
+    filo_tui::check_saved(f.app.session()).unwrap();
     let file = std::fs::read_dir(&blocker)
         .unwrap()
         .next()
