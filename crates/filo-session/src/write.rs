@@ -44,6 +44,7 @@ pub fn append_lines(path: &Path, text: &str) -> Result<(), SessionError> {
     if let Some(dir) = path.parent() {
         create_private_dir(dir)?;
     }
+    let existed = path.exists();
     let mut f: File = private_options()
         .create(true)
         .append(true)
@@ -55,6 +56,13 @@ pub fn append_lines(path: &Path, text: &str) -> Result<(), SessionError> {
         return Ok(());
     };
     match f.set_len(before) {
+        Ok(()) if !existed => {
+            // The append created the file: as it was means no file. Should removing it fail, an
+            // empty file is left, which readers treat as a session not yet written.
+            drop(f);
+            let _left_empty = std::fs::remove_file(path);
+            Err(SessionError::io(path, cause))
+        }
         Ok(()) => Err(SessionError::io(path, cause)),
         Err(rollback) => Err(SessionError::TornAppend {
             path: path.to_path_buf(),

@@ -143,6 +143,22 @@ async fn a_turn_the_full_disk_refuses_fails_print_and_json_mode_and_leaves_the_f
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_session_the_full_disk_cuts_short_leaves_no_file_behind() {
+    let mock = MockProvider::start(replies(&["Answer."])).await;
+    let home = Home::new(&mock);
+    let unit = ulimit_unit(home.path()).await;
+    let long = format!("question {}", "x".repeat(1500));
+    let (code, out, err) = filo_limited(&home, unit, unit, &args(&["--no-dag", "-p", &long])).await;
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(err.contains("File too large"), "{err}");
+    assert_eq!(
+        home.sessions(),
+        Vec::<std::path::PathBuf>::new(),
+        "the write that created the file was undone"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_directory_that_cannot_be_created_fails_print_mode() {
     let mock = MockProvider::start(replies(&["Answer."])).await;
     let home = Home::new(&mock);
