@@ -133,6 +133,7 @@ impl AgentSession {
         &self,
         parent_session: Option<String>,
     ) -> Result<(), CoreError> {
+        self.refuse_to_leave_unsaved()?;
         self.abort().await;
         self.inner.agent.reset();
         {
@@ -158,6 +159,7 @@ impl AgentSession {
 
     /// Open another session file and continue it.
     pub async fn switch_session(&self, path: &Path) -> Result<(), CoreError> {
+        self.refuse_to_leave_unsaved()?;
         self.abort().await;
         let cwd = self.inner.cwd.to_string_lossy().into_owned();
         let mut manager =
@@ -212,6 +214,7 @@ impl AgentSession {
     /// Fork at a user message: a new session holding everything before it. Returns the user's
     /// text (for the editor).
     pub async fn fork(&self, entry_id: &str) -> Result<String, CoreError> {
+        self.refuse_to_leave_unsaved()?;
         self.abort().await;
         let (text, parent) = {
             let store = lock(&self.inner.store);

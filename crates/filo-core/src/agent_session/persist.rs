@@ -115,6 +115,16 @@ impl AgentSession {
         unsaved(&lock(&self.inner.store))
     }
 
+    /// Leaving this session (new, switch, fork) would drop entries its file does not hold:
+    /// refused, with the reason, until they are written.
+    pub(super) fn refuse_to_leave_unsaved(&self) -> Result<(), crate::CoreError> {
+        self.ensure_saved().map_err(|u| {
+            crate::CoreError::Refused(format!(
+                "{u}; staying in this session so they are not lost (free space or fix the file's permissions, then try again)"
+            ))
+        })
+    }
+
     /// Retry what failed writes left out of the session file, then say whether everything the
     /// session holds is in it. Print and JSON modes fail the run when it is not.
     pub fn ensure_saved(&self) -> Result<(), UnsavedSession> {

@@ -83,6 +83,14 @@ async fn a_session_that_cannot_be_written_warns_keeps_the_memory_fed_and_catches
     let unsaved = session.ensure_saved().unwrap_err();
     assert_eq!(unsaved.count, all.len());
     assert_eq!(session.unsaved(), Some(unsaved));
+    // Leaving the session would drop what the file does not hold: refused, with the reason.
+    let id_before = session.session_id();
+    let refused = session.new_session().await.unwrap_err().to_string();
+    assert!(
+        refused.contains("not saved") && refused.contains(&path),
+        "{refused}"
+    );
+    assert_eq!(session.session_id(), id_before);
 
     std::fs::remove_file(&sessions).unwrap();
     session.ensure_saved().unwrap();
