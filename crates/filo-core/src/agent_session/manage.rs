@@ -164,10 +164,13 @@ impl AgentSession {
         let cwd = self.inner.cwd.to_string_lossy().into_owned();
         let mut manager =
             SessionManager::open(path, &cwd).map_err(|e| CoreError::Config(e.to_string()))?;
+        let mut notices = super::persist::load_notices(&manager);
         for ext in &self.inner.extensions {
-            for notice in ext.prepare_session(&mut manager) {
-                self.emit(&super::SessionEvent::Warning { message: notice });
-            }
+            notices.extend(ext.prepare_session(&mut manager));
+        }
+        notices.extend(super::persist::unsaved_notice(&manager));
+        for notice in notices {
+            self.emit(&super::SessionEvent::Warning { message: notice });
         }
         let ctx = manager.build_context();
         let has_level = manager

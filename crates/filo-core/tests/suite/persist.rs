@@ -104,3 +104,38 @@ async fn a_session_that_cannot_be_written_warns_keeps_the_memory_fed_and_catches
     );
     assert!(text.contains("hello") && text.contains("Answer."));
 }
+
+#[tokio::test]
+async fn switching_to_a_file_with_skipped_lines_says_which_lines() {
+    let mock = MockProvider::start(Vec::new()).await;
+    let fixture = super::session_with(&mock, 100_000, json!({}));
+    let other = fixture._dir.path().join("other.jsonl");
+    let header = r#"{"type":"session","version":3,"id":"3f1c2b9e-0000-4000-8000-00000000000a","timestamp":"2025-11-01T10:00:00.000Z","cwd":"/p"}"#;
+    let entry = r#"{"type":"session_info","id":"aaaaaaaa","parentId":null,"timestamp":"2025-11-01T10:00:01.000Z","name":"n"}"#;
+    std::fs::write(
+        &other,
+        format!("{header}\ngarbage\n{entry}\n{{\"type\":\"mess"),
+    )
+    .unwrap();
+    let (_, mut events) = fixture.session.subscribe_channel();
+    fixture.session.switch_session(&other).await.unwrap();
+    let mut warnings = Vec::new();
+    while let Ok(ev) = events.try_recv() {
+        if let SessionEvent::Warning { message } = ev {
+            warnings.push(message);
+        }
+    }
+    let path = other.display().to_string();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(&path) && w.contains("line 2") && w.contains("malformed")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(&path) && w.contains("line 4") && w.contains("torn")),
+        "{warnings:?}"
+    );
+}
