@@ -107,6 +107,26 @@ pub struct LoadedFile {
     pub ends_with_newline: bool,
     /// True when the file has no bytes at all.
     pub empty: bool,
+    /// Warnings past [`MAX_WARNINGS`], counted instead of kept (memory stays bounded on a file
+    /// of garbage).
+    pub warnings_dropped: usize,
+}
+
+/// At most this many warnings are kept per file; the rest are counted.
+pub const MAX_WARNINGS: usize = 1000;
+
+/// Lines before the header (of an older file) kept for its rewrite, in bytes; a file whose header
+/// comes after more garbage than this keeps the rest only in its backup.
+const PRE_HEADER_KEEP: usize = 1 << 20;
+
+impl LoadedFile {
+    fn warn(&mut self, w: LoadWarning) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(w);
+        } else {
+            self.warnings_dropped += 1;
+        }
+    }
 }
 
 /// One line of an older-version file, kept whole so the migration can write back what it does not
@@ -126,6 +146,8 @@ struct Parser {
     old_lines: Vec<(usize, OldLine)>,
     /// The first object was not a header: the file is not a session (pi's rule).
     invalid: bool,
+    /// Bytes of unreadable lines held from before the header.
+    pre_header_bytes: usize,
 }
 
 impl Parser {
@@ -165,7 +187,14 @@ impl Parser {
                 },
             ));
         } else if !self.current {
-            // Not understood: an older file's rewrite keeps it verbatim.
+            // Not understood: an older file's rewrite keeps it verbatim. Before the header the
+            // version is not known yet, so only a bounded amount is held.
+            if self.header.is_none() {
+                if self.pre_header_bytes + bytes.len() > PRE_HEADER_KEEP {
+                    return;
+                }
+                self.pre_header_bytes += bytes.len();
+            }
             let raw = bytes.to_vec();
             self.old_lines.push((line, OldLine { raw, value: None }));
         }
@@ -174,7 +203,7 @@ impl Parser {
     /// Parse one line; warnings for what is skipped are recorded here.
     fn parse(&mut self, line: usize, bytes: &[u8], torn: bool) -> Parsed {
         let Ok(text) = std::str::from_utf8(bytes) else {
-            self.out.warnings.push(LoadWarning::Malformed {
+            self.out.warn(LoadWarning::Malformed {
                 line,
                 reason: "invalid UTF-8".into(),
             });
@@ -192,11 +221,11 @@ impl Parser {
         match serde_json::from_str::<Value>(text) {
             Ok(v) => Parsed::Value(v),
             Err(_) if torn => {
-                self.out.warnings.push(LoadWarning::TornLastLine { line });
+                self.out.warn(LoadWarning::TornLastLine { line });
                 Parsed::Skipped
             }
             Err(e) => {
-                self.out.warnings.push(LoadWarning::Malformed {
+                self.out.warn(LoadWarning::Malformed {
                     line,
                     reason: e.to_string(),
                 });
@@ -209,6 +238,7 @@ impl Parser {
         if self.invalid {
             self.out.entries.clear();
             self.out.warnings.clear();
+            self.out.warnings_dropped = 0;
             return self.out;
         }
         let Some(header) = self.header else {
@@ -292,12 +322,12 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
 
 fn push_entry(out: &mut LoadedFile, line: usize, v: &Value) {
     if v.get("type").and_then(Value::as_str) == Some("session") {
-        out.warnings.push(LoadWarning::DuplicateHeader { line });
+        out.warn(LoadWarning::DuplicateHeader { line });
         return;
     }
     match SessionEntry::from_value(v) {
         Ok(e) => out.entries.push(e),
-        Err(e) => out.warnings.push(LoadWarning::BadEntry {
+        Err(e) => out.warn(LoadWarning::BadEntry {
             line,
             reason: e.to_string(),
         }),

@@ -36,6 +36,8 @@ pub struct SessionManager {
     flushed: bool,
     needs_newline: bool,
     warnings: Vec<LoadWarning>,
+    /// Skipped lines beyond the warnings kept.
+    warnings_dropped: usize,
     /// Lines of entries that a failed write kept out of the file, oldest first.
     pending: Vec<String>,
     /// Why the last write failed, while anything is unsaved.
@@ -70,6 +72,7 @@ impl SessionManager {
             flushed: false,
             needs_newline: false,
             warnings: Vec::new(),
+            warnings_dropped: 0,
             pending: Vec::new(),
             write_error: None,
             backup: None,
@@ -126,6 +129,7 @@ impl SessionManager {
             flushed: true,
             needs_newline: loaded.migrated_from.is_none() && !loaded.ends_with_newline,
             warnings: loaded.warnings,
+            warnings_dropped: loaded.warnings_dropped,
             pending: Vec::new(),
             write_error: None,
             backup,
@@ -151,6 +155,7 @@ impl SessionManager {
             flushed: false,
             needs_newline: false,
             warnings: loaded.warnings,
+            warnings_dropped: loaded.warnings_dropped,
             pending: Vec::new(),
             write_error: None,
             backup: None,
@@ -597,8 +602,12 @@ impl SessionManager {
     pub fn is_persisted(&self) -> bool {
         self.file.is_some() && self.flushed
     }
-    /// What was skipped while loading.
+    /// What was skipped while loading (at most [`crate::file::MAX_WARNINGS`]).
     pub fn warnings(&self) -> &[LoadWarning] {
         &self.warnings
+    }
+    /// How many more lines were skipped than [`SessionManager::warnings`] lists.
+    pub fn warnings_dropped(&self) -> usize {
+        self.warnings_dropped
     }
 }

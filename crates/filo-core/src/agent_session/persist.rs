@@ -33,11 +33,11 @@ pub(super) fn load_notices(session: &SessionManager) -> Vec<String> {
     for w in warnings.iter().take(LISTED_WARNINGS) {
         out.push(format!("session file {}: {w}", file.display()));
     }
-    if warnings.len() > LISTED_WARNINGS {
+    let more = warnings.len().saturating_sub(LISTED_WARNINGS) + session.warnings_dropped();
+    if more > 0 {
         out.push(format!(
-            "session file {}: {} more lines skipped",
-            file.display(),
-            warnings.len() - LISTED_WARNINGS
+            "session file {}: {more} more lines skipped",
+            file.display()
         ));
     }
     if let Some(backup) = session.migration_backup() {

@@ -151,3 +151,40 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_file_of_garbage_keeps_a_bounded_number_of_warnings_and_counts_the_rest() {
+    let good = good_v3_lines(1);
+    let mut file = good[0].clone();
+    for i in 0..(filo_session::file::MAX_WARNINGS + 500) {
+        file.push_str(&format!("\ngarbage {i}"));
+    }
+    for l in &good[1..] {
+        file.push('\n');
+        file.push_str(l);
+    }
+    file.push('\n');
+    let loaded = parse_session_bytes(file.as_bytes());
+    assert_eq!(loaded.entries.len(), good.len() - 1);
+    assert_eq!(loaded.warnings.len(), filo_session::file::MAX_WARNINGS);
+    assert_eq!(loaded.warnings_dropped, 500);
+}
+
+#[test]
+fn garbage_before_an_old_header_is_held_only_up_to_a_bound() {
+    let line = "x".repeat(1000);
+    let mut file = String::new();
+    for _ in 0..3000 {
+        file.push_str(&line);
+        file.push('\n');
+    }
+    file.push_str(r#"{"type":"session","id":"s","timestamp":"t","cwd":"/p"}"#);
+    file.push('\n');
+    file.push_str(r#"{"type":"session_info","timestamp":"t","name":"n"}"#);
+    file.push('\n');
+    let loaded = parse_session_bytes(file.as_bytes());
+    assert_eq!(loaded.entries.len(), 1);
+    let rewrite = loaded.rewrite.unwrap();
+    assert!(rewrite.len() < 1_100_000, "{}", rewrite.len());
+    assert!(rewrite.starts_with(br#"{"type":"session""#));
+}
