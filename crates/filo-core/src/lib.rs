@@ -29,6 +29,7 @@ pub mod system_prompt;
 pub use agent_session::{
     AgentSession, AgentSessionOptions, ApiKeyResolver, NavigateOptions, NavigateResult,
     PromptOptions, Resources, SessionEvent, SessionListener, SessionStats, StreamingBehavior,
+    UnsavedSession,
 };
 pub use auth::AuthStorage;
 pub use extension::Extension;

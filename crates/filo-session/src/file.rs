@@ -5,8 +5,7 @@
 //! as [`LoadWarning`]s. Writing only ever appends whole lines, or — for a migration — writes a new
 //! file beside the old one and renames it into place, so a file is never left half-written.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -17,10 +16,19 @@ use crate::migrate::migrate_to_current;
 /// Errors of the session layer.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    #[error("{path}: {source}")]
+    /// The cause is part of the message (not a `source`), so it is printed once.
+    #[error("{path}: {cause}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
+    },
+    /// An append failed and the file could not be put back to its length before it: the file may
+    /// end in a partial line.
+    #[error("{path}: {cause}; the partial line could not be removed ({rollback})")]
+    TornAppend {
+        path: PathBuf,
+        cause: std::io::Error,
+        rollback: std::io::Error,
     },
     #[error("{0}: not a session file (the first line is not a session header); left untouched")]
     NotASessionFile(PathBuf),
@@ -31,10 +39,10 @@ pub enum SessionError {
 }
 
 impl SessionError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: &Path, cause: std::io::Error) -> Self {
         SessionError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         }
     }
 }
@@ -91,12 +99,41 @@ pub struct LoadedFile {
     pub header: Option<SessionHeader>,
     pub entries: Vec<SessionEntry>,
     pub warnings: Vec<LoadWarning>,
-    /// True when the file was an older version and was migrated in memory.
-    pub migrated: bool,
+    /// The version an older file had; it was migrated in memory and `rewrite` holds the new text.
+    pub migrated_from: Option<u64>,
+    /// The migrated file: header and entries migrated, every line not understood kept verbatim.
+    pub rewrite: Option<Vec<u8>>,
     /// False when the file's last byte is not a newline (so an append must start a new line).
     pub ends_with_newline: bool,
     /// True when the file has no bytes at all.
     pub empty: bool,
+    /// Warnings past [`MAX_WARNINGS`], counted instead of kept (memory stays bounded on a file
+    /// of garbage).
+    pub warnings_dropped: usize,
+}
+
+/// At most this many warnings are kept per file; the rest are counted.
+pub const MAX_WARNINGS: usize = 1000;
+
+/// Lines before the header (of an older file) kept for its rewrite, in bytes; a file whose header
+/// comes after more garbage than this keeps the rest only in its backup.
+const PRE_HEADER_KEEP: usize = 1 << 20;
+
+impl LoadedFile {
+    fn warn(&mut self, w: LoadWarning) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(w);
+        } else {
+            self.warnings_dropped += 1;
+        }
+    }
+}
+
+/// One line of an older-version file, kept whole so the migration can write back what it does not
+/// understand exactly as it was.
+struct OldLine {
+    raw: Vec<u8>,
+    value: Option<Value>,
 }
 
 /// Line-by-line session file parser: a current (v3) file is converted one line at a time, so
@@ -106,9 +143,11 @@ struct Parser {
     out: LoadedFile,
     header: Option<Value>,
     current: bool,
-    old_lines: Vec<(usize, Value)>,
+    old_lines: Vec<(usize, OldLine)>,
     /// The first object was not a header: the file is not a session (pi's rule).
     invalid: bool,
+    /// Bytes of unreadable lines held from before the header.
+    pre_header_bytes: usize,
 }
 
 impl Parser {
@@ -117,47 +156,81 @@ impl Parser {
         if self.invalid {
             return;
         }
+        let value = match self.parse(line, bytes, torn) {
+            Parsed::Blank | Parsed::Loaded => return,
+            Parsed::Skipped => None,
+            Parsed::Value(v) => Some(v),
+        };
+        if let Some(v) = value {
+            if self.header.is_none() {
+                if SessionHeader::from_value(&v).is_err() {
+                    self.invalid = true;
+                    return;
+                }
+                self.current = v.get("version").and_then(Value::as_u64).unwrap_or(1) >= 3;
+                if self.current {
+                    self.old_lines = Vec::new();
+                }
+                self.header = Some(v);
+                return;
+            }
+            if self.current {
+                push_entry(&mut self.out, line, &v);
+                return;
+            }
+            let raw = bytes.to_vec();
+            self.old_lines.push((
+                line,
+                OldLine {
+                    raw,
+                    value: Some(v),
+                },
+            ));
+        } else if !self.current {
+            // Not understood: an older file's rewrite keeps it verbatim. Before the header the
+            // version is not known yet, so only a bounded amount is held.
+            if self.header.is_none() {
+                if self.pre_header_bytes + bytes.len() > PRE_HEADER_KEEP {
+                    return;
+                }
+                self.pre_header_bytes += bytes.len();
+            }
+            let raw = bytes.to_vec();
+            self.old_lines.push((line, OldLine { raw, value: None }));
+        }
+    }
+
+    /// Parse one line; warnings for what is skipped are recorded here.
+    fn parse(&mut self, line: usize, bytes: &[u8], torn: bool) -> Parsed {
         let Ok(text) = std::str::from_utf8(bytes) else {
-            self.out.warnings.push(LoadWarning::Malformed {
+            self.out.warn(LoadWarning::Malformed {
                 line,
                 reason: "invalid UTF-8".into(),
             });
-            return;
+            return Parsed::Skipped;
         };
         if text.trim().is_empty() {
-            return;
+            return Parsed::Blank;
         }
         if self.current {
             if let Some(entry) = crate::entry::parse_message_line(text) {
                 self.out.entries.push(entry);
-                return;
+                return Parsed::Loaded;
             }
         }
-        let v = match serde_json::from_str::<Value>(text) {
-            Ok(v) => v,
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => Parsed::Value(v),
             Err(_) if torn => {
-                self.out.warnings.push(LoadWarning::TornLastLine { line });
-                return;
+                self.out.warn(LoadWarning::TornLastLine { line });
+                Parsed::Skipped
             }
             Err(e) => {
-                self.out.warnings.push(LoadWarning::Malformed {
+                self.out.warn(LoadWarning::Malformed {
                     line,
                     reason: e.to_string(),
                 });
-                return;
+                Parsed::Skipped
             }
-        };
-        if self.header.is_none() {
-            if SessionHeader::from_value(&v).is_err() {
-                self.invalid = true;
-                return;
-            }
-            self.current = v.get("version").and_then(Value::as_u64).unwrap_or(1) >= 3;
-            self.header = Some(v);
-        } else if self.current {
-            push_entry(&mut self.out, line, &v);
-        } else {
-            self.old_lines.push((line, v));
         }
     }
 
@@ -165,6 +238,7 @@ impl Parser {
         if self.invalid {
             self.out.entries.clear();
             self.out.warnings.clear();
+            self.out.warnings_dropped = 0;
             return self.out;
         }
         let Some(header) = self.header else {
@@ -174,19 +248,62 @@ impl Parser {
         if self.current {
             out.header = SessionHeader::from_value(&header).ok();
         } else {
-            let numbers: Vec<usize> = self.old_lines.iter().map(|(n, _)| *n).collect();
-            let mut lines: Vec<Value> = std::iter::once(header)
-                .chain(self.old_lines.into_iter().map(|(_, v)| v))
-                .collect();
-            out.migrated = migrate_to_current(&mut lines);
-            out.header = SessionHeader::from_value(&lines[0]).ok();
-            for (line, v) in numbers.into_iter().zip(lines.iter().skip(1)) {
-                push_entry(&mut out, line, v);
-            }
+            migrate_old(&mut out, header, self.old_lines);
         }
         out.warnings.sort_by_key(LoadWarning::line);
         out
     }
+}
+
+enum Parsed {
+    Blank,
+    /// Parsed straight into an entry (the fast path).
+    Loaded,
+    /// Not usable; a warning was recorded.
+    Skipped,
+    Value(Value),
+}
+
+/// Migrate an older file in memory and prepare its rewrite: entries are written migrated, every
+/// line the migration does not understand (malformed, unknown role, duplicate header) verbatim,
+/// in the original order.
+fn migrate_old(out: &mut LoadedFile, header: Value, mut old: Vec<(usize, OldLine)>) {
+    out.migrated_from = Some(header.get("version").and_then(Value::as_u64).unwrap_or(1));
+    let mut values = vec![header];
+    let mut slots = Vec::new();
+    for (i, (_, l)) in old.iter_mut().enumerate() {
+        if let Some(v) = l.value.take() {
+            values.push(v);
+            slots.push(i);
+        }
+    }
+    migrate_to_current(&mut values, &is_entry);
+    let mut values = values.into_iter();
+    let header = values.next().unwrap_or(Value::Null);
+    for (slot, v) in slots.into_iter().zip(values) {
+        old[slot].1.value = Some(v);
+    }
+    let mut text = header.to_string().into_bytes();
+    text.push(b'\n');
+    out.header = SessionHeader::from_value(&header).ok();
+    for (line, l) in old {
+        let loaded = l.value.as_ref().is_some_and(|v| {
+            let before = out.entries.len();
+            push_entry(out, line, v);
+            out.entries.len() > before
+        });
+        match (&l.value, loaded) {
+            (Some(v), true) => text.extend_from_slice(v.to_string().as_bytes()),
+            _ => text.extend_from_slice(&l.raw),
+        }
+        text.push(b'\n');
+    }
+    out.rewrite = Some(text);
+}
+
+/// Whether a (migrated) line is an entry the loader keeps.
+fn is_entry(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) != Some("session") && SessionEntry::from_value(v).is_ok()
 }
 
 /// Parse the text of a session file.
@@ -205,12 +322,12 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
 
 fn push_entry(out: &mut LoadedFile, line: usize, v: &Value) {
     if v.get("type").and_then(Value::as_str) == Some("session") {
-        out.warnings.push(LoadWarning::DuplicateHeader { line });
+        out.warn(LoadWarning::DuplicateHeader { line });
         return;
     }
     match SessionEntry::from_value(v) {
         Ok(e) => out.entries.push(e),
-        Err(e) => out.warnings.push(LoadWarning::BadEntry {
+        Err(e) => out.warn(LoadWarning::BadEntry {
             line,
             reason: e.to_string(),
         }),
@@ -256,39 +373,6 @@ pub fn render_file(header: &SessionHeader, entries: &[SessionEntry]) -> String {
         s.push('\n');
     }
     s
-}
-
-/// Replace `path` with `contents` atomically: write a temp file in the same directory, sync it,
-/// keep the old file's permissions, then rename over the original.
-pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SessionError> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| SessionError::io(dir, e))?;
-    tmp.write_all(contents.as_bytes())
-        .map_err(|e| SessionError::io(path, e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| SessionError::io(path, e))?;
-    if let Ok(meta) = fs::metadata(path) {
-        let _ = fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    tmp.persist(path)
-        .map_err(|e| SessionError::io(path, e.error))?;
-    Ok(())
-}
-
-/// Append whole lines to `path` (created if missing) in one write, then flush.
-pub fn append_lines(path: &Path, text: &str) -> Result<(), SessionError> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|e| SessionError::io(dir, e))?;
-    }
-    let mut f: File = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| SessionError::io(path, e))?;
-    f.write_all(text.as_bytes())
-        .map_err(|e| SessionError::io(path, e))?;
-    f.flush().map_err(|e| SessionError::io(path, e))
 }
 
 #[cfg(test)]

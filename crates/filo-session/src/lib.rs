@@ -2,11 +2,14 @@
 //!
 //! Owns: reading session files tolerantly (bad lines are skipped and reported, never repaired),
 //! writing them append-only in pi's exact JSON shapes, the entry tree and its leaf, the v1→v3
-//! migration (an atomic rewrite), `build_session_context`, listing and `--continue` discovery.
+//! migration (an atomic rewrite that keeps the original as a `.bak` and every line it does not
+//! understand), `build_session_context`, listing and `--continue` discovery. Files and directories
+//! filo creates are private (0600 / 0700); a write that fails is reported and retried, never hidden.
 //!
 //! Does not own: HTTP, the DAG, the agent loop, settings.
 //!
-//! Invariants: a user's file is never truncated; every line filo writes is one whole JSON object
+//! Invariants: a user's file is never truncated (an append that fails partway is cut back to the
+//! length the file had before it, so only filo's partial line goes); every line filo writes is one whole JSON object
 //! followed by `\n`; files filo writes are resumable by pi and pi's by filo (pi spec §9).
 
 pub mod context;
@@ -17,6 +20,7 @@ pub mod list;
 pub mod manager;
 pub mod migrate;
 pub mod paths;
+pub mod write;
 
 pub use context::{ModelRef, SessionContext, build_session_context, convert_to_llm};
 pub use entry::{

@@ -3,7 +3,13 @@
 //! Invariants: every append creates a child of the leaf and moves the leaf to it; nothing is
 //! written until the session holds an assistant message, then the header and all entries are
 //! appended, then one line per entry; earlier lines are never rewritten (a migration is the one
-//! whole-file write, done atomically). A file that is not a session file is refused, not truncated.
+//! whole-file write, done atomically, after a backup of the original). A file that is not a
+//! session file is refused, not truncated.
+//!
+//! A failed write is never hidden: the entries that did not reach the file stay queued, in order,
+//! and every later write retries them first, so the file never gets a child whose parent is
+//! missing; [`SessionManager::unsaved_entries`] and [`SessionManager::write_error`] say what is
+//! not on disk and why.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -13,10 +19,9 @@ use serde_json::Value;
 
 use crate::context::{SessionContext, build_session_context, path_to};
 use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
-use crate::file::{
-    LoadWarning, SessionError, append_lines, read_session_file, render_file, write_atomic,
-};
+use crate::file::{LoadWarning, SessionError, read_session_file, render_file};
 use crate::ids::{file_timestamp, iso_from_ms, new_entry_id, new_session_id, now_ms};
+use crate::write::{append_lines, backup_copy, write_atomic};
 
 /// A session: header, entries in file order, an index by id, and the leaf.
 #[derive(Debug, Clone)]
@@ -31,6 +36,14 @@ pub struct SessionManager {
     flushed: bool,
     needs_newline: bool,
     warnings: Vec<LoadWarning>,
+    /// Skipped lines beyond the warnings kept.
+    warnings_dropped: usize,
+    /// Lines of entries that a failed write kept out of the file, oldest first.
+    pending: Vec<String>,
+    /// Why the last write failed, while anything is unsaved.
+    write_error: Option<String>,
+    /// Where the original of a migrated file was kept.
+    backup: Option<PathBuf>,
 }
 
 impl SessionManager {
@@ -59,6 +72,10 @@ impl SessionManager {
             flushed: false,
             needs_newline: false,
             warnings: Vec::new(),
+            warnings_dropped: 0,
+            pending: Vec::new(),
+            write_error: None,
+            backup: None,
         }
     }
 
@@ -79,7 +96,8 @@ impl SessionManager {
 
     /// Open a session file. A missing file starts a new session at that path; an empty file gets a
     /// fresh header when first written; a file whose first object is not a session header is an
-    /// error and is left untouched. Older versions are migrated and rewritten atomically.
+    /// error and is left untouched. Older versions are migrated and rewritten atomically; the
+    /// original is kept beside it as `<file name>.v<version>.bak` (never overwriting a file).
     pub fn open(path: &Path, fallback_cwd: &str) -> Result<Self, SessionError> {
         let dir = path.parent().map(Path::to_path_buf);
         if !path.exists() {
@@ -96,8 +114,10 @@ impl SessionManager {
             }
             return Err(SessionError::NotASessionFile(path.to_path_buf()));
         };
-        if loaded.migrated {
-            write_atomic(path, &render_file(&header, &loaded.entries))?;
+        let mut backup = None;
+        if let (Some(version), Some(text)) = (loaded.migrated_from, &loaded.rewrite) {
+            backup = Some(backup_copy(path, &format!("v{version}"))?);
+            write_atomic(path, text)?;
         }
         let mut s = SessionManager {
             header,
@@ -107,8 +127,12 @@ impl SessionManager {
             session_dir: dir,
             file: Some(path.to_path_buf()),
             flushed: true,
-            needs_newline: !loaded.migrated && !loaded.ends_with_newline,
+            needs_newline: loaded.migrated_from.is_none() && !loaded.ends_with_newline,
             warnings: loaded.warnings,
+            warnings_dropped: loaded.warnings_dropped,
+            pending: Vec::new(),
+            write_error: None,
+            backup,
         };
         s.insert_all(loaded.entries);
         Ok(s)
@@ -131,6 +155,10 @@ impl SessionManager {
             flushed: false,
             needs_newline: false,
             warnings: loaded.warnings,
+            warnings_dropped: loaded.warnings_dropped,
+            pending: Vec::new(),
+            write_error: None,
+            backup: None,
         };
         s.insert_all(loaded.entries);
         Ok(s)
@@ -162,14 +190,16 @@ impl SessionManager {
         Ok(s)
     }
 
-    /// Insert loaded entries in file order; the leaf is the last one.
+    /// Insert loaded entries in file order; the leaf is the last line's entry (a later line with
+    /// an id seen before replaces that entry and is still the leaf, as in pi).
     fn insert_all(&mut self, entries: Vec<SessionEntry>) {
         self.entries.reserve(entries.len());
         self.index.reserve(entries.len());
+        let leaf = entries.last().map(|e| e.id.clone());
         for e in entries {
             self.insert_entry(e);
         }
-        self.leaf = self.entries.last().map(|e| e.id.clone());
+        self.leaf = leaf;
     }
 
     fn insert_entry(&mut self, e: SessionEntry) {
@@ -195,13 +225,97 @@ impl SessionManager {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        if self.flushed || !self.has_assistant() {
+        if self.flushed {
+            return self.write_pending();
+        }
+        if !self.has_assistant() {
             return Ok(());
         }
         let text = render_file(&self.header, &self.entries);
-        append_lines(&path, &text)?;
+        let written = append_lines(&path, &text);
+        self.record(written)?;
         self.flushed = true;
+        self.pending.clear();
         Ok(())
+    }
+
+    /// Write the queued lines (a failed earlier write and the new line) in one append.
+    fn write_pending(&mut self) -> Result<(), SessionError> {
+        let Some(path) = self.file.clone() else {
+            self.pending.clear();
+            return Ok(());
+        };
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        if self.needs_newline {
+            text.push('\n');
+        }
+        for line in &self.pending {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let written = append_lines(&path, &text);
+        if matches!(written, Err(SessionError::TornAppend { .. })) {
+            // The file may now end in a partial line: the next write starts a new one.
+            self.needs_newline = true;
+        }
+        self.record(written)?;
+        self.pending.clear();
+        self.needs_newline = false;
+        Ok(())
+    }
+
+    /// Remember (or clear) why writing failed.
+    fn record(&mut self, written: Result<(), SessionError>) -> Result<(), SessionError> {
+        match written {
+            Ok(()) => {
+                self.write_error = None;
+                Ok(())
+            }
+            Err(e) => {
+                // The session file is named by whoever reports this; another path stays.
+                self.write_error = Some(match &e {
+                    SessionError::Io { path, cause } if self.file.as_ref() == Some(path) => {
+                        cause.to_string()
+                    }
+                    other => other.to_string(),
+                });
+                Err(e)
+            }
+        }
+    }
+
+    /// Try again to write what a failed write left out of the file.
+    pub fn retry_unsaved(&mut self) -> Result<(), SessionError> {
+        self.flush_if_ready()
+    }
+
+    /// How many entries are in the session but not in its file because a write failed (0 for an
+    /// in-memory session, and before the first assistant message, when nothing is due yet).
+    pub fn unsaved_entries(&self) -> usize {
+        if self.file.is_none() {
+            return 0;
+        }
+        if self.flushed {
+            self.pending.len()
+        } else if self.has_assistant() {
+            self.entries.len()
+        } else {
+            0
+        }
+    }
+
+    /// Why the last write failed, while entries are unsaved (the system's reason, with the path
+    /// when it is not the session file itself).
+    pub fn write_error(&self) -> Option<&str> {
+        self.write_error.as_deref()
+    }
+
+    /// Where the original of a file migrated on open was kept.
+    pub fn migration_backup(&self) -> Option<&Path> {
+        self.backup.as_deref()
     }
 
     /// Append an entry of `kind` as a child of the leaf; returns its id.
@@ -213,18 +327,12 @@ impl SessionManager {
             kind,
         };
         let id = entry.id.clone();
-        let line = entry.to_line();
+        if self.flushed && self.file.is_some() {
+            self.pending.push(entry.to_line());
+        }
         self.insert_entry(entry);
         self.leaf = Some(id.clone());
-        if self.flushed {
-            if let Some(path) = &self.file {
-                let prefix = if self.needs_newline { "\n" } else { "" };
-                append_lines(path, &format!("{prefix}{line}\n"))?;
-                self.needs_newline = false;
-            }
-        } else {
-            self.flush_if_ready()?;
-        }
+        self.flush_if_ready()?;
         Ok(id)
     }
 
@@ -314,11 +422,23 @@ impl SessionManager {
         })
     }
 
-    /// Put entries into the in-memory tree without writing them (entries rebuilt from another
-    /// store, such as the Playfilo DAG). An entry whose id exists replaces it in place.
+    /// Put entries rebuilt from another store (the Playfilo DAG) into the tree. An entry whose id
+    /// exists replaces it in memory only; an entry the session lacks is also appended to the file
+    /// (parents come before children in `entries`), so nothing written later refers to a parent
+    /// the file does not hold. A failed write is kept queued and reported like any other (see
+    /// [`SessionManager::unsaved_entries`]).
     pub fn merge_in_memory(&mut self, entries: Vec<SessionEntry>) {
+        let mut added = false;
         for e in entries {
+            if self.flushed && self.file.is_some() && !self.index.contains_key(&e.id) {
+                self.pending.push(e.to_line());
+                added = true;
+            }
             self.insert_entry(e);
+        }
+        if added {
+            // Recorded in `write_error` / `unsaved_entries` when it fails.
+            let _queued = self.flush_if_ready();
         }
     }
 
@@ -482,8 +602,12 @@ impl SessionManager {
     pub fn is_persisted(&self) -> bool {
         self.file.is_some() && self.flushed
     }
-    /// What was skipped while loading.
+    /// What was skipped while loading (at most [`crate::file::MAX_WARNINGS`]).
     pub fn warnings(&self) -> &[LoadWarning] {
         &self.warnings
+    }
+    /// How many more lines were skipped than [`SessionManager::warnings`] lists.
+    pub fn warnings_dropped(&self) -> usize {
+        self.warnings_dropped
     }
 }

@@ -2,6 +2,10 @@
 //! v1 → v2 gives every entry a fresh 8-hex id and chains `parentId` linearly (and turns a numeric
 //! `firstKeptEntryIndex`, counted with the header at index 0, into `firstKeptEntryId`); v2 → v3
 //! renames the `hookMessage` role to `custom`. Migrating a v3 list changes nothing.
+//!
+//! The linear chain runs through the lines the loader keeps (`is_entry`): a line it skips (an
+//! unknown message role, say) is not made the parent of the next entry, so one unreadable line
+//! does not cut everything before it out of the context.
 
 use std::collections::HashSet;
 
@@ -9,8 +13,9 @@ use serde_json::{Map, Value};
 
 use crate::ids::new_entry_id;
 
-/// Migrate `lines` (header first) in place. Returns true when anything changed.
-pub fn migrate_to_current(lines: &mut [Value]) -> bool {
+/// Migrate `lines` (header first) in place. Returns true when anything changed. `is_entry` says
+/// whether a line (with its new id) is an entry the loader keeps.
+pub fn migrate_to_current(lines: &mut [Value], is_entry: &dyn Fn(&Value) -> bool) -> bool {
     let version = lines
         .first()
         .and_then(|h| h.get("version"))
@@ -20,13 +25,13 @@ pub fn migrate_to_current(lines: &mut [Value]) -> bool {
         return false;
     }
     if version < 2 {
-        v1_to_v2(lines);
+        v1_to_v2(lines, is_entry);
     }
     v2_to_v3(lines);
     true
 }
 
-fn v1_to_v2(lines: &mut [Value]) {
+fn v1_to_v2(lines: &mut [Value], is_entry: &dyn Fn(&Value) -> bool) {
     let mut used = HashSet::new();
     let mut ids: Vec<Option<String>> = vec![None; lines.len()];
     let mut previous: Option<String> = None;
@@ -42,7 +47,9 @@ fn v1_to_v2(lines: &mut [Value]) {
             previous.clone().map_or(Value::Null, Value::String),
         );
         ids[i] = Some(id.clone());
-        previous = Some(id);
+        if is_entry(line) {
+            previous = Some(id);
+        }
     }
     for line in lines.iter_mut().skip(1) {
         let Some(obj) = line.as_object_mut() else {
@@ -109,7 +116,7 @@ mod tests {
             json!({"type":"message","timestamp":"t","message":{"role":"hookMessage","customType":"x","content":"c","display":true,"timestamp":1}}),
             json!({"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":2,"tokensBefore":5}),
         ];
-        assert!(migrate_to_current(&mut lines));
+        assert!(migrate_to_current(&mut lines, &|_| true));
         assert_eq!(lines[0]["version"], 3);
         let keys: Vec<_> = lines[0].as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys[..2], ["type".to_string(), "version".to_string()]);
@@ -123,7 +130,7 @@ mod tests {
         assert!(lines[3].get("firstKeptEntryIndex").is_none());
         assert_eq!(lines[2]["message"]["role"], "custom");
         let again = lines.clone();
-        assert!(!migrate_to_current(&mut lines));
+        assert!(!migrate_to_current(&mut lines, &|_| true));
         assert_eq!(lines, again);
     }
 }

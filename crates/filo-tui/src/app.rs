@@ -109,6 +109,24 @@ impl App {
         self.state.scroll = 0;
     }
 
+    /// Apply a session event; after a warning or the end of a run the footer is refreshed, so a
+    /// session file that cannot be written stays flagged until it holds the session again.
+    pub fn on_session_event(&mut self, ev: &SessionEvent) {
+        self.state.apply(ev);
+        if matches!(
+            ev,
+            SessionEvent::Warning { .. }
+                | SessionEvent::Agent(filo_agent::AgentEvent::AgentEnd { .. })
+        ) {
+            self.refresh_footer();
+        }
+    }
+
+    /// The session this app drives.
+    pub fn session(&self) -> &AgentSession {
+        &self.session
+    }
+
     pub(crate) fn refresh_footer(&mut self) {
         let usage = self.state.footer.clone();
         let mut f = crate::footer_info(&self.session);
@@ -458,9 +476,9 @@ where
                 None => return Ok(()),
             },
             Some(ev) = session_rx.recv() => {
-                app.state.apply(&ev);
+                app.on_session_event(&ev);
                 while let Ok(ev) = session_rx.try_recv() {
-                    app.state.apply(&ev);
+                    app.on_session_event(&ev);
                 }
                 dirty = true;
             }

@@ -43,13 +43,29 @@ pub use life::LifeSource;
 pub use state::{AppState, FooterInfo};
 pub use theme::{ColorDepth, Theme};
 
-/// Errors of the terminal UI.
+/// Errors of the terminal UI. The cause is part of the message (not a `source`), so it is
+/// printed once.
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
     #[error("terminal: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("theme: {0}")]
     Theme(String),
+    /// The user quit while entries of the session were not in its file.
+    #[error("{0}")]
+    Unsaved(filo_core::UnsavedSession),
+}
+
+/// On the way out: one more try to write what the session file is missing, then an error naming
+/// the file and the cause if entries are still not in it (the caller prints it and fails).
+pub fn check_saved(session: &AgentSession) -> Result<(), TuiError> {
+    session.ensure_saved().map_err(TuiError::Unsaved)
+}
+
+impl From<std::io::Error> for TuiError {
+    fn from(e: std::io::Error) -> Self {
+        TuiError::Io(e)
+    }
 }
 
 /// What the UI needs besides the session.
@@ -79,6 +95,7 @@ pub fn footer_info(session: &AgentSession) -> FooterInfo {
         context_window: model.as_ref().map_or(0, |m| m.context_window),
         cwd: session.info().cwd.to_string_lossy().into_owned(),
         session_name: session.session_name(),
+        unsaved: session.unsaved().map(|u| u.to_string()),
         ..FooterInfo::default()
     };
     for m in session.messages() {
@@ -123,12 +140,13 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<(), TuiEr
         EnableBracketedPaste
     );
     let result = match setup {
-        Ok(()) => run_inner(session, options).await,
+        Ok(()) => run_inner(session.clone(), options).await,
         Err(e) => Err(TuiError::Io(e)),
     };
     restore_terminal();
     std::panic::set_hook(Box::new(move |info| previous(info)));
-    result
+    result?;
+    check_saved(&session)
 }
 
 async fn run_inner(session: AgentSession, options: TuiOptions) -> Result<(), TuiError> {
@@ -147,4 +165,19 @@ async fn run_inner(session: AgentSession, options: TuiOptions) -> Result<(), Tui
         session.abort().await;
     }
     result
+}
+
+#[cfg(test)]
+mod error_tests {
+    #[test]
+    fn an_io_error_prints_its_cause_once() {
+        let e = super::TuiError::from(std::io::Error::other("tty gone"));
+        let mut shown = e.to_string();
+        let mut next = std::error::Error::source(&e);
+        while let Some(s) = next {
+            shown.push_str(&format!(": {s}"));
+            next = s.source();
+        }
+        assert_eq!(shown.matches("tty gone").count(), 1, "{shown}");
+    }
 }

@@ -31,6 +31,8 @@ pub struct FooterInfo {
     pub cost: f64,
     pub cwd: String,
     pub session_name: Option<String>,
+    /// Why entries of the session are not in its file, while any are not.
+    pub unsaved: Option<String>,
 }
 
 impl FooterInfo {

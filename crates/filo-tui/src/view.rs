@@ -91,14 +91,22 @@ pub fn footer_lines(f: &FooterInfo, theme: &Theme, w: usize) -> Vec<Line<'static
         None => "no model".to_string(),
     };
     let gap = w.saturating_sub(width(&left) + width(&right)).max(1);
-    vec![
+    let mut lines = vec![
         Line::from(Span::styled(truncate(&top, w), theme.fg("dim"))),
         Line::from(vec![
             Span::styled(left, theme.fg("dim")),
             Span::raw(" ".repeat(gap)),
             Span::styled(right, theme.fg("dim")),
         ]),
-    ]
+    ];
+    if let Some(u) = &f.unsaved {
+        // Stays until the file holds the session again.
+        lines.push(Line::from(Span::styled(
+            truncate(&format!("Not saved: {u}"), w),
+            theme.fg("error"),
+        )));
+    }
+    lines
 }
 
 /// The history lines that fit in `height`, bottom-anchored and scrolled up by `state.scroll`.
@@ -206,11 +214,12 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
     }
     let above_h = u16::try_from(above.len()).unwrap_or(u16::MAX);
     let editor_total = u16::try_from(editor_h + 2).unwrap_or(u16::MAX);
+    let footer_h = if state.footer.unsaved.is_some() { 3 } else { 2 };
     let [hist, above_area, editor_area, footer_area] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(above_h),
         Constraint::Length(editor_total),
-        Constraint::Length(2),
+        Constraint::Length(footer_h),
     ])
     .areas(area);
     state.page_rows = usize::from(hist.height);

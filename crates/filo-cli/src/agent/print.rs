@@ -45,7 +45,8 @@ async fn send_all(
 }
 
 /// Text mode: prints each text block of the final assistant message on its own line; an error or
-/// abort goes to stderr with exit code 1, and so does an earlier prompt's failure.
+/// abort goes to stderr with exit code 1, and so does an earlier prompt's failure or a turn the
+/// session file could not keep.
 pub async fn run_text(
     session: &AgentSession,
     initial: Initial,
@@ -66,8 +67,9 @@ pub async fn run_text(
     for line in &failed {
         writeln!(err, "filo: {line}")?;
     }
+    let saved = check_saved(session, err)?;
     let code = if failed.is_empty() {
-        ExitCode::SUCCESS
+        saved
     } else {
         ExitCode::FAILURE
     };
@@ -124,6 +126,7 @@ pub async fn run_json(
         }
     }));
     let result = send_all(session, initial, stop).await;
+    let saved = check_saved(session, &mut std::io::stderr())?;
     session.unsubscribe(id);
     if let Ok(mut o) = out.lock() {
         o.flush()?;
@@ -131,8 +134,20 @@ pub async fn run_json(
     // The failures are in the events already (`message_end` with `stopReason: error`).
     let failed = result?;
     Ok(if failed.is_empty() {
-        ExitCode::SUCCESS
+        saved
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// An answer whose turn is not in the session file fails the run: the message names the file
+/// and the cause on stderr.
+fn check_saved(session: &AgentSession, err: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    match session.ensure_saved() {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(unsaved) => {
+            writeln!(err, "Error: {unsaved}")?;
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }

@@ -10,5 +10,6 @@ mod memory;
 mod rpc;
 mod rpc_hostile;
 mod secrets;
+mod sessions_faults;
 mod signals;
 mod tui;

@@ -126,6 +126,7 @@ impl AgentSession {
         &self,
         parent_session: Option<String>,
     ) -> Result<(), CoreError> {
+        self.refuse_to_leave_unsaved()?;
         self.abort().await;
         self.inner.agent.reset();
         {
@@ -151,13 +152,17 @@ impl AgentSession {
 
     /// Open another session file and continue it.
     pub async fn switch_session(&self, path: &Path) -> Result<(), CoreError> {
+        self.refuse_to_leave_unsaved()?;
         self.abort().await;
         let cwd = self.inner.cwd.to_string_lossy().into_owned();
         let mut manager = SessionManager::open(path, &cwd)?;
+        let mut notices = super::persist::load_notices(&manager);
         for ext in &self.inner.extensions {
-            for notice in ext.prepare_session(&mut manager) {
-                self.emit(&super::SessionEvent::Warning { message: notice });
-            }
+            notices.extend(ext.prepare_session(&mut manager));
+        }
+        notices.extend(super::persist::unsaved_notice(&manager));
+        for notice in notices {
+            self.emit(&super::SessionEvent::Warning { message: notice });
         }
         let ctx = manager.build_context();
         let has_level = manager
@@ -201,6 +206,7 @@ impl AgentSession {
     /// Fork at a user message: a new session holding everything before it. Returns the user's
     /// text (for the editor).
     pub async fn fork(&self, entry_id: &str) -> Result<String, CoreError> {
+        self.refuse_to_leave_unsaved()?;
         self.abort().await;
         let (text, parent) = {
             let store = lock(&self.inner.store);

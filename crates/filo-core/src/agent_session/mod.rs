@@ -10,6 +10,7 @@ mod compact;
 mod events;
 pub mod export;
 mod manage;
+mod persist;
 mod run;
 mod tree;
 
@@ -26,6 +27,7 @@ pub use events::{CompactionReason, CompactionResult, SessionEvent};
 
 pub use bash::BashResult;
 pub use manage::{CommandInfo, CycleModelResult, ForkMessage, SessionStats};
+pub use persist::UnsavedSession;
 pub use run::{PromptOptions, StreamingBehavior};
 pub use tree::{NavigateOptions, NavigateResult};
 
@@ -82,7 +84,6 @@ struct RunState {
     compaction_cancel: Option<CancellationToken>,
     overflow_attempted: bool,
     persist_errors: u64,
-    last_persist_error: Option<String>,
     /// The running user command (`execute_bash`) and its sequence number.
     bash_cancel: Option<(u64, CancellationToken)>,
     bash_seq: u64,
@@ -158,10 +159,11 @@ impl AgentSession {
     /// session's context into the agent, and record the first `model_change` /
     /// `thinking_level_change` entries of a new session.
     pub fn create(mut options: AgentSessionOptions) -> Result<AgentSession, CoreError> {
-        let mut notices = Vec::new();
+        let mut notices = persist::load_notices(&options.session);
         for ext in &options.extensions {
             notices.extend(ext.prepare_session(&mut options.session));
         }
+        notices.extend(persist::unsaved_notice(&options.session));
         let ctx = options.session.build_context();
         let has_existing = !ctx.messages.is_empty();
         let key_ok = |m: &Model| (options.api_key)(&m.provider).is_some();
@@ -329,39 +331,6 @@ impl AgentSession {
             filo_agent::AgentMessage::Custom(_) => return,
         };
         self.append_entry(kind);
-    }
-
-    /// Append an entry, tell extensions, and count (not hide) a failed write.
-    pub(crate) fn append_entry(&self, kind: EntryKind) -> Option<String> {
-        let result = {
-            let mut store = lock(&self.inner.store);
-            store
-                .append(kind)
-                .map(|id| (id.clone(), store.entry(&id).cloned()))
-        };
-        match result {
-            Ok((id, entry)) => {
-                if let Some(entry) = entry {
-                    if !self.inner.extensions.is_empty() {
-                        let ctx = self.entry_context();
-                        for ext in &self.inner.extensions {
-                            ext.entry_appended(&entry, &ctx);
-                        }
-                    }
-                }
-                Some(id)
-            }
-            Err(e) => {
-                let message = format!("session write failed: {e}");
-                {
-                    let mut st = lock(&self.inner.state);
-                    st.persist_errors += 1;
-                    st.last_persist_error = Some(message.clone());
-                }
-                self.emit(&SessionEvent::Warning { message });
-                None
-            }
-        }
     }
 
     fn entry_context(&self) -> EntryContext {

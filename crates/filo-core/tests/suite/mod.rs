@@ -1,3 +1,4 @@
+mod persist;
 mod playfilo;
 mod playfilo_lock;
 mod session;

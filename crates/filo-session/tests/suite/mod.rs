@@ -1,5 +1,7 @@
 mod context;
+mod faults;
 mod files;
+mod hostile;
 mod tree;
 
 use filo_ai::{AssistantMessage, ContentBlock, Message, StopReason, UserContent, UserMessage};

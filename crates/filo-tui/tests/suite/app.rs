@@ -387,3 +387,86 @@ async fn life_waits_for_the_memory_off_the_event_loop() {
         "the flush does not block the event loop's thread"
     );
 }
+
+#[tokio::test]
+async fn a_session_file_that_cannot_be_written_is_flagged_on_screen_until_saved() {
+    let (_mock, mut f) = fixture(vec![Turn::text("Answer."), Turn::text("Second.")]).await;
+    // A regular file where the session directory should be: the first write fails.
+    let blocker = f._dir.path().join("sessions");
+    std::fs::write(&blocker, "in the way").unwrap();
+    f.typed("hello");
+    f.enter();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while f.app.state().running || !assistant_says(f.app.state(), "Answer.") {
+        tokio::select! {
+            Some(ev) = f.session_rx.recv() => f.app.on_session_event(&ev),
+            Some(ev) = f.app_rx.recv() => f.app.on_app_event(ev),
+            _ = tokio::time::sleep_until(deadline) => panic!("timed out waiting for the answer"),
+        }
+    }
+    while let Ok(ev) = f.session_rx.try_recv() {
+        f.app.on_session_event(&ev);
+    }
+    let path = blocker.display().to_string();
+    let warnings: Vec<&Cell> = f
+        .app
+        .state()
+        .cells
+        .iter()
+        .map(|c| &c.cell)
+        .filter(|c| matches!(c, Cell::Warning(_)))
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|c| matches!(c, Cell::Warning(t) if t.contains("not saved") && t.contains(&path))),
+        "{warnings:?}"
+    );
+    let footer = f.app.state().footer.unsaved.clone();
+    assert!(
+        footer.is_some_and(|u| u.contains(&path)),
+        "the footer keeps the flag"
+    );
+    let mut backend = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 20)).unwrap();
+    backend
+        .draw(|frame| filo_tui::view::draw(frame, f.app.state_mut()))
+        .unwrap();
+    let screen: String = backend
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(screen.contains("Not saved:"), "{screen}");
+    let quit = filo_tui::check_saved(f.app.session())
+        .unwrap_err()
+        .to_string();
+    assert!(quit.contains("not saved") && quit.contains(&path), "{quit}");
+
+    // Once the directory can be created, the next turn writes everything and the flag goes.
+    std::fs::remove_file(&blocker).unwrap();
+    f.typed("again");
+    f.enter();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while f.app.state().running || !assistant_says(f.app.state(), "Second.") {
+        tokio::select! {
+            Some(ev) = f.session_rx.recv() => f.app.on_session_event(&ev),
+            Some(ev) = f.app_rx.recv() => f.app.on_app_event(ev),
+            _ = tokio::time::sleep_until(deadline) => panic!("timed out waiting for the answer"),
+        }
+    }
+    while let Ok(ev) = f.session_rx.try_recv() {
+        f.app.on_session_event(&ev);
+    }
+    assert_eq!(f.app.state().footer.unsaved, None);
+    filo_tui::check_saved(f.app.session()).unwrap();
+    let file = std::fs::read_dir(&blocker)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains("hello") && text.contains("Answer.") && text.contains("Second."));
+}
