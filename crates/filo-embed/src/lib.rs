@@ -6,3 +6,5 @@
 
 pub mod auth;
 pub mod clock;
+pub mod paths;
+pub mod session_key;
