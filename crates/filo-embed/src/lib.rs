@@ -6,5 +6,6 @@
 
 pub mod auth;
 pub mod clock;
+pub mod history;
 pub mod paths;
 pub mod session_key;
