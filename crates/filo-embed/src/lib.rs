@@ -9,3 +9,4 @@ pub mod clock;
 pub mod history;
 pub mod paths;
 pub mod session_key;
+pub mod usage;
