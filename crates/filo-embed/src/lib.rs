@@ -9,4 +9,5 @@ pub mod clock;
 pub mod history;
 pub mod paths;
 pub mod session_key;
+pub mod tools;
 pub mod usage;
