@@ -144,7 +144,7 @@ pub fn resolve_session_file(
 
 /// Resolves `.` and `..` without touching the file system; None when `..` climbs above the start
 /// of a relative path or above the root of an absolute one.
-fn lexical_normalize(path: &Path) -> Option<PathBuf> {
+pub(crate) fn lexical_normalize(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     let mut depth = 0usize;
     for c in path.components() {

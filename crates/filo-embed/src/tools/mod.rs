@@ -7,3 +7,4 @@
 
 pub mod policy;
 pub mod policy_steps;
+pub mod sandbox;
