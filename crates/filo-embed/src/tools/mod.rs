@@ -8,3 +8,4 @@
 pub mod policy;
 pub mod policy_steps;
 pub mod sandbox;
+pub mod schema;
