@@ -7,6 +7,7 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use super::policy::{ToolPolicy, expand_tool_groups};
 use crate::paths::lexical_normalize;
 
 /// Where sandboxed tools see their workspace.
@@ -270,6 +271,97 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
+}
+
+impl SandboxMode {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::NonMain => "non-main",
+            Self::All => "all",
+        }
+    }
+}
+
+/// Where a sandbox session runs and which config keys set its tool policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxContext<'a> {
+    pub mode: SandboxMode,
+    pub session_key: &'a str,
+    pub main_session_key: &'a str,
+    pub policy: &'a ToolPolicy,
+    /// Config key of the deny list in effect (e.g. `tools.sandbox.tools.deny`).
+    pub deny_key: &'a str,
+    /// Config key of the allow list in effect.
+    pub allow_key: &'a str,
+}
+
+/// The explanation shown when the sandbox tool policy blocks `tool` (exact names after group
+/// expansion, as OpenClaw's explanation does); None when the session is not sandboxed or the
+/// tool is not blocked by the sandbox lists.
+pub fn sandbox_blocked_message(tool: &str, ctx: &SandboxContext<'_>) -> Option<String> {
+    let tool = tool.trim().to_lowercase();
+    if tool.is_empty() || !ctx.mode.applies_to(ctx.session_key, ctx.main_session_key) {
+        return None;
+    }
+    let deny = ctx
+        .policy
+        .deny
+        .as_deref()
+        .map(expand_tool_groups)
+        .unwrap_or_default();
+    let allow = ctx
+        .policy
+        .allow
+        .as_deref()
+        .map(expand_tool_groups)
+        .unwrap_or_default();
+    let by_deny = deny.contains(&tool);
+    let by_allow = !allow.is_empty() && !allow.contains(&tool);
+    if !by_deny && !by_allow {
+        return None;
+    }
+    let mut reasons = Vec::new();
+    let mut fixes = Vec::new();
+    if by_deny {
+        reasons.push("deny list");
+        fixes.push(format!("Remove \"{tool}\" from {}.", ctx.deny_key));
+    }
+    if by_allow {
+        reasons.push("allow list");
+        fixes.push(format!(
+            "Add \"{tool}\" to {} (or set it to [] to allow all).",
+            ctx.allow_key
+        ));
+    }
+    let session = if ctx.session_key.trim().is_empty() {
+        "(unknown)"
+    } else {
+        ctx.session_key
+    };
+    let mut lines = vec![
+        format!(
+            "Tool \"{tool}\" blocked by sandbox tool policy (mode={}).",
+            ctx.mode.as_str()
+        ),
+        format!("Session: {session}"),
+        format!("Reason: {}", reasons.join(" + ")),
+        "Fix:".to_owned(),
+        "- agents.defaults.sandbox.mode=off (disable sandbox)".to_owned(),
+    ];
+    lines.extend(fixes.into_iter().map(|f| format!("- {f}")));
+    if ctx.mode == SandboxMode::NonMain {
+        lines.push(format!(
+            "- Use main session key (direct): {}",
+            ctx.main_session_key
+        ));
+    }
+    lines.push(format!(
+        "- See: filo sandbox explain --session {}",
+        ctx.session_key
+    ));
+    Some(lines.join("\n"))
 }
 
 #[cfg(test)]

@@ -189,3 +189,57 @@ fn sandbox_decision_and_dirs() {
     let weird = sandbox_workspace_dir(&state, "../../..");
     assert_eq!(weird.parent().unwrap(), Path::new("/s/sandboxes"));
 }
+
+#[test]
+fn blocked_tool_explanation() {
+    let policy = super::super::policy::sandbox_default_policy(&["telegram"]);
+    let ctx = SandboxContext {
+        mode: SandboxMode::NonMain,
+        session_key: "agent:main:telegram:dm:42",
+        main_session_key: "agent:main:main",
+        policy: &policy,
+        deny_key: "tools.sandbox.tools.deny",
+        allow_key: "tools.sandbox.tools.allow",
+    };
+    let msg = sandbox_blocked_message(" Browser ", &ctx).unwrap();
+    assert_eq!(
+        msg,
+        [
+            "Tool \"browser\" blocked by sandbox tool policy (mode=non-main).",
+            "Session: agent:main:telegram:dm:42",
+            "Reason: deny list + allow list",
+            "Fix:",
+            "- agents.defaults.sandbox.mode=off (disable sandbox)",
+            "- Remove \"browser\" from tools.sandbox.tools.deny.",
+            "- Add \"browser\" to tools.sandbox.tools.allow (or set it to [] to allow all).",
+            "- Use main session key (direct): agent:main:main",
+            "- See: filo sandbox explain --session agent:main:telegram:dm:42",
+        ]
+        .join("\n")
+    );
+    let web = sandbox_blocked_message("web_fetch", &ctx).unwrap();
+    assert!(
+        web.contains("Reason: allow list\n") && !web.contains("Remove"),
+        "{web}"
+    );
+    assert_eq!(sandbox_blocked_message("exec", &ctx), None);
+    assert_eq!(sandbox_blocked_message("", &ctx), None);
+    let main = SandboxContext {
+        session_key: "agent:main:main",
+        ..ctx.clone()
+    };
+    assert_eq!(
+        sandbox_blocked_message("browser", &main),
+        None,
+        "main session is not sandboxed"
+    );
+    let all = SandboxContext {
+        mode: SandboxMode::All,
+        ..main
+    };
+    let msg = sandbox_blocked_message("browser", &all).unwrap();
+    assert!(
+        msg.starts_with("Tool \"browser\" blocked by sandbox tool policy (mode=all).")
+            && !msg.contains("Use main session key")
+    );
+}
