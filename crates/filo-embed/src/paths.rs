@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::session_key::normalize_agent_id;
+use crate::session_key::{agent_id_from_session_key, normalize_agent_id};
 
 static SESSION_ID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^[a-z0-9][a-z0-9._-]{0,127}$")
@@ -54,6 +54,12 @@ impl EmbedPaths {
         self.state_dir
             .join("agents")
             .join(normalize_agent_id(agent_id))
+    }
+
+    /// The directory of the agent a session key belongs to (`main` for keys without an agent).
+    /// Whatever the key holds, the result is one directory below `<state_dir>/agents`.
+    pub fn agent_dir_for_key(&self, session_key: &str) -> PathBuf {
+        self.agent_dir(&agent_id_from_session_key(session_key))
     }
 
     /// `<agent dir>/sessions`.
@@ -221,6 +227,40 @@ mod tests {
         assert_eq!(
             custom.agent_dir(""),
             PathBuf::from("/srv/state/agents/main")
+        );
+    }
+
+    #[test]
+    fn hostile_session_keys_stay_inside_the_state_dir() {
+        let p = paths();
+        let agents = p.state_dir.join("agents");
+        for key in [
+            "agent:../../etc:x",
+            "agent:..:main",
+            "agent:/abs/path:main",
+            "agent:a\\b:c",
+            "agent:%2e%2e:x",
+            "agent:.:x",
+            "../../../etc/passwd",
+            "agent::::",
+            "",
+        ] {
+            let dir = p.agent_dir_for_key(key);
+            assert_eq!(
+                dir.parent(),
+                Some(agents.as_path()),
+                "{key}: {}",
+                dir.display()
+            );
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                crate::session_key::is_valid_agent_id(&name),
+                "{key}: {name}"
+            );
+        }
+        assert_eq!(
+            p.agent_dir_for_key("agent:Ops:telegram:dm:1"),
+            agents.join("ops")
         );
     }
 
