@@ -3,3 +3,11 @@
 //! Owns: running one turn per session key with callbacks, lanes, auth profile rotation, fallback, error classification, block chunking, reply directives, tool policy, the gateway server.
 //!
 //! Does not own: the agent loop itself, providers' wire formats.
+
+pub mod auth;
+pub mod clock;
+pub mod history;
+pub mod paths;
+pub mod session_key;
+pub mod tools;
+pub mod usage;
