@@ -168,10 +168,10 @@ fn single_type(schema: &Value) -> Option<&str> {
 
 /// Ajv `coerceTypes` for scalars, applied through `properties` and `items`.
 fn coerce(schema: &Value, value: &mut Value) {
-    if let Some(ty) = single_type(schema) {
-        if let Some(new) = coerce_scalar(ty, value) {
-            *value = new;
-        }
+    if let Some(ty) = single_type(schema)
+        && let Some(new) = coerce_scalar(ty, value)
+    {
+        *value = new;
     }
     match value {
         Value::Object(map) => coerce_object(schema, map),

@@ -202,13 +202,12 @@ fn mark_last_user_block(messages: &mut [Value], cache: &Value) {
     if let Some(block) = last["content"]
         .as_array_mut()
         .and_then(|blocks| blocks.last_mut())
-    {
-        if matches!(
+        && matches!(
             block["type"].as_str(),
             Some("text" | "image" | "tool_result")
-        ) {
-            block["cache_control"] = cache.clone();
-        }
+        )
+    {
+        block["cache_control"] = cache.clone();
     }
 }
 

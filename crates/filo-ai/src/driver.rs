@@ -132,10 +132,10 @@ impl Stream for DriverStream {
             if let Some(event) = self.batch.next() {
                 return Poll::Ready(Some(event));
             }
-            if let Some(driver) = self.driver.as_mut() {
-                if driver.as_mut().poll(cx).is_ready() {
-                    self.driver = None;
-                }
+            if let Some(driver) = self.driver.as_mut()
+                && driver.as_mut().poll(cx).is_ready()
+            {
+                self.driver = None;
             }
             match self.rx.poll_recv(cx) {
                 Poll::Ready(Some(batch)) => self.batch = batch.into_iter(),

@@ -172,10 +172,11 @@ pub fn parse_retry_after(
     millis: Option<&str>,
     now: SystemTime,
 ) -> Option<Duration> {
-    if let Some(ms) = millis.and_then(|v| v.trim().parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
-        }
+    if let Some(ms) = millis.and_then(|v| v.trim().parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
     }
     let value = seconds?.trim();
     if let Ok(secs) = value.parse::<f64>() {

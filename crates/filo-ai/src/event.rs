@@ -174,10 +174,10 @@ impl Accumulator {
                 }
             }
             AssistantEvent::TextEnd { index, signature } => {
-                if let Some(ContentBlock::Text(t)) = self.block_mut(*index) {
-                    if signature.is_some() {
-                        t.text_signature.clone_from(signature);
-                    }
+                if let Some(ContentBlock::Text(t)) = self.block_mut(*index)
+                    && signature.is_some()
+                {
+                    t.text_signature.clone_from(signature);
                 }
             }
             AssistantEvent::ThinkingStart { index } => self.place(

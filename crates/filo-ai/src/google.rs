@@ -26,7 +26,7 @@ fn needs_call_ids(model: &Model) -> bool {
 
 fn is_base64_signature(s: &str) -> bool {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
-    s.len() % 4 == 0
+    s.len().is_multiple_of(4)
         && RE
             .get_or_init(|| Regex::new(r"^[A-Za-z0-9+/]+={0,2}$").ok())
             .as_ref()

@@ -383,10 +383,10 @@ fn convert_assistant(a: &AssistantMessage, compat: &Compat) -> Option<Value> {
         }
     }
     for b in &a.content {
-        if let ContentBlock::Text(t) = b {
-            if !is_blank(&t.text) {
-                text.push_str(&t.text);
-            }
+        if let ContentBlock::Text(t) = b
+            && !is_blank(&t.text)
+        {
+            text.push_str(&t.text);
         }
     }
     let mut m = Map::new();

@@ -227,12 +227,12 @@ fn convert_input(input: &RequestInput<'_>) -> Vec<Value> {
 
 /// The message id and phase a text signature carries (V1 JSON or a legacy plain id).
 fn text_signature_parts(signature: &str) -> (String, Option<String>) {
-    if signature.starts_with('{') {
-        if let Ok(v) = serde_json::from_str::<Value>(signature) {
-            let id = v.get("id").and_then(Value::as_str).unwrap_or_default();
-            let phase = v.get("phase").and_then(Value::as_str).map(str::to_string);
-            return (id.to_string(), phase);
-        }
+    if signature.starts_with('{')
+        && let Ok(v) = serde_json::from_str::<Value>(signature)
+    {
+        let id = v.get("id").and_then(Value::as_str).unwrap_or_default();
+        let phase = v.get("phase").and_then(Value::as_str).map(str::to_string);
+        return (id.to_string(), phase);
     }
     (signature.to_string(), None)
 }

@@ -253,15 +253,15 @@ impl Decoder for ResponsesDecoder {
             }
             "response.function_call_arguments.delta" => {
                 let id = event.item_id.as_deref().unwrap_or_default();
-                if let Some(o) = self.open.iter_mut().find(|o| o.item_id == id) {
-                    if let Kind::Tool { args, .. } = &mut o.kind {
-                        let delta = event.delta.unwrap_or_default();
-                        args.push_str(&delta);
-                        out.events.push(AssistantEvent::ToolCallDelta {
-                            index: o.index,
-                            delta: delta.into_owned(),
-                        });
-                    }
+                if let Some(o) = self.open.iter_mut().find(|o| o.item_id == id)
+                    && let Kind::Tool { args, .. } = &mut o.kind
+                {
+                    let delta = event.delta.unwrap_or_default();
+                    args.push_str(&delta);
+                    out.events.push(AssistantEvent::ToolCallDelta {
+                        index: o.index,
+                        delta: delta.into_owned(),
+                    });
                 }
             }
             "response.output_item.done" => {

@@ -181,10 +181,10 @@ impl ProviderRegistry {
     /// pi's variables for well-known providers.
     pub fn api_key(&self, provider: &str, env: &Env) -> Option<String> {
         let config = self.provider(provider);
-        if let Some(raw) = config.and_then(|p| p.api_key.as_deref()) {
-            if let Some(key) = resolve_config_value(raw, env).filter(|k| !k.is_empty()) {
-                return Some(key);
-            }
+        if let Some(raw) = config.and_then(|p| p.api_key.as_deref())
+            && let Some(key) = resolve_config_value(raw, env).filter(|k| !k.is_empty())
+        {
+            return Some(key);
         }
         if let Some(key) = config.and_then(|p| {
             p.env_keys

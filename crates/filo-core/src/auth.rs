@@ -252,10 +252,10 @@ impl AuthStorage {
                 }
                 Some("oauth") => {
                     let expires = cred.get("expires").and_then(Value::as_i64).unwrap_or(0);
-                    if let Some(access) = cred.get("access").and_then(Value::as_str) {
-                        if now_ms < expires {
-                            return Some(access.to_string());
-                        }
+                    if let Some(access) = cred.get("access").and_then(Value::as_str)
+                        && now_ms < expires
+                    {
+                        return Some(access.to_string());
                     }
                 }
                 _ => {}

@@ -92,10 +92,10 @@ pub fn resolve_cli_model(
     source: &dyn ModelSource,
 ) -> Result<Option<ResolvedModel>, ResolveError> {
     let providers = source.provider_ids();
-    if let Some(p) = provider {
-        if !providers.iter().any(|x| x == p) {
-            return Err(ResolveError::UnknownProvider(p.to_string()));
-        }
+    if let Some(p) = provider
+        && !providers.iter().any(|x| x == p)
+    {
+        return Err(ResolveError::UnknownProvider(p.to_string()));
     }
     let Some(raw) = model else {
         let Some(p) = provider else { return Ok(None) };

@@ -288,14 +288,14 @@ fn migrate_legacy(m: &mut Map<String, Value>) {
         m.insert("skills".into(), dirs);
     }
     // pi 0.73: `retry.maxDelayMs` became `retry.provider.maxRetryDelayMs`.
-    if let Some(Value::Object(retry)) = m.get_mut("retry") {
-        if let Some(delay) = retry.remove("maxDelayMs") {
-            let provider = retry
-                .entry("provider")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(p) = provider {
-                p.entry("maxRetryDelayMs").or_insert(delay);
-            }
+    if let Some(Value::Object(retry)) = m.get_mut("retry")
+        && let Some(delay) = retry.remove("maxDelayMs")
+    {
+        let provider = retry
+            .entry("provider")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(p) = provider {
+            p.entry("maxRetryDelayMs").or_insert(delay);
         }
     }
 }

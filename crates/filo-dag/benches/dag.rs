@@ -53,12 +53,12 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> Res<T>) -> Res<(T, Duration)> {
 }
 
 fn pi_commit(i: usize) -> NodeCommit {
-    let base = NodeCommit::new(if i % 2 == 0 { role::USER } else { role::ASSISTANT }, T0 + i as i64)
+    let base = NodeCommit::new(if i.is_multiple_of(2) { role::USER } else { role::ASSISTANT }, T0 + i as i64)
         .external_id(format!("{:08x}", i))
         .system_prompt(PROMPT)
         .config_json(r#"{"agent":"pi","model":{"provider":"anthropic","id":"m"},"thinkingLevel":"off","tools":[]}"#)
         .part(NewBlob::text(format!("message number {i}: some text of a realistic length here")));
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         base
     } else {
         base.part(NewBlob::tool_call(

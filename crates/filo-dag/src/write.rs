@@ -149,10 +149,10 @@ fn insert_blob(tx: &Transaction<'_>, blob: &NewBlob) -> Result<String> {
 type PromptCache = Option<(String, String)>;
 
 fn store_prompt(tx: &Transaction<'_>, prompt: &str, cache: &mut PromptCache) -> Result<String> {
-    if let Some((text, hash)) = cache.as_ref() {
-        if text == prompt {
-            return Ok(hash.clone());
-        }
+    if let Some((text, hash)) = cache.as_ref()
+        && text == prompt
+    {
+        return Ok(hash.clone());
     }
     let hash = insert_blob(tx, &NewBlob::system_prompt(prompt))?;
     *cache = Some((prompt.to_owned(), hash.clone()));

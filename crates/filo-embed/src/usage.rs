@@ -49,10 +49,10 @@ pub fn normalize_usage(raw: &Value) -> Option<Usage> {
         .or_else(|| nested(obj, "prompt_tokens_details", "cached_tokens"))
         .or_else(|| nested(obj, "input_tokens_details", "cached_tokens"));
     let mut input = first(obj, &["input", "input_tokens", "prompt_tokens"]);
-    if direct_cache.is_none() {
-        if let (Some(i), Some(c)) = (input, openai_cache) {
-            input = Some(i - c);
-        }
+    if direct_cache.is_none()
+        && let (Some(i), Some(c)) = (input, openai_cache)
+    {
+        input = Some(i - c);
     }
     let usage = Usage {
         input: clamp(input),

@@ -164,10 +164,10 @@ pub fn bash_execution_to_text(b: &crate::entry::BashExecution) -> String {
     } else if let Some(code) = b.exit_code.filter(|c| *c != 0) {
         s.push_str(&format!("\n\nCommand exited with code {code}"));
     }
-    if b.truncated {
-        if let Some(p) = &b.full_output_path {
-            s.push_str(&format!("\n\n[Output truncated. Full output: {p}]"));
-        }
+    if b.truncated
+        && let Some(p) = &b.full_output_path
+    {
+        s.push_str(&format!("\n\n[Output truncated. Full output: {p}]"));
     }
     s
 }

@@ -212,11 +212,11 @@ impl Parser {
         if text.trim().is_empty() {
             return Parsed::Blank;
         }
-        if self.current {
-            if let Some(entry) = crate::entry::parse_message_line(text) {
-                self.out.entries.push(entry);
-                return Parsed::Loaded;
-            }
+        if self.current
+            && let Some(entry) = crate::entry::parse_message_line(text)
+        {
+            self.out.entries.push(entry);
+            return Parsed::Loaded;
         }
         match serde_json::from_str::<Value>(text) {
             Ok(v) => Parsed::Value(v),

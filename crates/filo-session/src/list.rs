@@ -112,10 +112,10 @@ pub fn session_info(path: &Path) -> Option<SessionInfo> {
                 if let Some(ts) = ts.or_else(|| ms_from_iso(&e.timestamp)) {
                     info.modified = info.modified.max(ts);
                 }
-                if let (Some(t), SessionMessage::Llm(Message::User(_))) = (&text, m) {
-                    if info.first_message.is_empty() {
-                        info.first_message = t.clone();
-                    }
+                if let (Some(t), SessionMessage::Llm(Message::User(_))) = (&text, m)
+                    && info.first_message.is_empty()
+                {
+                    info.first_message = t.clone();
                 }
                 texts.extend(text);
             }

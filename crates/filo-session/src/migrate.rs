@@ -74,10 +74,10 @@ fn v1_to_v2(lines: &mut [Value], is_entry: &dyn Fn(&Value) -> bool) {
 fn v2_to_v3(lines: &mut [Value]) {
     for line in lines.iter_mut().skip(1) {
         let role = line.get_mut("message").and_then(Value::as_object_mut);
-        if let Some(msg) = role {
-            if msg.get("role").and_then(Value::as_str) == Some("hookMessage") {
-                msg.insert("role".into(), "custom".into());
-            }
+        if let Some(msg) = role
+            && msg.get("role").and_then(Value::as_str) == Some("hookMessage")
+        {
+            msg.insert("role".into(), "custom".into());
         }
     }
     set_version(lines, 3);

@@ -33,14 +33,15 @@ impl WriteTool {
         );
         // Opening a FIFO for writing blocks until a reader appears; a device or socket is not a
         // file to overwrite. Directories keep pi's EISDIR error from the open below.
-        if let Ok(meta) = tokio::fs::metadata(&path).await {
-            if !meta.is_file() && !meta.is_dir() {
-                return Err(Error::message(format!(
-                    "Cannot write {}: it is {}, not a regular file.",
-                    path.display(),
-                    crate::fileread::kind(&meta)
-                )));
-            }
+        if let Ok(meta) = tokio::fs::metadata(&path).await
+            && !meta.is_file()
+            && !meta.is_dir()
+        {
+            return Err(Error::message(format!(
+                "Cannot write {}: it is {}, not a regular file.",
+                path.display(),
+                crate::fileread::kind(&meta)
+            )));
         }
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent)

@@ -287,10 +287,10 @@ impl App {
                 if let Some(e) = err {
                     self.state.push(Cell::Error(e));
                     // Refused before it reached the agent: give the text back.
-                    if let Some(t) = self.state.pending_prompt.take() {
-                        if self.state.editor.is_empty() {
-                            self.state.editor.set_text(&t);
-                        }
+                    if let Some(t) = self.state.pending_prompt.take()
+                        && self.state.editor.is_empty()
+                    {
+                        self.state.editor.set_text(&t);
                     }
                 }
                 self.state.pending_prompt = None;

@@ -451,10 +451,10 @@ impl AppState {
                 partial_result,
                 ..
             } => {
-                if let Some(i) = self.tool_cells.get(tool_call_id).copied() {
-                    if let Some(Cell::Tool(t)) = self.cells.get_mut(i).map(Committed::edit) {
-                        t.output = output_text(partial_result).0;
-                    }
+                if let Some(i) = self.tool_cells.get(tool_call_id).copied()
+                    && let Some(Cell::Tool(t)) = self.cells.get_mut(i).map(Committed::edit)
+                {
+                    t.output = output_text(partial_result).0;
                 }
             }
             AgentEvent::ToolExecutionEnd {
@@ -553,10 +553,9 @@ impl AppState {
     fn refresh_tool_args(&mut self, partial: &AssistantMessage, index: usize) {
         if let (Some(ContentBlock::ToolCall(tc)), Some(i)) =
             (partial.content.get(index), self.live_tool_index.get(&index))
+            && let Some(t) = self.live_tools.get_mut(*i)
         {
-            if let Some(t) = self.live_tools.get_mut(*i) {
-                t.args = tc.arguments.clone();
-            }
+            t.args = tc.arguments.clone();
         }
     }
 }

@@ -177,7 +177,13 @@ fn report_unmirrored(
         writeln!(err, "  {}: {}", u.entry_id, u.cause)?;
     }
     // A signal's own exit code (130, 143, 129) stays; a clean exit becomes a failure.
-    code.map(|c| if c == ExitCode::SUCCESS { ExitCode::FAILURE } else { c })
+    code.map(|c| {
+        if c == ExitCode::SUCCESS {
+            ExitCode::FAILURE
+        } else {
+            c
+        }
+    })
 }
 
 /// The interactive terminal UI (no `-p`, no `--mode`).

@@ -34,11 +34,10 @@ async fn send_all(
         if let Some(a) = last
             .as_ref()
             .and_then(filo_agent::AgentMessage::as_assistant)
+            && matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
         {
-            if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
-                let text = a.error_message.as_deref().unwrap_or("Request failed");
-                failed.push(format!("prompt {} of {total} failed: {text}", n + 1));
-            }
+            let text = a.error_message.as_deref().unwrap_or("Request failed");
+            failed.push(format!("prompt {} of {total} failed: {text}", n + 1));
         }
     }
     Ok(failed)

@@ -506,14 +506,13 @@ fn initial_model(
 ) -> Option<Model> {
     let provider = settings.values().default_provider.as_deref();
     let id = settings.values().default_model.as_deref();
-    if let (Some(p), Some(i)) = (provider, id) {
-        if let Some(m) = models
+    if let (Some(p), Some(i)) = (provider, id)
+        && let Some(m) = models
             .iter()
             .find(|m| m.provider == p && m.id == i)
             .filter(|m| key_ok(m))
-        {
-            return Some(m.clone());
-        }
+    {
+        return Some(m.clone());
     }
     models.iter().find(|m| key_ok(m)).cloned()
 }

@@ -87,12 +87,12 @@ impl AgentSession {
                 .cloned();
             (result, entry, unsaved(&store))
         };
-        if let Some(entry) = &entry {
-            if !self.inner.extensions.is_empty() {
-                let ctx = self.entry_context();
-                for ext in &self.inner.extensions {
-                    ext.entry_appended(entry, &ctx);
-                }
+        if let Some(entry) = &entry
+            && !self.inner.extensions.is_empty()
+        {
+            let ctx = self.entry_context();
+            for ext in &self.inner.extensions {
+                ext.entry_appended(entry, &ctx);
             }
         }
         match result {

@@ -49,11 +49,10 @@ pub fn prepare_branch_entries(entries: &[&SessionEntry], budget: u64) -> BranchP
         if let EntryKind::BranchSummary {
             details, from_hook, ..
         } = &e.kind
+            && *from_hook != Some(true)
         {
-            if *from_hook != Some(true) {
-                read.extend(details_files(details, "readFiles"));
-                edited.extend(details_files(details, "modifiedFiles"));
-            }
+            read.extend(details_files(details, "readFiles"));
+            edited.extend(details_files(details, "modifiedFiles"));
         }
         if let Some(m) = e.message() {
             collect_file_ops(std::slice::from_ref(m), &mut read, &mut edited);

@@ -313,19 +313,18 @@ pub fn prepare_compaction(
     };
     let (mut read, mut edited) = (BTreeSet::new(), BTreeSet::new());
     let mut previous_summary = None;
-    if let Some(p) = prev {
-        if let EntryKind::Compaction {
+    if let Some(p) = prev
+        && let EntryKind::Compaction {
             summary,
             details,
             from_hook,
             ..
         } = &path[p].kind
-        {
-            previous_summary = Some(summary.clone());
-            if *from_hook != Some(true) {
-                read.extend(details_files(details, "readFiles"));
-                edited.extend(details_files(details, "modifiedFiles"));
-            }
+    {
+        previous_summary = Some(summary.clone());
+        if *from_hook != Some(true) {
+            read.extend(details_files(details, "readFiles"));
+            edited.extend(details_files(details, "modifiedFiles"));
         }
     }
     collect_file_ops(&messages_to_summarize, &mut read, &mut edited);

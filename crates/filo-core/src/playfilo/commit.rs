@@ -44,10 +44,10 @@ impl Shared {
     fn placement(&self, entry: &SessionEntry) -> Placement {
         let (known, head) = {
             let st = lock(&self.state);
-            if let Some(p) = &entry.parent_id {
-                if st.pending.iter().any(|w| &w.entry.id == p) {
-                    return Placement::Blocked(p.clone());
-                }
+            if let Some(p) = &entry.parent_id
+                && st.pending.iter().any(|w| &w.entry.id == p)
+            {
+                return Placement::Blocked(p.clone());
             }
             let known = entry
                 .parent_id
@@ -60,10 +60,10 @@ impl Shared {
         }
         let store = lock(&self.store);
         // A parent mirrored by an earlier process (a fork of a mirrored session).
-        if let Some(p) = &entry.parent_id {
-            if let Ok(Some(id)) = store.node_id_by_external_id(p) {
-                return Placement::Under(Some(id));
-            }
+        if let Some(p) = &entry.parent_id
+            && let Ok(Some(id)) = store.node_id_by_external_id(p)
+        {
+            return Placement::Under(Some(id));
         }
         if lock(&self.state).inherit {
             return Placement::Under(store.get_ref("PI_HEAD").ok().flatten());

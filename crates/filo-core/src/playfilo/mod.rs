@@ -287,12 +287,10 @@ impl Shared {
             let mut st = lock(&self.state);
             !std::mem::replace(&mut st.warned_pi_head, true)
         };
-        if first {
-            if let Some(s) = self.session() {
-                s.emit(&SessionEvent::Warning {
+        if first && let Some(s) = self.session() {
+            s.emit(&SessionEvent::Warning {
                     message: "Playfilo: PI_HEAD was moved by another agent; this session keeps its own head and leaves PI_HEAD alone".into(),
                 });
-            }
         }
     }
 

@@ -100,12 +100,12 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
         .filter_map(|v| SessionEntry::from_value(v).ok())
         .collect();
     // Boot inheritance stops at this session's first entry when the lineage still passes it.
-    if let Some(first) = manager.entries().first().map(|e| e.id.clone()) {
-        if let Some(k) = dag.iter().position(|e| e.id == first) {
-            dag.drain(..k);
-            if let Some(e) = dag.first_mut() {
-                e.parent_id = None;
-            }
+    if let Some(first) = manager.entries().first().map(|e| e.id.clone())
+        && let Some(k) = dag.iter().position(|e| e.id == first)
+    {
+        dag.drain(..k);
+        if let Some(e) = dag.first_mut() {
+            e.parent_id = None;
         }
     }
     // The file's copy keeps usage, signatures and stop reasons; the DAG decides the lineage.

@@ -429,14 +429,11 @@ impl AuthProfileFile {
             .write(true)
             .open(&lock_path)
             .map_err(self.io("open", &lock_path))?;
-        // `File::lock` is std since Rust 1.89 (the toolchain here is 1.95); the workspace still
-        // declares rust-version 1.85, hence the allow. The lead bumps rust-version on merge.
-        #[allow(clippy::incompatible_msrv)]
+        // `File::lock` (std since Rust 1.89, the workspace's rust-version): an advisory lock.
         lock.lock().map_err(self.io("lock", &lock_path))?;
         let outcome = self.update_locked(dir, change);
         // Closing the handle releases the lock as well; an explicit unlock makes the release
         // independent of when `lock` is dropped.
-        #[allow(clippy::incompatible_msrv)]
         let unlocked = lock.unlock().map_err(self.io("unlock", &lock_path));
         let result = outcome?;
         unlocked?;

@@ -212,10 +212,10 @@ pub fn mark_used(store: &mut AuthProfiles, id: &str, model: Option<&str>, now: i
     stats.last_used = Some(now);
     reset(stats);
     let key = cooldown_key(id, model);
-    if key != id {
-        if let Some(model_stats) = store.usage_stats.get_mut(&key) {
-            reset(model_stats);
-        }
+    if key != id
+        && let Some(model_stats) = store.usage_stats.get_mut(&key)
+    {
+        reset(model_stats);
     }
 }
 

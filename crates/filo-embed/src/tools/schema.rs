@@ -266,10 +266,10 @@ fn merge_property_schemas(existing: &Value, incoming: &Value) -> Value {
     }
     let mut types: Vec<&str> = values.iter().map(js_type).collect();
     types.dedup();
-    if let [only] = types.as_slice() {
-        if values.iter().all(|v| js_type(v) == *only) {
-            merged.insert("type".into(), Value::from(*only));
-        }
+    if let [only] = types.as_slice()
+        && values.iter().all(|v| js_type(v) == *only)
+    {
+        merged.insert("type".into(), Value::from(*only));
     }
     merged.insert("enum".into(), Value::Array(values));
     Value::Object(merged)

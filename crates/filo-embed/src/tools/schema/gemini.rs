@@ -201,10 +201,10 @@ fn is_null_schema(v: &Value) -> bool {
     if obj.get("const") == Some(&Value::Null) {
         return true;
     }
-    if let Some(Value::Array(values)) = obj.get("enum") {
-        if values.len() == 1 {
-            return values[0].is_null();
-        }
+    if let Some(Value::Array(values)) = obj.get("enum")
+        && values.len() == 1
+    {
+        return values[0].is_null();
     }
     match obj.get("type") {
         Some(Value::String(t)) => t == "null",
