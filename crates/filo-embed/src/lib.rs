@@ -16,3 +16,4 @@
 //! [`classify::FailoverReason`], so a new reason forces a decision at every use.
 
 pub mod classify;
+pub mod stream;
