@@ -16,4 +16,5 @@
 //! [`classify::FailoverReason`], so a new reason forces a decision at every use.
 
 pub mod classify;
+mod pattern;
 pub mod stream;

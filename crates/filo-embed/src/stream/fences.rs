@@ -159,6 +159,7 @@ pub fn code_regions(text: &str) -> Vec<Range<usize>> {
             }
         }
         let Some(found) = memchr::memchr(b'`', &bytes[i..]) else {
+            regions.extend(fence_iter.map(|f| f.start..f.end));
             break;
         };
         let tick = i + found;
@@ -273,6 +274,8 @@ mod tests {
             .map(|r| &text[r.clone()])
             .collect();
         assert_eq!(shown, ["```\n`a\n```", "`b`"]);
+        let text = "a\n~~~\n<b>\n~~~\nc";
+        assert_eq!(code_regions(text), [2..13]);
         assert!(is_inside(&code_regions("x `y` z"), 3));
         assert!(!is_inside(&code_regions("x `y` z"), 5));
     }

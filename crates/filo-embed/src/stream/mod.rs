@@ -3,3 +3,5 @@
 
 pub mod chunker;
 pub mod fences;
+pub mod reasoning;
+pub mod tags;
