@@ -42,6 +42,10 @@ pub fn billing_copy(provider: Option<&str>) -> String {
     }
 }
 
+/// Given a tool name from an "unknown tool" error, the explanation to show when the sandbox
+/// policy blocks that tool (`None`: not blocked).
+pub type SandboxExplainer<'a> = &'a dyn Fn(&str) -> Option<String>;
+
 /// What the copy may know besides the error text.
 #[derive(Default, Clone, Copy)]
 pub struct ErrorCopyContext<'a> {
@@ -49,7 +53,7 @@ pub struct ErrorCopyContext<'a> {
     pub provider: Option<&'a str>,
     /// Given a tool name from an "unknown tool" error, the explanation to show when the
     /// sandbox policy blocks that tool (`None`: not blocked, keep classifying).
-    pub sandbox_blocked_tool: Option<&'a dyn Fn(&str) -> Option<String>>,
+    pub sandbox_blocked_tool: Option<SandboxExplainer<'a>>,
 }
 
 static UNKNOWN_TOOL: [Pattern; 2] = [

@@ -275,7 +275,10 @@ mod tests {
             .collect();
         assert_eq!(shown, ["```\n`a\n```", "`b`"]);
         let text = "a\n~~~\n<b>\n~~~\nc";
-        assert_eq!(code_regions(text), [2..13]);
+        assert_eq!(
+            code_regions(text),
+            vec![std::ops::Range { start: 2, end: 13 }]
+        );
         assert!(is_inside(&code_regions("x `y` z"), 3));
         assert!(!is_inside(&code_regions("x `y` z"), 5));
     }
