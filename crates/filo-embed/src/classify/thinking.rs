@@ -151,3 +151,7 @@ fn split_on_and(part: &str) -> Vec<&str> {
 pub(crate) fn all_patterns() -> [&'static Pattern; 4] {
     [&SUPPORTED_ARE, &SUPPORTED, &QUOTED, &NOT_SUPPORTED]
 }
+
+#[cfg(test)]
+#[path = "thinking_tests.rs"]
+mod thinking_tests;
