@@ -17,4 +17,5 @@
 
 pub mod classify;
 mod pattern;
+pub mod run;
 pub mod stream;
