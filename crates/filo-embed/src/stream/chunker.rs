@@ -6,7 +6,9 @@
 //! Lengths (`min_chars`, `max_chars`) count `char`s; internally every index is a byte offset on
 //! a char boundary. A chunk never splits a char.
 
-use super::fences::{FenceSpan, fence_span_at, is_safe_fence_break, parse_fence_spans};
+use super::fences::{
+    FenceScanner, FenceSpan, fence_span_at, is_safe_fence_break, parse_fence_spans,
+};
 
 /// Where a block should preferably end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,6 +89,24 @@ pub struct BlockChunker {
     buffer: String,
     /// `buffer.chars().count()`, kept in step with every change.
     chars: usize,
+    /// Caches valid while the buffer only grows (reset whenever it is replaced).
+    cache: GrowCache,
+}
+
+/// What earlier drains learnt about a buffer that has only grown since.
+///
+/// (filo, performance) OpenClaw re-parses the fences and re-searches the whole buffer on every
+/// drain, which is quadratic while a long code block streams in. Appending text can only make
+/// positions near the old end into new break candidates (a fence line completed by the new
+/// text only removes candidates, and no old position leaves a fence); so after a non-forced
+/// drain found no break, the next one searches from the old end only. Results are identical.
+#[derive(Debug, Clone, Default)]
+struct GrowCache {
+    fences: FenceScanner,
+    /// Byte offset below which no break candidate exists (0: search everything).
+    search_from: usize,
+    /// Byte offsets of char `n` for the two bounds, once the buffer is longer than `n` chars.
+    char_bytes: [Option<(usize, usize)>; 2],
 }
 
 impl BlockChunker {
@@ -95,6 +115,7 @@ impl BlockChunker {
             chunking,
             buffer: String::new(),
             chars: 0,
+            cache: GrowCache::default(),
         }
     }
 
@@ -114,6 +135,7 @@ impl BlockChunker {
     pub fn reset(&mut self) {
         self.buffer.clear();
         self.chars = 0;
+        self.cache = GrowCache::default();
     }
 
     pub fn buffered_text(&self) -> &str {
@@ -174,8 +196,8 @@ impl BlockChunker {
     /// flush-on-paragraph mode: every finished paragraph goes out at once.
     fn drain_paragraphs(&mut self, max: usize, emit: &mut impl FnMut(String)) {
         while !self.buffer.is_empty() {
+            let max_byte = self.byte_of_char(max);
             let spans = parse_fence_spans(&self.buffer);
-            let max_byte = byte_of_char(&self.buffer, self.chars, max);
             let found = next_paragraph_break(&self.buffer, &spans);
             let Some((index, end)) = found.filter(|(index, _)| *index <= max_byte) else {
                 if self.chars >= max {
@@ -195,8 +217,9 @@ impl BlockChunker {
                 // A leading break is a separator between turns: keep it for the next paragraph.
                 return;
             }
-            let rest = strip_leading_newlines(&self.buffer[end..]).to_owned();
-            self.set_buffer(rest);
+            let rest = strip_leading_newlines(&self.buffer[end..]);
+            let cut = self.buffer.len() - rest.len();
+            self.remove_prefix(cut);
         }
     }
 
@@ -206,17 +229,15 @@ impl BlockChunker {
         if index == 0 {
             return false;
         }
-        let chunk = &self.buffer[..index];
-        if chunk.trim().is_empty() {
-            let rest = strip_leading_newlines(&self.buffer[index..])
-                .trim_start()
-                .to_owned();
-            self.set_buffer(rest);
+        if self.buffer[..index].trim().is_empty() {
+            let rest = strip_leading_newlines(&self.buffer[index..]).trim_start();
+            let cut = self.buffer.len() - rest.len();
+            self.remove_prefix(cut);
             return false;
         }
-        let mut chunk = chunk.to_owned();
         match pick.fence {
             Some(split) => {
+                let mut chunk = self.buffer[..index].to_owned();
                 if !chunk.ends_with('\n') {
                     chunk.push('\n');
                 }
@@ -231,14 +252,15 @@ impl BlockChunker {
                 self.set_buffer(rest);
             }
             None => {
-                emit(chunk);
+                emit(self.buffer[..index].to_owned());
                 let skip = self.buffer[index..]
                     .chars()
                     .next()
                     .filter(|c| c.is_whitespace())
                     .map_or(0, char::len_utf8);
-                let rest = strip_leading_newlines(&self.buffer[index + skip..]).to_owned();
-                self.set_buffer(rest);
+                let rest = strip_leading_newlines(&self.buffer[index + skip..]);
+                let cut = self.buffer.len() - rest.len();
+                self.remove_prefix(cut);
             }
         }
         true
@@ -247,17 +269,52 @@ impl BlockChunker {
     fn set_buffer(&mut self, buffer: String) {
         self.chars = buffer.chars().count();
         self.buffer = buffer;
+        self.cache = GrowCache::default();
+    }
+
+    /// Drop the first `cut` bytes in place.
+    fn remove_prefix(&mut self, cut: usize) {
+        self.chars -= self.buffer[..cut].chars().count();
+        self.buffer.drain(..cut);
+        self.cache = GrowCache::default();
+    }
+
+    /// Byte offset of char `n` (the buffer length when it has no more than `n` chars).
+    fn byte_of_char(&mut self, n: usize) -> usize {
+        if n >= self.chars {
+            return self.buffer.len();
+        }
+        if self.chars == self.buffer.len() {
+            return n; // ASCII
+        }
+        if let Some(&(_, byte)) = self
+            .cache
+            .char_bytes
+            .iter()
+            .flatten()
+            .find(|(k, _)| *k == n)
+        {
+            return byte;
+        }
+        let byte = self
+            .buffer
+            .char_indices()
+            .nth(n)
+            .map_or(self.buffer.len(), |(i, _)| i);
+        let slot = usize::from(self.cache.char_bytes[0].is_some());
+        self.cache.char_bytes[slot.min(1)] = Some((n, byte));
+        byte
     }
 
     /// Forced drain of a buffer within `max_chars`: the first good break, searching forward.
-    fn pick_soft_break(&self, min_override: usize) -> Break {
+    fn pick_soft_break(&mut self, min_override: usize) -> Break {
         let (min, _) = self.chunking.bounds(Some(min_override));
         if self.chars < min {
             return Break::NONE;
         }
+        let min_byte = self.byte_of_char(min);
         let text = self.buffer.as_str();
         let spans = parse_fence_spans(text);
-        let min_byte = byte_of_char(text, self.chars, min);
         let pref = self.chunking.break_preference;
         let found = match pref {
             BreakPreference::Paragraph => paragraph_break_forward(text, &spans, min_byte)
@@ -271,23 +328,30 @@ impl BlockChunker {
 
     /// The last good break within the first `max_chars`, else a cut at `max_chars` (closing and
     /// reopening a fence it falls into).
-    fn pick_hard_break(&self, min_override: Option<usize>) -> Break {
+    fn pick_hard_break(&mut self, min_override: Option<usize>) -> Break {
         let (min, max) = self.chunking.bounds(min_override);
         if self.chars < min {
             return Break::NONE;
         }
-        let text = self.buffer.as_str();
-        let max_byte = byte_of_char(text, self.chars, max);
-        let window = &text[..max_byte];
-        let spans = parse_fence_spans(text);
-        let min_byte = byte_of_char(text, self.chars, min);
+        let max_byte = self.byte_of_char(max);
+        let min_byte = self.byte_of_char(min);
         let pref = self.chunking.break_preference;
+        // The search-from shortcut holds only for searches that looked at every candidate kind.
+        let cacheable = min_override.is_none() && pref != BreakPreference::Newline;
+        let from = if cacheable {
+            min_byte.max(self.cache.search_from)
+        } else {
+            min_byte
+        };
+        let spans = self.cache.fences.spans(&self.buffer);
+        let text = self.buffer.as_str();
+        let window = &text[..max_byte];
         let preferred = match pref {
-            BreakPreference::Paragraph => paragraph_break_backward(window, &spans, min_byte)
-                .or_else(|| newline_break_backward(window, &spans, min_byte))
-                .or_else(|| sentence_break(window, &spans, min_byte)),
-            BreakPreference::Newline => newline_break_backward(window, &spans, min_byte),
-            BreakPreference::Sentence => sentence_break(window, &spans, min_byte),
+            BreakPreference::Paragraph => paragraph_break_backward(window, &spans, from)
+                .or_else(|| newline_break_backward(window, &spans, from))
+                .or_else(|| sentence_break(window, &spans, from)),
+            BreakPreference::Newline => newline_break_backward(window, &spans, from),
+            BreakPreference::Sentence => sentence_break(window, &spans, from),
         };
         if let Some(index) = preferred {
             return Break::at(index);
@@ -298,12 +362,16 @@ impl BlockChunker {
         let whitespace = window
             .char_indices()
             .rev()
-            .take_while(|(i, _)| *i >= min_byte)
+            .take_while(|(i, _)| *i >= from)
             .find(|(i, c)| c.is_whitespace() && is_safe_fence_break(&spans, *i));
         if let Some((index, _)) = whitespace {
             return Break::at(index);
         }
         if self.chars < max {
+            if cacheable {
+                // Only the last char can pair with new text (`\n` + `\n`, `.` + space).
+                self.cache.search_from = text.len().saturating_sub(1);
+            }
             return Break::NONE;
         }
         match fence_span_at(&spans, max_byte) {
@@ -351,17 +419,6 @@ fn fence_split(text: &str, span: &FenceSpan) -> FenceSplit {
     }
 }
 
-/// Byte offset of char number `n` of `text` (which has `chars` chars); `text.len()` past the end.
-fn byte_of_char(text: &str, chars: usize, n: usize) -> usize {
-    if n >= chars {
-        return text.len();
-    }
-    if chars == text.len() {
-        return n; // ASCII
-    }
-    text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
-}
-
 fn strip_leading_newlines(text: &str) -> &str {
     text.trim_start_matches('\n')
 }
@@ -383,14 +440,17 @@ fn paragraph_break_forward(text: &str, spans: &[FenceSpan], min: usize) -> Optio
 /// two), as with JavaScript's `lastIndexOf`.
 fn paragraph_break_backward(text: &str, spans: &[FenceSpan], min: usize) -> Option<usize> {
     let bytes = text.as_bytes();
-    let mut found = memchr::memmem::rfind(bytes, b"\n\n");
-    while let Some(p) = found.filter(|p| *p >= min) {
+    let from = (min + 1).min(bytes.len());
+    for second in memchr::memrchr_iter(b'\n', &bytes[from..]) {
+        let p = from + second - 1;
+        if bytes[p] != b'\n' {
+            continue;
+        }
         for candidate in [p, p + 1] {
             if candidate < text.len() && is_safe_fence_break(spans, candidate) {
                 return Some(candidate);
             }
         }
-        found = memchr::memmem::rfind(&bytes[..p + 1], b"\n\n");
     }
     None
 }
@@ -409,21 +469,15 @@ fn newline_break_backward(text: &str, spans: &[FenceSpan], min: usize) -> Option
 /// break (just after the mark) is safe.
 fn sentence_break(text: &str, spans: &[FenceSpan], min: usize) -> Option<usize> {
     let bytes = text.as_bytes();
-    let mut found = None;
-    for at in memchr::memchr3_iter(b'.', b'!', b'?', bytes) {
-        if at < min {
-            continue;
-        }
-        let candidate = at + 1;
+    let from = min.min(bytes.len());
+    memchr::memrchr3_iter(b'.', b'!', b'?', &bytes[from..]).find_map(|offset| {
+        let candidate = from + offset + 1;
         let ends = text[candidate..]
             .chars()
             .next()
             .is_none_or(char::is_whitespace);
-        if ends && is_safe_fence_break(spans, candidate) {
-            found = Some(candidate);
-        }
-    }
-    found
+        (ends && is_safe_fence_break(spans, candidate)).then_some(candidate)
+    })
 }
 
 /// The first blank-line run `\n[\t ]*\n+` outside fences: (start, end) byte offsets.

@@ -285,6 +285,39 @@ proptest! {
         }
     }
 
+    /// The caches kept between drains change nothing: a chunker rebuilt from the buffered text
+    /// before every drain (no cache) emits the same blocks.
+    #[test]
+    fn cached_drains_match_uncached_ones(
+        pieces in proptest::collection::vec(markdown_piece(), 0..60),
+        cuts in proptest::collection::vec(0usize..2000, 0..40),
+        min in 1usize..25,
+        extra in 0usize..40,
+        pref in 0u8..3,
+    ) {
+        let text: String = pieces.concat();
+        let preference = match pref {
+            0 => BreakPreference::Paragraph,
+            1 => BreakPreference::Newline,
+            _ => BreakPreference::Sentence,
+        };
+        let chunking = Chunking::new(min, min + extra).with_preference(preference);
+        let mut cached = BlockChunker::new(chunking);
+        let mut fresh_buffer = String::new();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for delta in split_into_deltas(&text, &cuts) {
+            cached.append(&delta);
+            cached.drain(false, |c| a.push(c));
+            let mut fresh = BlockChunker::new(chunking);
+            fresh.append(&fresh_buffer);
+            fresh.append(&delta);
+            fresh.drain(false, |c| b.push(c));
+            fresh_buffer = fresh.buffered_text().to_owned();
+        }
+        prop_assert_eq!(&a, &b);
+        prop_assert_eq!(cached.buffered_text(), fresh_buffer.as_str());
+    }
+
     /// With fences, chunks keep the text up to the fence lines the chunker added,
     /// and only the closing fence may overrun max_chars.
     #[test]

@@ -60,6 +60,7 @@ fn fence_line(line: &str) -> Option<FenceLine<'_>> {
     })
 }
 
+#[derive(Debug, Clone)]
 struct Open {
     start: usize,
     open_line: Range<usize>,
@@ -68,64 +69,122 @@ struct Open {
     indent: usize,
 }
 
-/// Every fenced block of `text`, in order. A fence closes on a line with the same marker char,
-/// at least as many markers, and nothing but spaces/tabs after them.
-pub fn parse_fence_spans(text: &str) -> Vec<FenceSpan> {
-    let mut spans = Vec::new();
-    let mut open: Option<Open> = None;
-    let mut offset = 0;
-    loop {
-        let newline = memchr::memchr(b'\n', &text.as_bytes()[offset..]).map(|i| offset + i);
-        let line_end = newline.unwrap_or(text.len());
+impl Open {
+    fn span(&self, end: usize) -> FenceSpan {
+        FenceSpan {
+            start: self.start,
+            end,
+            open_line: self.open_line.clone(),
+            marker_char: self.marker_char,
+            marker_len: self.marker_len,
+            indent: self.indent,
+        }
+    }
+}
+
+/// Line-by-line fence state: the closed spans so far and the fence still open.
+#[derive(Debug, Clone, Default)]
+struct ScanState {
+    spans: Vec<FenceSpan>,
+    open: Option<Open>,
+}
+
+impl ScanState {
+    /// Process the line `text[offset..line_end]` (without its `\n`).
+    fn line(&mut self, text: &str, offset: usize, line_end: usize) {
         let raw = &text[offset..line_end];
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         // Cheap pre-check: a fence line has a marker within its first four bytes.
         let maybe = line.len() >= 3 && line.bytes().take(4).any(|b| b == b'`' || b == b'~');
-        if let Some(found) = maybe.then(|| fence_line(line)).flatten() {
-            match &open {
-                None => {
-                    open = Some(Open {
-                        start: offset,
-                        open_line: offset..offset + line.len(),
-                        marker_char: found.marker_char,
-                        marker_len: found.marker_len,
-                        indent: found.indent,
-                    });
-                }
-                Some(o) => {
-                    let closes = o.marker_char == found.marker_char
-                        && found.marker_len >= o.marker_len
-                        && found.rest.bytes().all(|b| b == b' ' || b == b'\t');
-                    if closes {
-                        spans.push(FenceSpan {
-                            start: o.start,
-                            end: line_end,
-                            open_line: o.open_line.clone(),
-                            marker_char: o.marker_char,
-                            marker_len: o.marker_len,
-                            indent: o.indent,
-                        });
-                        open = None;
-                    }
+        let Some(found) = maybe.then(|| fence_line(line)).flatten() else {
+            return;
+        };
+        match &self.open {
+            None => {
+                self.open = Some(Open {
+                    start: offset,
+                    open_line: offset..offset + line.len(),
+                    marker_char: found.marker_char,
+                    marker_len: found.marker_len,
+                    indent: found.indent,
+                });
+            }
+            Some(o) => {
+                let closes = o.marker_char == found.marker_char
+                    && found.marker_len >= o.marker_len
+                    && found.rest.bytes().all(|b| b == b' ' || b == b'\t');
+                if closes {
+                    self.spans.push(o.span(line_end));
+                    self.open = None;
                 }
             }
         }
-        match newline {
-            Some(n) => offset = n + 1,
-            None => break,
+    }
+
+    /// The spans of a text of `len` bytes whose lines were all processed.
+    fn finish(mut self, len: usize) -> Vec<FenceSpan> {
+        if let Some(o) = self.open.take() {
+            self.spans.push(o.span(len));
         }
+        self.spans
     }
-    if let Some(o) = open {
-        spans.push(FenceSpan {
-            start: o.start,
-            end: text.len(),
-            open_line: o.open_line,
-            marker_char: o.marker_char,
-            marker_len: o.marker_len,
-            indent: o.indent,
-        });
+}
+
+/// Every fenced block of `text`, in order. A fence closes on a line with the same marker char,
+/// at least as many markers, and nothing but spaces/tabs after them.
+pub fn parse_fence_spans(text: &str) -> Vec<FenceSpan> {
+    let mut state = ScanState::default();
+    let mut offset = 0;
+    while let Some(n) = memchr::memchr(b'\n', &text.as_bytes()[offset..]) {
+        state.line(text, offset, offset + n);
+        offset += n + 1;
     }
-    spans
+    state.line(text, offset, text.len());
+    state.finish(text.len())
+}
+
+/// [`parse_fence_spans`] for a text that only grows: complete lines are scanned once; each
+/// query scans only the new lines (and the unfinished last line, without keeping its result).
+#[derive(Debug, Clone, Default)]
+pub struct FenceScanner {
+    state: ScanState,
+    /// Bytes of complete lines already scanned.
+    done: usize,
+    /// The spans of the last query (reused buffer).
+    view: Vec<FenceSpan>,
+}
+
+impl FenceScanner {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forget everything (the text was replaced, not extended).
+    pub fn reset(&mut self) {
+        self.state = ScanState::default();
+        self.done = 0;
+        self.view.clear();
+    }
+
+    /// The fence spans of `text`, which must extend the text of the previous call.
+    pub fn spans(&mut self, text: &str) -> &[FenceSpan] {
+        if self.done > text.len() {
+            self.reset();
+        }
+        while let Some(n) = memchr::memchr(b'\n', &text.as_bytes()[self.done..]) {
+            self.state.line(text, self.done, self.done + n);
+            self.done += n + 1;
+        }
+        self.view.clear();
+        self.view.extend_from_slice(&self.state.spans);
+        let mut last = ScanState {
+            spans: Vec::new(),
+            open: self.state.open.clone(),
+        };
+        last.line(text, self.done, text.len());
+        self.view.extend(last.finish(text.len()));
+        &self.view
+    }
 }
 
 /// The span strictly containing `index` (`start < index < end`), if any.
@@ -236,6 +295,21 @@ mod tests {
         // closing line with text after the marker does not close
         let spans = parse_fence_spans("```\nx\n``` no\ny");
         assert_eq!(spans[0].end, "```\nx\n``` no\ny".len());
+    }
+
+    #[test]
+    fn scanner_matches_a_full_parse_at_every_length() {
+        let text = "a\n```js\nx\n``` \nb\n  ~~~~\ny\n~~~\nz\n~~~~~\nc\n````\nopen";
+        let mut scanner = FenceScanner::new();
+        for end in 0..=text.len() {
+            assert_eq!(
+                scanner.spans(&text[..end]),
+                parse_fence_spans(&text[..end]),
+                "{end}"
+            );
+        }
+        scanner.reset();
+        assert_eq!(scanner.spans("```\nx"), parse_fence_spans("```\nx"));
     }
 
     #[test]
