@@ -347,11 +347,11 @@ impl BlockChunker {
         let text = self.buffer.as_str();
         let window = &text[..max_byte];
         let preferred = match pref {
-            BreakPreference::Paragraph => paragraph_break_backward(window, &spans, from)
-                .or_else(|| newline_break_backward(window, &spans, from))
-                .or_else(|| sentence_break(window, &spans, from)),
-            BreakPreference::Newline => newline_break_backward(window, &spans, from),
-            BreakPreference::Sentence => sentence_break(window, &spans, from),
+            BreakPreference::Paragraph => paragraph_break_backward(window, spans, from)
+                .or_else(|| newline_break_backward(window, spans, from))
+                .or_else(|| sentence_break(window, spans, from)),
+            BreakPreference::Newline => newline_break_backward(window, spans, from),
+            BreakPreference::Sentence => sentence_break(window, spans, from),
         };
         if let Some(index) = preferred {
             return Break::at(index);
@@ -363,7 +363,7 @@ impl BlockChunker {
             .char_indices()
             .rev()
             .take_while(|(i, _)| *i >= from)
-            .find(|(i, c)| c.is_whitespace() && is_safe_fence_break(&spans, *i));
+            .find(|(i, c)| c.is_whitespace() && is_safe_fence_break(spans, *i));
         if let Some((index, _)) = whitespace {
             return Break::at(index);
         }
@@ -374,7 +374,7 @@ impl BlockChunker {
             }
             return Break::NONE;
         }
-        match fence_span_at(&spans, max_byte) {
+        match fence_span_at(spans, max_byte) {
             None => Break::at(max_byte),
             Some(span) => split_inside_fence(text, span, max_byte),
         }
