@@ -16,6 +16,7 @@
 //! [`classify::FailoverReason`], so a new reason forces a decision at every use.
 
 pub mod classify;
+pub mod error;
 mod pattern;
 pub mod run;
 pub mod stream;
