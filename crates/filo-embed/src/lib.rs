@@ -1,19 +1,20 @@
 //! The embedded runner (OpenClaw layer): run one turn for one session key with callbacks,
 //! robustly, on top of filo-core's `AgentSession`.
 //!
-//! Owns (so far): error classification and user-facing error copy (`classify`), the
-//! thinking-level fallback (`classify::thinking`), and the pure streaming text tools of the
-//! reply path (`stream`): code-fence-safe block chunking, think/final tag stripping, reply
-//! directives, `MEDIA:` lines, silent replies and messaging-tool duplicate suppression.
-//! Later: run loop, lanes, auth profiles, failover, transcript hygiene, tool policy, gateway.
+//! Owns (so far, the pure half): error classification and `FailoverError` (`classify`,
+//! `error`), user-facing error copy and reply payloads (`classify::copy`, `run::payloads`), the
+//! thinking-level fallback (`classify::thinking`), and the streaming text tools of the reply path
+//! (`stream`): code-fence-safe block chunking, think/final tag stripping, reply directives,
+//! `MEDIA:` lines, silent replies and messaging-tool duplicate suppression. Later: the run loop,
+//! lanes, auth profiles, the failover chain, transcript hygiene, tool policy, the gateway.
 //!
 //! Does not own: the agent loop itself, providers' wire formats, session files (filo-agent,
 //! filo-ai, filo-session).
 //!
-//! Invariants: every function in `classify` and `stream` is pure (no IO, no clock, no global
-//! mutable state — compiled regexes are immutable and built once); text lengths count `char`s,
-//! never bytes, and no output ever splits a char; classification matches are exhaustive over
-//! [`classify::FailoverReason`], so a new reason forces a decision at every use.
+//! Invariants: every function in `classify`, `stream` and `run::payloads` is pure (no IO, no
+//! clock, no global mutable state — compiled regexes are immutable and built once); text lengths
+//! count `char`s, never bytes, and no output ever splits a char; matches over
+//! [`classify::FailoverReason`] are exhaustive, so a new reason forces a decision at every use.
 
 pub mod classify;
 pub mod error;

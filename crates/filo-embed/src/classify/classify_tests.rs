@@ -489,3 +489,18 @@ fn assistant_error_text_needs_a_failure() {
         Some(copy::CONTEXT_OVERFLOW_COPY)
     );
 }
+
+#[test]
+fn assistant_error_predicates_need_an_error_stop() {
+    let rate = failed("429 Too Many Requests");
+    assert!(is_rate_limit_assistant_error(&rate));
+    assert!(is_failover_assistant_error(&rate));
+    assert!(!is_auth_assistant_error(&rate));
+    assert!(is_auth_assistant_error(&failed("invalid api key")));
+    assert!(is_billing_assistant_error(&failed("payment required")));
+    assert!(!is_failover_assistant_error(&failed("hello world")));
+    let mut stopped = failed("429 Too Many Requests");
+    stopped.stop_reason = StopReason::Stop;
+    assert!(!is_rate_limit_assistant_error(&stopped));
+    assert!(!is_failover_assistant_error(&stopped));
+}

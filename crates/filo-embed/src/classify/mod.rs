@@ -121,6 +121,37 @@ pub fn classify_failover_reason(text: &str) -> Option<FailoverReason> {
     None
 }
 
+/// The error text of a failed assistant message (`stopReason == "error"`), if any.
+fn assistant_error(message: &filo_ai::AssistantMessage) -> Option<&str> {
+    match message.stop_reason {
+        filo_ai::StopReason::Error => message.error_message.as_deref(),
+        filo_ai::StopReason::Stop
+        | filo_ai::StopReason::Length
+        | filo_ai::StopReason::ToolUse
+        | filo_ai::StopReason::Aborted => None,
+    }
+}
+
+/// `isAuthAssistantError` (spec §7.6): the message failed with an auth error text.
+pub fn is_auth_assistant_error(message: &filo_ai::AssistantMessage) -> bool {
+    assistant_error(message).is_some_and(is_auth_error_message)
+}
+
+/// `isRateLimitAssistantError`.
+pub fn is_rate_limit_assistant_error(message: &filo_ai::AssistantMessage) -> bool {
+    assistant_error(message).is_some_and(is_rate_limit_error_message)
+}
+
+/// `isBillingAssistantError`.
+pub fn is_billing_assistant_error(message: &filo_ai::AssistantMessage) -> bool {
+    assistant_error(message).is_some_and(is_billing_error_message)
+}
+
+/// `isFailoverAssistantError`: the message failed with a text that has a failover reason.
+pub fn is_failover_assistant_error(message: &filo_ai::AssistantMessage) -> bool {
+    assistant_error(message).is_some_and(is_failover_error_message)
+}
+
 /// `isFailoverErrorMessage`: the text has a failover reason.
 pub fn is_failover_error_message(text: &str) -> bool {
     classify_failover_reason(text).is_some()
