@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use filo_embed::stream::chunker::{BlockChunker, Chunking};
-use filo_embed::stream::tags::TagStripper;
+use filo_embed::stream::tags::{Stripped, TagStripper};
 
 const TARGET_BYTES: usize = 10 * 1024 * 1024;
 const RUNS: usize = 5;
@@ -144,11 +144,12 @@ fn naive_run(deltas: &[&str], max_chars: usize) -> (usize, usize) {
 
 fn tags_run(deltas: &[&str]) -> (usize, usize) {
     let mut stripper = TagStripper::new(false);
-    let mut bytes = 0;
+    let mut out = Stripped::default();
     for d in deltas {
-        bytes += stripper.push(d).visible.len();
+        stripper.push_into(d, &mut out);
+        out.visible.clear();
     }
-    bytes += stripper.finish().visible.len();
+    let bytes = stripper.finish().visible.len();
     (deltas.len(), bytes)
 }
 

@@ -125,15 +125,28 @@ impl TagStripper {
 
     /// Process one delta; returns what can be decided now.
     pub fn push(&mut self, delta: &str) -> Stripped {
-        let mut text = std::mem::take(&mut self.pending);
-        text.push_str(delta);
-        self.process(&text, false)
+        let mut out = Stripped::default();
+        self.push_into(delta, &mut out);
+        out
+    }
+
+    /// [`TagStripper::push`], appending to `out` (no allocation per delta).
+    pub fn push_into(&mut self, delta: &str, out: &mut Stripped) {
+        if self.pending.is_empty() {
+            self.process(delta, false, out);
+        } else {
+            let mut text = std::mem::take(&mut self.pending);
+            text.push_str(delta);
+            self.process(&text, false, out);
+        }
     }
 
     /// End of the text: decide whatever was held back.
     pub fn finish(&mut self) -> Stripped {
         let text = std::mem::take(&mut self.pending);
-        self.process(&text, true)
+        let mut out = Stripped::default();
+        self.process(&text, true, &mut out);
+        out
     }
 
     fn emit(&self, out: &mut Stripped, text: &str) {
@@ -144,26 +157,25 @@ impl TagStripper {
         }
     }
 
-    fn process(&mut self, text: &str, at_end: bool) -> Stripped {
-        let mut out = Stripped::default();
+    fn process(&mut self, text: &str, at_end: bool, out: &mut Stripped) {
         let bytes = text.as_bytes();
         let mut i = 0;
         while i < bytes.len() {
             let rest = &text[i..];
             if let Some(fence) = self.fence {
-                i += self.fence_line_step(rest, fence, &mut out);
+                i += self.fence_line_step(rest, fence, out);
                 continue;
             }
             if self.at_line_start {
                 match fence_opening(rest, at_end) {
                     LineStart::Partial => {
                         self.pending = rest.to_owned();
-                        return out;
+                        return;
                     }
                     LineStart::Fence(fence, prefix) => {
                         self.fence = Some(fence);
                         self.fence_opening_line = true;
-                        self.emit(&mut out, &rest[..prefix]);
+                        self.emit(out, &rest[..prefix]);
                         i += prefix;
                     }
                     LineStart::NotFence => {}
@@ -173,7 +185,7 @@ impl TagStripper {
             }
             match bytes[i] {
                 b'\n' => {
-                    self.emit(&mut out, "\n");
+                    self.emit(out, "\n");
                     self.at_line_start = true;
                     i += 1;
                 }
@@ -181,20 +193,20 @@ impl TagStripper {
                     let run = rest.bytes().take_while(|b| *b == b'`').count();
                     if run == rest.len() && !at_end {
                         self.pending = rest.to_owned();
-                        return out;
+                        return;
                     }
                     self.inline_ticks = match self.inline_ticks {
                         None => Some(run),
                         Some(open) if open == run => None,
                         Some(open) => Some(open),
                     };
-                    self.emit(&mut out, &rest[..run]);
+                    self.emit(out, &rest[..run]);
                     i += run;
                 }
                 b'<' if self.inline_ticks.is_none() => match parse_tag(rest, at_end) {
                     TagParse::Partial => {
                         self.pending = rest.to_owned();
-                        return out;
+                        return;
                     }
                     TagParse::Tag {
                         len,
@@ -205,19 +217,18 @@ impl TagStripper {
                         i += len;
                     }
                     TagParse::NotTag => {
-                        self.emit(&mut out, "<");
+                        self.emit(out, "<");
                         i += 1;
                     }
                 },
                 _ => {
                     let plain = memchr::memchr3(b'\n', b'`', b'<', &bytes[i + 1..])
                         .map_or(bytes.len(), |n| i + 1 + n);
-                    self.emit(&mut out, &text[i..plain]);
+                    self.emit(out, &text[i..plain]);
                     i = plain;
                 }
             }
         }
-        out
     }
 
     /// Inside a fence: emit up to the end of the line; at the line end, a closing fence line
