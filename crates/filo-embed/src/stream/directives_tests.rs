@@ -263,3 +263,16 @@ fn streaming_accumulator_holds_split_tags_and_carries_reply_targets() {
         None
     );
 }
+
+#[test]
+fn unicode_whitespace_separates_references() {
+    // A no-break space is whitespace to the reference splitter (it once stalled it).
+    assert_eq!(
+        media_of("MEDIA:/tmp/a.png\u{a0}/tmp/b.png"),
+        ["/tmp/a.png", "/tmp/b.png"]
+    );
+    assert_eq!(
+        media_of("MEDIA:\"/tmp/x y.png\"\u{3000}/tmp/z.png"),
+        ["/tmp/x y.png", "/tmp/z.png"]
+    );
+}

@@ -137,8 +137,8 @@ fn references(payload: &str) -> Vec<(String, bool)> {
         }
     };
     while i < bytes.len() {
-        if bytes[i].is_ascii_whitespace() {
-            i += 1;
+        if let Some(c) = payload[i..].chars().next().filter(|c| c.is_whitespace()) {
+            i += c.len_utf8();
             continue;
         }
         let q = bytes[i];

@@ -13,3 +13,5 @@ pub mod url_guard;
 
 #[cfg(test)]
 mod directives_tests;
+#[cfg(test)]
+mod robustness_tests;
