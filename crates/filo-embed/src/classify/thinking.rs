@@ -125,11 +125,12 @@ fn supported_values(list: &str) -> Vec<String> {
 fn split_on_and(part: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
-    let lower = part.to_lowercase();
-    // `to_lowercase` keeps byte offsets only for ASCII; other text is not split.
-    if lower.len() != part.len() {
+    // Offsets of the lower-cased copy match the original only for ASCII; other text is not
+    // split (level names are ASCII anyway).
+    if !part.is_ascii() {
         return vec![part];
     }
+    let lower = part.to_ascii_lowercase();
     let bytes = lower.as_bytes();
     let mut i = 0;
     while let Some(found) = lower[i..].find("and") {

@@ -113,3 +113,12 @@ fn zai_thinking_is_binary() {
     assert_eq!(clamp_for_binary_provider(Off, "zai"), Off);
     assert_eq!(clamp_for_binary_provider(High, "anthropic"), High);
 }
+
+#[test]
+fn non_ascii_lists_do_not_split_inside_chars() {
+    let odd = "Supported values: \u{212a}and \u{130}, low";
+    assert_eq!(
+        pick_fallback_thinking_level(Some(odd), &[], UnsupportedWithoutList::NoFallback),
+        Some(ThinkingLevel::Low)
+    );
+}

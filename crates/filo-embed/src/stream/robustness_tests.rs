@@ -9,6 +9,7 @@ use super::media::split_media_from_output;
 use super::reasoning::{Trim, UnclosedMode, strip_reasoning_tags_from_text};
 use super::tags::strip_block_tags;
 use crate::classify::copy::{ErrorCopyContext, format_error_text};
+use crate::classify::thinking::{UnsupportedWithoutList, pick_fallback_thinking_level};
 use crate::classify::{classify_failover_reason, is_likely_context_overflow_error};
 
 fn odd_text() -> impl Strategy<Value = String> {
@@ -35,6 +36,9 @@ fn odd_text() -> impl Strategy<Value = String> {
         Just("/tmp/a b.png".to_owned()),
         Just("https://".to_owned()),
         Just("NO_REPLY".to_owned()),
+        Just("Supported values: ".to_owned()),
+        Just(" and ".to_owned()),
+        Just("\u{212a}\u{130}".to_owned()),
     ];
     proptest::collection::vec(piece, 0..16).prop_map(|v| v.concat())
 }
@@ -55,6 +59,7 @@ proptest! {
         let _ = classify_failover_reason(&text);
         let _ = is_likely_context_overflow_error(&text);
         let _ = format_error_text(&text, &ErrorCopyContext::default());
+        let _ = pick_fallback_thinking_level(Some(&text), &[], UnsupportedWithoutList::TryOff);
         let mut chunker = BlockChunker::new(Chunking::new(min, min + extra));
         chunker.append(&text);
         let _ = chunker.drain_to_vec(false);
