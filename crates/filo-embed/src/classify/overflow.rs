@@ -4,11 +4,11 @@
 use super::patterns::{PROVIDER_OVERFLOW, Pattern};
 use super::{is_billing_error_message, is_rate_limit_error_message};
 
-static TPM_HINT: Pattern = Pattern::new(r"(?i)\btpm\b");
+static TPM_HINT: Pattern = Pattern::new(r"(?i)(?-u:\b)tpm(?-u:\b)");
 static CONTEXT_WINDOW_TOO_SMALL: Pattern =
     Pattern::new(r"(?i)context window.*(?:too small|minimum is)");
 static RATE_LIMIT_HINT: Pattern = Pattern::new(
-    r"(?i)rate limit|too many requests|requests per (?:minute|hour|day)|quota|throttl|429\b|tokens per day",
+    r"(?i)rate limit|too many requests|requests per (?:minute|hour|day)|quota|throttl|429(?-u:\b)|tokens per day",
 );
 static LIKELY_OVERFLOW: Pattern = Pattern::new(
     r"(?i)context.*overflow|context window.*(?:too (?:large|long)|exceed|over|limit|max(?:imum)?|requested|sent|tokens)|prompt.*(?:too (?:large|long)|exceed|over|limit|max(?:imum)?)|(?:request|input).*(?:context|window|length|token).*(?:too (?:large|long)|exceed|over|limit|max(?:imum)?)",

@@ -55,7 +55,10 @@ pub(crate) static RATE_LIMIT: Family = Family::new(
         "tokens per minute",
         "tokens per day",
     ],
-    &[r"rate[_ ]limit|too many requests|429", r"\btpm\b"],
+    &[
+        r"rate[_ ]limit|too many requests|429",
+        r"(?-u:\b)tpm(?-u:\b)",
+    ],
 );
 
 pub(crate) static OVERLOADED: Family = Family::new(
@@ -86,27 +89,27 @@ pub(crate) static TIMEOUT: Family = Family::new(
         "connection error:",
     ],
     &[
-        r"\beconn(?:refused|reset|aborted)\b",
-        r"\benetunreach\b",
-        r"\behostunreach\b",
-        r"\behostdown\b",
-        r"\benetreset\b",
-        r"\betimedout\b",
-        r"\besockettimedout\b",
-        r"\bepipe\b",
-        r"\benotfound\b",
-        r"\beai_again\b",
+        r"(?-u:\b)econn(?:refused|reset|aborted)(?-u:\b)",
+        r"(?-u:\b)enetunreach(?-u:\b)",
+        r"(?-u:\b)ehostunreach(?-u:\b)",
+        r"(?-u:\b)ehostdown(?-u:\b)",
+        r"(?-u:\b)enetreset(?-u:\b)",
+        r"(?-u:\b)etimedout(?-u:\b)",
+        r"(?-u:\b)esockettimedout(?-u:\b)",
+        r"(?-u:\b)epipe(?-u:\b)",
+        r"(?-u:\b)enotfound(?-u:\b)",
+        r"(?-u:\b)eai_again(?-u:\b)",
         r"without sending (?:any )?chunks?",
-        r"\bstop reason:\s*(?:abort|error|malformed_response|network_error)\b",
-        r"\breason:\s*(?:abort|error|malformed_response|network_error)\b",
-        r"\bunhandled stop reason:\s*(?:abort|error|malformed_response|network_error)\b",
-        r"\bprovider returned error\b",
+        r"(?-u:\b)stop reason:\s*(?:abort|error|malformed_response|network_error)(?-u:\b)",
+        r"(?-u:\b)reason:\s*(?:abort|error|malformed_response|network_error)(?-u:\b)",
+        r"(?-u:\b)unhandled stop reason:\s*(?:abort|error|malformed_response|network_error)(?-u:\b)",
+        r"(?-u:\b)provider returned error(?-u:\b)",
     ],
 );
 
 /// The hard 402 markers: the only billing signal looked for in texts over 512 chars.
 pub(crate) static BILLING_402: Pattern = Pattern::new(
-    r#"(?i)["']?(?:status|code)["']?\s*[:=]\s*402\b|\bhttp\s*402\b|\berror(?:\s+code)?\s*[:=]?\s*402\b|\b(?:got|returned|received)\s+(?:a\s+)?402\b|^\s*402\s+payment"#,
+    r#"(?i)["']?(?:status|code)["']?\s*[:=]\s*402(?-u:\b)|(?-u:\b)http\s*402(?-u:\b)|(?-u:\b)error(?:\s+code)?\s*[:=]?\s*402(?-u:\b)|(?-u:\b)(?:got|returned|received)\s+(?:a\s+)?402(?-u:\b)|^\s*402\s+payment"#,
 );
 
 pub(crate) static BILLING: Family = Family::new(
@@ -123,7 +126,7 @@ pub(crate) static BILLING: Family = Family::new(
 
 /// A text that starts like a billing message; counts only together with a billing word.
 pub(crate) static BILLING_HEAD: Pattern = Pattern::new(
-    r"(?i)^(?:error[:\s-]+)?billing(?:\s+error)?(?:[:\s-]+|$)|^(?:error[:\s-]+)?(?:credit balance|insufficient credits?|payment required|http\s*402\b)",
+    r"(?i)^(?:error[:\s-]+)?billing(?:\s+error)?(?:[:\s-]+|$)|^(?:error[:\s-]+)?(?:credit balance|insufficient credits?|payment required|http\s*402(?-u:\b))",
 );
 
 pub(crate) static AUTH_PERMANENT: Family = Family::new(
@@ -164,8 +167,8 @@ pub(crate) static AUTH: Family = Family::new(
     &[
         r"invalid[_ ]?api[_ ]?key",
         r"missing scopes?:",
-        r"\b401\b",
-        r"\b403\b",
+        r"(?-u:\b)401(?-u:\b)",
+        r"(?-u:\b)403(?-u:\b)",
     ],
 );
 
@@ -188,12 +191,12 @@ pub(crate) static PROVIDER_OVERFLOW: Family = Family::new(
         r"(?i)validationexception.*(?:exceeds? the (?:maximum|max) (?:number of )?(?:input )?tokens)",
         r"(?i)modelstreamerrorexception.*(?:input is too long|too many input tokens)",
         r"(?i)content_filter.*(?:prompt|input).*(?:too long|exceed)",
-        r"(?i)\bollama\b.*(?:context length|too many tokens|context window)",
-        r"(?i)\btruncating input\b.*\btoo long\b",
-        r"(?i)\bmistral\b.*(?:input.*too long|token limit.*exceeded)",
-        r"(?i)\btotal tokens?.*exceeds? (?:the )?(?:model(?:'s)? )?(?:max|maximum|limit)",
-        r"(?i)\bdeepseek\b.*(?:input.*too long|context.*exceed)",
-        r"(?i)\binput (?:is )?too long for (?:the )?model\b",
+        r"(?i)(?-u:\b)ollama(?-u:\b).*(?:context length|too many tokens|context window)",
+        r"(?i)(?-u:\b)truncating input(?-u:\b).*(?-u:\b)too long(?-u:\b)",
+        r"(?i)(?-u:\b)mistral(?-u:\b).*(?:input.*too long|token limit.*exceeded)",
+        r"(?i)(?-u:\b)total tokens?.*exceeds? (?:the )?(?:model(?:'s)? )?(?:max|maximum|limit)",
+        r"(?i)(?-u:\b)deepseek(?-u:\b).*(?:input.*too long|context.*exceed)",
+        r"(?i)(?-u:\b)input (?:is )?too long for (?:the )?model(?-u:\b)",
     ],
 );
 
@@ -201,7 +204,8 @@ pub(crate) static PROVIDER_OVERFLOW: Family = Family::new(
 pub(crate) static HTTP_STATUS_PREFIX: Pattern =
     Pattern::new(r"(?is)^(?:http\s*)?(\d{3})(?:\s+(.+))?$");
 
-pub(crate) static HTML_PREFIX: Pattern = Pattern::new(r"(?i)^\s*(?:<!doctype\s+html\b|<html\b)");
+pub(crate) static HTML_PREFIX: Pattern =
+    Pattern::new(r"(?i)^\s*(?:<!doctype\s+html(?-u:\b)|<html(?-u:\b))");
 
 pub(crate) static HTML_CLOSE: Pattern = Pattern::new(r"(?i)</html>");
 

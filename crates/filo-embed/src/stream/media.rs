@@ -15,7 +15,7 @@ use crate::pattern::Pattern;
 /// Longest accepted reference, in chars.
 const MAX_MEDIA_CHARS: usize = 4096;
 
-static MEDIA_TOKEN: Pattern = Pattern::new(r"\bMEDIA:[ \t]*");
+static MEDIA_TOKEN: Pattern = Pattern::new(r"(?-u:\b)MEDIA:[ \t]*");
 static JSON_SUFFIX: Pattern = Pattern::new(r#"(?s)^(.*\.\w{1,10})\\?"(?:[\]},:]|$)"#);
 static TRAVERSAL_SEGMENT: Pattern = Pattern::new(r"(?:^|[/\\])\.\.(?:[/\\]|$)");
 static WINDOWS_DRIVE: Pattern = Pattern::new(r"^[a-zA-Z]:[\\/]");

@@ -26,10 +26,11 @@ pub enum Trim {
     None,
 }
 
-static QUICK: Pattern = Pattern::new(r"(?i)<\s*/?\s*(?:think(?:ing)?|thought|antthinking|final)\b");
-static FINAL_TAG: Pattern = Pattern::new(r"(?i)<\s*/?\s*final\b[^<>]*>");
+static QUICK: Pattern =
+    Pattern::new(r"(?i)<\s*/?\s*(?:think(?:ing)?|thought|antthinking|final)(?-u:\b)");
+static FINAL_TAG: Pattern = Pattern::new(r"(?i)<\s*/?\s*final(?-u:\b)[^<>]*>");
 static THINKING_TAG: Pattern =
-    Pattern::new(r"(?i)<\s*(/?)\s*(?:think(?:ing)?|thought|antthinking)\b[^<>]*>");
+    Pattern::new(r"(?i)<\s*(/?)\s*(?:think(?:ing)?|thought|antthinking)(?-u:\b)[^<>]*>");
 static SELF_CLOSING: Pattern = Pattern::new(r"/\s*>$");
 
 /// Remove reasoning tags (with attributes) and their content from a finished text. Only fenced
@@ -105,7 +106,7 @@ fn remove_final_tags(text: &str) -> String {
     out
 }
 
-static MINIMAX_INVOKE: Pattern = Pattern::new(r"(?is)<invoke\b[^>]*>.*?</invoke>");
+static MINIMAX_INVOKE: Pattern = Pattern::new(r"(?is)<invoke(?-u:\b)[^>]*>.*?</invoke>");
 static MINIMAX_TOOL_CALL: Pattern = Pattern::new(r"(?i)</?minimax:tool_call>");
 static SPECIAL_TOKEN: Pattern = Pattern::new(r"<[|｜][^|｜]*[|｜]>");
 
