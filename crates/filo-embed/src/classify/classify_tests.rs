@@ -12,7 +12,7 @@ fn every_pattern_compiles() {
     for family in patterns::all_families() {
         assert!(family.compiles());
     }
-    let mut all: Vec<&Pattern> = patterns::all_patterns().to_vec();
+    let mut all: Vec<&Pattern> = patterns::all_patterns();
     all.extend(overflow::all_patterns());
     all.extend(copy::all_patterns());
     all.extend(thinking::all_patterns());
@@ -503,4 +503,31 @@ fn assistant_error_predicates_need_an_error_stop() {
     stopped.stop_reason = StopReason::Stop;
     assert!(!is_rate_limit_assistant_error(&stopped));
     assert!(!is_failover_assistant_error(&stopped));
+}
+
+#[test]
+fn periodic_usage_limits_and_provider_reasons() {
+    for t in [
+        "You have reached your daily usage limit",
+        "weekly limit exceeded",
+        "Monthly/weekly limits reached",
+    ] {
+        assert!(is_periodic_usage_limit_error_message(t), "{t}");
+    }
+    assert!(!is_periodic_usage_limit_error_message(
+        "daily standup notes"
+    ));
+    use FailoverReason::*;
+    let cases: &[(&str, Option<FailoverReason>)] = &[
+        ("400 INVALID_ARGUMENT: input is too long", Some(Format)),
+        ("ThrottlingException: slow down", Some(RateLimit)),
+        ("model is not ready, try later", Some(Overloaded)),
+        ("model_is_deactivated", Some(ModelNotFound)),
+        ("the concurrency limit has been reached", Some(RateLimit)),
+        ("workers_ai quota hit", Some(RateLimit)),
+        ("hello world", None),
+    ];
+    for (text, want) in cases {
+        assert_eq!(provider_specific_failover_reason(text), *want, "{text}");
+    }
 }

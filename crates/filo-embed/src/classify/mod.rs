@@ -152,6 +152,21 @@ pub fn is_failover_assistant_error(message: &filo_ai::AssistantMessage) -> bool 
     assistant_error(message).is_some_and(is_failover_error_message)
 }
 
+/// A daily / weekly / monthly usage limit (spec §7.1). Not part of the baseline order; later
+/// OpenClaw trees call it billing when the text is a billing text, else a rate limit.
+pub fn is_periodic_usage_limit_error_message(text: &str) -> bool {
+    patterns::PERIODIC_USAGE_LIMIT.is_match(text)
+}
+
+/// The provider-specific last-resort reason of a text (spec §7.1), if any. Not part of the
+/// baseline order, which ends in "none".
+pub fn provider_specific_failover_reason(text: &str) -> Option<FailoverReason> {
+    patterns::PROVIDER_REASONS
+        .iter()
+        .find(|(pattern, _)| pattern.is_match(text))
+        .map(|(_, reason)| *reason)
+}
+
 /// `isFailoverErrorMessage`: the text has a failover reason.
 pub fn is_failover_error_message(text: &str) -> bool {
     classify_failover_reason(text).is_some()

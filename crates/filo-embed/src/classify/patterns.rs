@@ -183,6 +183,44 @@ pub(crate) static FORMAT: Family = Family::new(
     &[r"tool call id was.*must be"],
 );
 
+/// Daily / weekly / monthly usage limits (spec §7.1 "periodic usage limit").
+pub(crate) static PERIODIC_USAGE_LIMIT: Pattern = Pattern::new(
+    r"(?i)(?-u:\b)(?:daily|weekly|monthly)(?:/(?:daily|weekly|monthly))* (?:usage )?limits?(?: (?:exhausted|reached|exceeded))?(?-u:\b)",
+);
+
+/// Last-resort reasons of particular providers (spec §7.1 "provider-specific reasons"), in
+/// order: Google `INVALID_ARGUMENT` size errors → format; Bedrock throttling → rate limit; a model
+/// not ready → overloaded; a deactivated model → model not found; concurrency limits and
+/// Cloudflare Workers AI limits → rate limit.
+pub(crate) static PROVIDER_REASONS: [(Pattern, super::FailoverReason); 6] = [
+    (
+        Pattern::new(
+            r"(?i)INVALID_ARGUMENT.*(?:exceeds? the (?:maximum|max)|input.*too (?:long|large))",
+        ),
+        super::FailoverReason::Format,
+    ),
+    (
+        Pattern::new(r"(?i)ThrottlingException|Too many concurrent requests"),
+        super::FailoverReason::RateLimit,
+    ),
+    (
+        Pattern::new(r"(?i)ModelNotReadyException|model is not ready"),
+        super::FailoverReason::Overloaded,
+    ),
+    (
+        Pattern::new(r"(?i)model(?:_is)?_deactivated|model has been deactivated"),
+        super::FailoverReason::ModelNotFound,
+    ),
+    (
+        Pattern::new(r"(?i)(?-u:\b)concurrency limit(?-u:\b).*(?-u:\b)reached(?-u:\b)"),
+        super::FailoverReason::RateLimit,
+    ),
+    (
+        Pattern::new(r"(?i)(?-u:\b)workers?_ai(?-u:\b).*(?-u:\b)(?:rate|limit|quota)(?-u:\b)"),
+        super::FailoverReason::RateLimit,
+    ),
+];
+
 /// Context-overflow texts of particular providers (spec §7.1, `provider-error-patterns.ts`).
 pub(crate) static PROVIDER_OVERFLOW: Family = Family::new(
     &[],
@@ -224,12 +262,15 @@ pub(crate) fn all_families() -> [&'static Family; 8] {
 }
 
 #[cfg(test)]
-pub(crate) fn all_patterns() -> [&'static Pattern; 5] {
-    [
+pub(crate) fn all_patterns() -> Vec<&'static Pattern> {
+    let mut all = vec![
         &BILLING_402,
         &BILLING_HEAD,
         &HTTP_STATUS_PREFIX,
         &HTML_PREFIX,
         &HTML_CLOSE,
-    ]
+        &PERIODIC_USAGE_LIMIT,
+    ];
+    all.extend(PROVIDER_REASONS.iter().map(|(p, _)| p));
+    all
 }
