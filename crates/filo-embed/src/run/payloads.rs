@@ -170,27 +170,34 @@ pub fn build_run_payloads(inputs: &PayloadInputs<'_>) -> Vec<ReplyPayload> {
             is_error: false,
         });
     }
-    if let Some(failure) = inputs.last_tool_error {
-        let still_working = last.is_some_and(|m| {
-            m.tool_calls().next().is_some() || m.stop_reason == StopReason::ToolUse
-        });
-        let user_facing_reply = answered && !still_working;
-        if !user_facing_reply && !is_recoverable_tool_error(failure.error.as_deref()) {
-            let detail = failure
-                .error
-                .as_deref()
-                .map(str::trim)
-                .filter(|e| !e.is_empty())
-                .map(|e| format!(": {e}"))
-                .unwrap_or_default();
-            items.push(ReplyPayload {
-                text: Some(format!("⚠️ {} failed{detail}", failure.summary)),
-                is_error: true,
-                ..ReplyPayload::default()
-            });
-        }
+    if let Some(item) = tool_failure_item(inputs, answered) {
+        items.push(item);
     }
     finalize(items)
+}
+
+/// The last tool error, shown only when nothing answers the user (no answer, or the model was
+/// still calling tools) and the model could not fix it itself.
+fn tool_failure_item(inputs: &PayloadInputs<'_>, answered: bool) -> Option<ReplyPayload> {
+    let failure = inputs.last_tool_error?;
+    let still_working = inputs
+        .last_assistant
+        .is_some_and(|m| m.tool_calls().next().is_some() || m.stop_reason == StopReason::ToolUse);
+    if (answered && !still_working) || is_recoverable_tool_error(failure.error.as_deref()) {
+        return None;
+    }
+    let detail = failure
+        .error
+        .as_deref()
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(|e| format!(": {e}"))
+        .unwrap_or_default();
+    Some(ReplyPayload {
+        text: Some(format!("⚠️ {} failed{detail}", failure.summary)),
+        is_error: true,
+        ..ReplyPayload::default()
+    })
 }
 
 /// Trim texts, spread the voice flag to every item with media when any item had it, drop empty
