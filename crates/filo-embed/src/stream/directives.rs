@@ -268,10 +268,20 @@ impl DirectiveAccumulator {
     }
 }
 
-/// The start of a `[[` with no `]]` after it.
+/// Where a directive that the next chunk may complete starts: the last `[[` whose rest (one
+/// line, no `]]`) has no `]` before its end, or a final lone `[`. Text that can no longer become
+/// a directive (`[[E1008]timeout]`) is not held back.
 fn unterminated_tag_start(text: &str) -> Option<usize> {
-    let open = text.rfind("[[")?;
-    (!text[open..].contains("]]")).then_some(open)
+    if let Some(open) = text.rfind("[[") {
+        let inner = &text[open + 2..];
+        let still_open = !inner.contains('\n')
+            && !inner.contains("]]")
+            && inner.find(']').is_none_or(|close| close + 1 == inner.len());
+        if still_open {
+            return Some(open);
+        }
+    }
+    text.ends_with('[').then(|| text.len() - 1)
 }
 
 #[cfg(test)]

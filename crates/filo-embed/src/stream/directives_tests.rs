@@ -276,3 +276,45 @@ fn unicode_whitespace_separates_references() {
         ["/tmp/x y.png", "/tmp/z.png"]
     );
 }
+
+#[test]
+fn only_text_that_may_still_become_a_directive_is_held_back() {
+    for text in [
+        "answer part A msg [[E1008]timeout] answer part B",
+        "answer ending [",
+    ] {
+        let mut acc = DirectiveAccumulator::new();
+        let streamed = acc
+            .consume(text, false, None)
+            .map(|r| r.text)
+            .unwrap_or_default();
+        let rest = acc
+            .consume("", true, None)
+            .map(|r| r.text)
+            .unwrap_or_default();
+        let joined = if rest.is_empty() {
+            streamed
+        } else if streamed.is_empty() {
+            rest
+        } else {
+            format!("{streamed} {rest}")
+        };
+        assert_eq!(joined, text.trim_end(), "{text:?}");
+    }
+    // a closing bracket split between chunks still completes the tag
+    let mut acc = DirectiveAccumulator::new();
+    assert!(acc.consume("[[reply_to:abc]", false, None).is_none());
+    let out = acc.consume("] Hi", false, None);
+    assert_eq!(
+        out.map(|r| (r.text, r.reply_to_id)),
+        Some(("Hi".to_owned(), Some("abc".to_owned())))
+    );
+    // a lone trailing bracket may start a tag
+    let mut acc = DirectiveAccumulator::new();
+    assert_eq!(
+        acc.consume("Hey [", false, None).map(|r| r.text).as_deref(),
+        Some("Hey")
+    );
+    let out = acc.consume("[reply_to_current]] there", false, Some("m-2"));
+    assert_eq!(out.and_then(|r| r.reply_to_id).as_deref(), Some("m-2"));
+}
