@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod clock;
 pub mod history;
+pub mod lanes;
 pub mod paths;
 pub mod session_key;
 pub mod tools;
