@@ -9,6 +9,7 @@ pub mod clock;
 pub mod history;
 pub mod lanes;
 pub mod paths;
+pub mod registry;
 pub mod session_key;
 pub mod tools;
 pub mod usage;
