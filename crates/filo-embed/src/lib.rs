@@ -11,5 +11,6 @@ pub mod lanes;
 pub mod paths;
 pub mod registry;
 pub mod session_key;
+pub mod session_store;
 pub mod tools;
 pub mod usage;
