@@ -3,9 +3,11 @@
 //! - [`limit`]: history limits per channel and DM (C17).
 //! - [`repair`]: load-time repair of tool calls and results (C18).
 //! - [`guard`]: the persist-time tool-result guard (C18).
+//! - [`policy`]: transcript policy per provider and turn validation (C18).
 
 pub mod guard;
 pub mod limit;
+pub mod policy;
 pub mod repair;
 
 #[cfg(test)]
