@@ -30,7 +30,7 @@ pub enum WriteDecision {
     /// Do not write it.
     Block,
     /// Write this message instead.
-    Replace(AgentMessage),
+    Replace(Box<AgentMessage>),
 }
 
 /// Called for every message about to be written.
@@ -183,7 +183,7 @@ impl ToolResultGuard {
         match decision {
             WriteDecision::Keep => out.push(message),
             WriteDecision::Block => return false,
-            WriteDecision::Replace(m) => out.push(m),
+            WriteDecision::Replace(m) => out.push(*m),
         }
         true
     }

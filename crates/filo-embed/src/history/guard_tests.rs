@@ -55,7 +55,13 @@ fn explicit_flush_and_clear() {
 #[test]
 fn table_of_guard_sequences() {
     // (synthetic allowed, input, expected roles, expected pending)
-    let cases: Vec<(bool, Vec<AgentMessage>, Vec<&str>, Vec<&str>)> = vec![
+    type Case = (
+        bool,
+        Vec<AgentMessage>,
+        Vec<&'static str>,
+        Vec<&'static str>,
+    );
+    let cases: Vec<Case> = vec![
         (
             false,
             vec![calls(&[("call_1", "read")]), user("stop")],
@@ -177,7 +183,9 @@ fn hooks_block_and_rewrite() {
     let mut g = ToolResultGuard::new(GuardOptions {
         before_message_write: Some(Box::new(|m| match m.role() {
             "user" => WriteDecision::Block,
-            "toolResult" => WriteDecision::Replace(result("call_1", "read", "rewritten by hook")),
+            "toolResult" => {
+                WriteDecision::Replace(Box::new(result("call_1", "read", "rewritten by hook")))
+            }
             _ => WriteDecision::Keep,
         })),
         ..GuardOptions::default()
