@@ -10,6 +10,7 @@
 //! Session files are derived from entries through [`crate::paths`], so nothing a store holds can
 //! point outside the sessions directory.
 
+pub mod cache;
 mod entry;
 
 use std::collections::BTreeMap;
