@@ -12,5 +12,6 @@ pub mod paths;
 pub mod registry;
 pub mod session_key;
 pub mod session_store;
+pub mod subscriber;
 pub mod tools;
 pub mod usage;
