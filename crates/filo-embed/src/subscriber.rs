@@ -9,3 +9,4 @@
 pub mod dispatch;
 pub mod tool_events;
 pub mod tool_meta;
+pub mod tool_state;
