@@ -1,12 +1,16 @@
-//! Parts of the streaming subscriber (C19, spec §8) that stand on their own: the ordered
-//! block-reply dispatcher with its flush-before-tool barrier, tool-event helpers (name
-//! normalisation, result sanitising, error tracking, output payloads) and the tool summary
-//! format (C19a, spec §8.6).
+//! The streaming subscriber (C19, spec §8): agent events in, reply callbacks out.
 //!
-//! The text path of the subscriber (block chunking, think/final tags, directives, media and
-//! messaging dedupe) uses the `stream` modules and is assembled where both are present.
+//! - [`machine`]: the event state machine (partials, block replies, reasoning, tool summaries and
+//!   outputs, flush-before-tool, lifecycle and compaction events);
+//! - [`dispatch`]: ordered, awaited delivery to the sink with the flush barrier;
+//! - [`tool_events`], [`tool_state`], [`tool_meta`]: tool-event helpers, the last-tool-error rule
+//!   and the tool summary format (C19a, spec §8.6).
+//!
+//! Think/final tag stripping, directives and block chunking plug in through
+//! [`machine::TextShaper`] and [`machine::Chunker`] (implemented by the `stream` modules).
 
 pub mod dispatch;
+pub mod machine;
 pub mod tool_events;
 pub mod tool_meta;
 pub mod tool_state;
