@@ -421,3 +421,49 @@ fn reasoning_format() {
         assert_eq!(format_reasoning(input), want, "{input:?}");
     }
 }
+
+/// The flush-before-tool guarantee end to end: the subscriber's events go through the ordered
+/// dispatcher to a slow sink; the barrier a tool hook awaits returns only after every block
+/// produced before the tool start has been delivered.
+#[tokio::test]
+async fn the_barrier_delivers_every_block_before_the_tool_runs() {
+    use std::sync::{Arc, Mutex};
+
+    use crate::subscriber::dispatch::{BlockDispatcher, DEFAULT_DELIVERY_TIMEOUT, Deliver};
+
+    let delivered: Arc<Mutex<Vec<ReplyEvent>>> = Arc::default();
+    let sink = delivered.clone();
+    let deliver: Deliver<ReplyEvent> = Arc::new(move |e| {
+        let sink = sink.clone();
+        Box::pin(async move {
+            // A slow channel: each delivery takes a few scheduler turns.
+            for _ in 0..5 {
+                tokio::task::yield_now().await;
+            }
+            sink.lock().unwrap().push(e);
+        })
+    });
+    let dispatcher = BlockDispatcher::new(deliver, DEFAULT_DELIVERY_TIMEOUT);
+    let mut sub = subscriber(SubscriberConfig::default());
+    let mut log = Vec::new();
+    let mut s = Stream::start(&mut sub, &mut log);
+    s.text(&mut sub, &mut log, 0, &["one"]);
+    s.text(&mut sub, &mut log, 1, &["two"]);
+    s.end(&mut sub, &mut log, vec![]);
+    log.extend(sub.handle(&AgentEvent::ToolExecutionStart {
+        tool_call_id: "c".into(),
+        tool_name: "exec".into(),
+        args: json!({"command": "ls"}),
+    }));
+    for e in log {
+        dispatcher.send(e).unwrap();
+    }
+    dispatcher.flush().await.unwrap();
+    let seen = delivered.lock().unwrap().clone();
+    let blocks: Vec<&ReplyEvent> = seen
+        .iter()
+        .filter(|e| matches!(e, ReplyEvent::Block { .. }))
+        .collect();
+    assert_eq!(blocks, [&block("one"), &block("two")]);
+    assert!(seen.contains(&ReplyEvent::BlockFlush));
+}
