@@ -172,6 +172,8 @@ pub struct ToolTracker {
     /// (normalised tool name, meta) per finished call, in order.
     pub tool_metas: Vec<(String, Option<String>)>,
     pub last_tool_error: Option<LastToolError>,
+    /// Successful `cron` calls with `action: "add"`.
+    pub successful_cron_adds: u32,
 }
 
 impl ToolTracker {
@@ -190,6 +192,9 @@ impl ToolTracker {
                 action_fingerprint: fingerprint,
             });
             return;
+        }
+        if name == "cron" && action_of(call.args).as_deref() == Some("add") {
+            self.successful_cron_adds += 1;
         }
         let keep = self.last_tool_error.as_ref().is_some_and(|last| {
             last.mutating_action && !last.same_action(&name, call.meta, fingerprint.as_deref())

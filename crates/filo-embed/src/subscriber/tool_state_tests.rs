@@ -115,3 +115,17 @@ fn a_failed_read_is_cleared_by_any_success() {
     t.reset();
     assert_eq!(t, ToolTracker::default());
 }
+
+#[test]
+fn successful_cron_adds_are_counted() {
+    let add = json!({"action": "add", "job": {"name": "x"}});
+    let list = json!({"action": "list"});
+    let mut t = ToolTracker::default();
+    t.finish(call("cron", &add, None, false));
+    t.finish(call("cron", &add, None, true));
+    t.finish(call("cron", &list, None, false));
+    t.finish(call("Cron", &add, None, false));
+    assert_eq!(t.successful_cron_adds, 2);
+    t.reset();
+    assert_eq!(t.successful_cron_adds, 0);
+}
