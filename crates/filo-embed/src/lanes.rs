@@ -49,6 +49,9 @@ pub enum LaneError {
     /// [`CommandQueue::clear`] removed the queued task.
     #[error("Command lane \"{lane}\" cleared")]
     Cleared { lane: String },
+    /// The task was dropped before it produced a value (its runtime shut down).
+    #[error("Command in lane \"{lane}\" was dropped before it finished")]
+    Dropped { lane: String },
     /// The task panicked while running; its lane was freed.
     #[error("Command in lane \"{lane}\" panicked: {message}")]
     Panicked { lane: String, message: String },
@@ -272,10 +275,7 @@ impl CommandQueue {
             },
             None => rx.await,
         };
-        received.unwrap_or_else(|_| {
-            // The job was dropped without a result only if its runtime shut down mid-task.
-            Err(LaneError::Cleared { lane })
-        })
+        received.unwrap_or(Err(LaneError::Dropped { lane }))
     }
 
     fn remove_queued(&self, lane: &str, id: u64) -> bool {
