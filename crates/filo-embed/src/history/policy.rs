@@ -255,6 +255,26 @@ pub fn drop_thinking_blocks(messages: Vec<AgentMessage>) -> Vec<AgentMessage> {
         .collect()
 }
 
+/// Role of the message that stands for a compacted prefix of the transcript.
+pub const COMPACTION_SUMMARY_ROLE: &str = "compactionSummary";
+
+/// Zeroes the usage of assistant messages before the latest compaction summary: their tokens
+/// were summarised away and must not count towards the context again.
+pub fn zero_usage_before_compaction(mut messages: Vec<AgentMessage>) -> Vec<AgentMessage> {
+    let Some(last) = messages
+        .iter()
+        .rposition(|m| m.role() == COMPACTION_SUMMARY_ROLE)
+    else {
+        return messages;
+    };
+    for m in &mut messages[..last] {
+        if let AgentMessage::Llm(Message::Assistant(a)) = m {
+            a.usage = Default::default();
+        }
+    }
+    messages
+}
+
 /// Result of [`sanitize_session_history`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SanitizedHistory {
@@ -264,8 +284,8 @@ pub struct SanitizedHistory {
 }
 
 /// The load-time pipeline in OpenClaw's order (minus the steps filo-ai performs at send time):
-/// drop thinking → sanitise tool-call inputs → pairing repair → strip details → turn
-/// validation → Google ordering.
+/// drop thinking → sanitise tool-call inputs → pairing repair → strip details → usage zeroing
+/// before the latest compaction → turn validation → Google ordering.
 pub fn sanitize_session_history(
     messages: Vec<AgentMessage>,
     policy: &TranscriptPolicy,
@@ -281,6 +301,7 @@ pub fn sanitize_session_history(
         msgs = repair_tool_use_result_pairing(msgs, now_ms).messages;
     }
     msgs = strip_tool_result_details(msgs);
+    msgs = zero_usage_before_compaction(msgs);
     if policy.validate_gemini_turns {
         msgs = merge_consecutive_assistant_turns(msgs);
     }

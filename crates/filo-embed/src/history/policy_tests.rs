@@ -215,3 +215,33 @@ fn the_pipeline_repairs_a_crashed_anthropic_transcript() {
     assert_eq!(roles(&out.messages), ["user", "assistant"]);
     assert!(out.google_bootstrap_added);
 }
+
+#[test]
+fn usage_before_the_latest_compaction_is_zeroed() {
+    use filo_agent::message::CustomMessage;
+
+    let with_usage = |input: u64| {
+        let mut a = assistant_blocks(vec![ContentBlock::text("x")], StopReason::Stop);
+        a.usage.input = input;
+        AgentMessage::Llm(Message::Assistant(a))
+    };
+    let summary = AgentMessage::Custom(CustomMessage::new(
+        COMPACTION_SUMMARY_ROLE,
+        serde_json::Map::new(),
+    ));
+    let usage = |m: &AgentMessage| match m {
+        AgentMessage::Llm(Message::Assistant(a)) => a.usage.input,
+        _ => u64::MAX,
+    };
+    let out = zero_usage_before_compaction(vec![
+        with_usage(10),
+        summary.clone(),
+        with_usage(20),
+        summary,
+        with_usage(30),
+    ]);
+    let inputs: Vec<u64> = [0, 2, 4].iter().map(|&i| usage(&out[i])).collect();
+    assert_eq!(inputs, [0, 0, 30]);
+    let untouched = zero_usage_before_compaction(vec![with_usage(5)]);
+    assert_eq!(usage(&untouched[0]), 5);
+}
