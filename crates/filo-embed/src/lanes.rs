@@ -72,7 +72,7 @@ pub fn resolve_session_lane(key: &str) -> String {
     }
 }
 
-/// The global lane name: trimmed, `main` when blank.
+/// A lane name: trimmed, `main` when blank (every queue method normalises its lane this way).
 pub fn resolve_global_lane(lane: Option<&str>) -> String {
     match lane.map(str::trim) {
         Some(l) if !l.is_empty() => l.to_owned(),
@@ -236,7 +236,11 @@ impl CommandQueue {
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = T> + Send + 'static,
     {
-        let lane = lane.to_owned();
+        // Same order as OpenClaw's queue: draining is reported before a cancelled token.
+        if self.is_draining() {
+            return Err(LaneError::Draining);
+        }
+        let lane = resolve_global_lane(Some(lane));
         if options.abort.as_ref().is_some_and(|t| t.is_cancelled()) {
             return Err(LaneError::LaneAborted { lane });
         }
@@ -359,7 +363,7 @@ impl CommandQueue {
     pub fn queue_size(&self, lane: &str) -> usize {
         self.lock()
             .lanes
-            .get(lane)
+            .get(&resolve_global_lane(Some(lane)))
             .map_or(0, |l| l.queue.len() + l.active.len())
     }
 
@@ -385,6 +389,8 @@ impl CommandQueue {
     /// Rejects the queued (not the active) tasks of a lane with [`LaneError::Cleared`]; returns
     /// how many.
     pub fn clear(&self, lane: &str) -> usize {
+        let lane = resolve_global_lane(Some(lane));
+        let lane = lane.as_str();
         let entries: Vec<Entry> = {
             let mut state = self.lock();
             let taken = state

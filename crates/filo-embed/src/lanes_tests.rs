@@ -395,3 +395,25 @@ async fn reset_all_forgets_active_tasks_and_starts_queued_ones() {
     open3.send(()).unwrap();
     assert_eq!(third.await.unwrap(), Ok(3));
 }
+
+#[tokio::test]
+async fn lane_names_are_trimmed_and_draining_wins_over_a_cancelled_token() {
+    let queue = CommandQueue::new();
+    assert_eq!(queue.enqueue("  ", || async { 1u32 }).await, Ok(1));
+    let (open, task) = gated(&queue, " cron ", 2, EnqueueOptions::default());
+    until(|| queue.queue_size("cron") == 1).await;
+    assert_eq!(queue.queue_size("  cron"), 1);
+    open.send(()).unwrap();
+    assert_eq!(task.await.unwrap(), Ok(2));
+    queue.mark_draining();
+    let token = CancellationToken::new();
+    token.cancel();
+    let options = EnqueueOptions {
+        abort: Some(token),
+        ..EnqueueOptions::default()
+    };
+    let refused = queue
+        .enqueue_with(MAIN_LANE, || async { 3u32 }, options)
+        .await;
+    assert_eq!(refused, Err(LaneError::Draining));
+}
