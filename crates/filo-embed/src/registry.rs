@@ -32,9 +32,10 @@ pub trait RunHandle: Send + Sync {
     fn is_streaming(&self) -> bool;
     /// Whether the run is compacting its session.
     fn is_compacting(&self) -> bool;
-    /// Whether the run has stopped accepting input (ending, aborted).
-    fn is_stopped(&self) -> bool {
-        false
+    /// Whether the agent loop is not running (before the first prompt or after the last), when
+    /// the handle knows; None falls back to [`RunHandle::is_streaming`].
+    fn is_stopped(&self) -> Option<bool> {
+        None
     }
     /// Aborts the run.
     fn abort(&self);
@@ -110,7 +111,7 @@ impl ActiveRuns {
     pub fn set(&self, session_id: &str, handle: Arc<dyn RunHandle>, session_key: Option<&str>) {
         let mut inner = self.lock();
         inner.runs.insert(session_id.to_owned(), handle);
-        if let Some(key) = session_key {
+        if let Some(key) = session_key.map(str::trim).filter(|k| !k.is_empty()) {
             inner.keys.insert(key.to_owned(), session_id.to_owned());
         }
     }
@@ -140,14 +141,21 @@ impl ActiveRuns {
         self.lock().runs.get(session_id).cloned()
     }
 
-    /// Steers `text` into the run of `session_id`. False when there is no run, or it is
-    /// compacting, stopped or not streaming.
+    /// Steers `text` into the run of `session_id`. False when there is no run, it is compacting
+    /// or stopped, or (a handle that cannot tell whether it is stopped) it is not streaming: a
+    /// message the loop would not pick up must not be accepted.
     pub fn queue_message(&self, session_id: &str, text: &str) -> bool {
         let Some(handle) = self.handle(session_id) else {
             return false;
         };
-        if handle.is_compacting() || handle.is_stopped() || !handle.is_streaming() {
+        if handle.is_compacting() {
             return false;
+        }
+        match handle.is_stopped() {
+            Some(true) => return false,
+            Some(false) => {}
+            None if !handle.is_streaming() => return false,
+            None => {}
         }
         handle.queue_message(text);
         true
@@ -189,7 +197,17 @@ impl ActiveRuns {
 
     /// The session id registered for `session_key`.
     pub fn session_id_for_key(&self, session_key: &str) -> Option<String> {
-        self.lock().keys.get(session_key).cloned()
+        self.lock().keys.get(session_key.trim()).cloned()
+    }
+
+    /// Removes the run of `session_id` without waiting for it to end (the second phase of an
+    /// abort that takes too long); its own later clear is then a no-op. Wakes the waiters.
+    pub fn force_detach(&self, session_id: &str) -> bool {
+        let handle = self.handle(session_id);
+        match handle {
+            Some(h) => self.clear(session_id, &h) == ClearOutcome::Cleared,
+            None => false,
+        }
     }
 
     /// Number of runs.
@@ -197,11 +215,12 @@ impl ActiveRuns {
         self.lock().runs.len()
     }
 
-    /// Records what the run of `session_id` last reported.
+    /// Records what the run of `session_id` last reported (ignored when it has no run).
     pub fn set_snapshot(&self, session_id: &str, snapshot: RunSnapshot) {
-        self.lock()
-            .snapshots
-            .insert(session_id.to_owned(), snapshot);
+        let mut inner = self.lock();
+        if inner.runs.contains_key(session_id) {
+            inner.snapshots.insert(session_id.to_owned(), snapshot);
+        }
     }
 
     /// The last snapshot of the run of `session_id`.
@@ -214,7 +233,7 @@ impl ActiveRuns {
     pub async fn wait_for_end(&self, session_id: &str, timeout: Duration) -> bool {
         let mut rx = {
             let mut inner = self.lock();
-            if !inner.runs.contains_key(session_id) {
+            if session_id.is_empty() || !inner.runs.contains_key(session_id) {
                 return true;
             }
             inner
@@ -229,10 +248,11 @@ impl ActiveRuns {
         matches!(ended, Ok(Ok(_)))
     }
 
-    /// Waits until no run is active, polling every `poll` (at least 10 ms), at most `timeout`.
+    /// Waits until no run is active, polling every `poll` (at least 10 ms), at most `timeout`
+    /// (at least one poll interval).
     pub async fn wait_for_all(&self, timeout: Duration, poll: Duration) -> AllDrained {
-        let deadline = Instant::now() + timeout;
         let poll = poll.max(WAIT_POLL_FLOOR);
+        let deadline = Instant::now() + timeout.max(poll);
         loop {
             if self.active_count() == 0 {
                 return AllDrained { drained: true };

@@ -6,7 +6,7 @@ use super::*;
 struct FakeRun {
     streaming: AtomicBool,
     compacting: AtomicBool,
-    stopped: AtomicBool,
+    stopped: Mutex<Option<bool>>,
     aborts: AtomicUsize,
     queued: Mutex<Vec<String>>,
 }
@@ -21,34 +21,41 @@ impl RunHandle for FakeRun {
     fn is_compacting(&self) -> bool {
         self.compacting.load(Ordering::SeqCst)
     }
-    fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::SeqCst)
+    fn is_stopped(&self) -> Option<bool> {
+        *self.stopped.lock().unwrap()
     }
     fn abort(&self) {
         self.aborts.fetch_add(1, Ordering::SeqCst);
     }
 }
 
-fn run(streaming: bool, compacting: bool, stopped: bool) -> Arc<FakeRun> {
+fn run_with(streaming: bool, compacting: bool, stopped: Option<bool>) -> Arc<FakeRun> {
     let r = FakeRun::default();
     r.streaming.store(streaming, Ordering::SeqCst);
     r.compacting.store(compacting, Ordering::SeqCst);
-    r.stopped.store(stopped, Ordering::SeqCst);
+    *r.stopped.lock().unwrap() = stopped;
     Arc::new(r)
+}
+
+fn run(streaming: bool, compacting: bool, stopped: bool) -> Arc<FakeRun> {
+    run_with(streaming, compacting, stopped.then_some(true))
 }
 
 #[test]
 fn queue_message_only_reaches_a_streaming_run() {
     // (streaming, compacting, stopped) → accepted
     let cases = [
-        ((true, false, false), true),
-        ((false, false, false), false),
-        ((true, true, false), false),
-        ((true, false, true), false),
+        ((true, false, None), true),
+        ((false, false, None), false),
+        ((true, true, None), false),
+        ((true, false, Some(true)), false),
+        // A handle that knows it is running accepts between two streamed replies.
+        ((false, false, Some(false)), true),
+        ((true, true, Some(false)), false),
     ];
     for ((streaming, compacting, stopped), accepted) in cases {
         let runs = ActiveRuns::new();
-        let fake = run(streaming, compacting, stopped);
+        let fake = run_with(streaming, compacting, stopped);
         runs.set("s1", fake.clone(), Some("agent:main:main"));
         assert_eq!(runs.queue_message("s1", "hi"), accepted);
         let queued = fake.queued.lock().unwrap().clone();
@@ -144,4 +151,22 @@ async fn wait_for_all_polls_until_every_run_ends() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(runs.clear("s1", &handle), ClearOutcome::Cleared);
     assert_eq!(waiter.await.unwrap(), AllDrained { drained: true });
+}
+
+#[tokio::test(start_paused = true)]
+async fn force_detach_wakes_waiters_and_makes_the_late_clear_a_no_op() {
+    let runs = ActiveRuns::new();
+    let handle: Arc<dyn RunHandle> = run(true, false, false);
+    runs.set("s1", handle.clone(), Some("  k1  "));
+    assert_eq!(runs.session_id_for_key("k1").as_deref(), Some("s1"));
+    let r = runs.clone();
+    let waiter = tokio::spawn(async move { r.wait_for_end("s1", DEFAULT_WAIT_TIMEOUT).await });
+    tokio::task::yield_now().await;
+    assert!(runs.force_detach("s1"));
+    assert!(waiter.await.unwrap());
+    assert!(!runs.force_detach("s1"));
+    assert_eq!(runs.clear("s1", &handle), ClearOutcome::HandleMismatch);
+    runs.set_snapshot("s1", RunSnapshot::default());
+    assert_eq!(runs.snapshot("s1"), None, "no snapshot without a run");
+    assert!(runs.wait_for_end("", Duration::ZERO).await);
 }
