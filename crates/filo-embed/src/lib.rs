@@ -8,8 +8,11 @@
 //! `MEDIA:` lines, silent replies and messaging-tool duplicate suppression; auth profiles with
 //! their persisted, cross-process state (`auth`), session keys and state paths (`session_key`,
 //! `paths`), history limits (`history`), tool policy, schema normalisation and the sandbox path
-//! guard (`tools`), usage accounting (`usage`). Later: the run loop, lanes, the failover chain,
-//! transcript hygiene, the gateway.
+//! guard (`tools`), usage accounting (`usage`), per-session and global lanes (`lanes`), the
+//! active-run registry (`registry`), the `sessions.json` store and the session cache
+//! (`session_store`), transcript hygiene (`history::{guard, repair, policy}`) and the streaming
+//! subscriber that turns agent events into reply events (`subscriber`). Later: the run loop and
+//! its public `Embedder` API, the failover chain, the gateway.
 //!
 //! Does not own: the agent loop itself, providers' wire formats, session files (filo-agent,
 //! filo-ai, filo-session).
@@ -24,10 +27,14 @@ pub mod classify;
 pub mod clock;
 pub mod error;
 pub mod history;
+pub mod lanes;
 pub mod paths;
 mod pattern;
+pub mod registry;
 pub mod run;
 pub mod session_key;
+pub mod session_store;
 pub mod stream;
+pub mod subscriber;
 pub mod tools;
 pub mod usage;

@@ -1,5 +1,14 @@
 //! Transcript history handling for embedded runs.
 //!
 //! - [`limit`]: history limits per channel and DM (C17).
+//! - [`repair`]: load-time repair of tool calls and results (C18).
+//! - [`guard`]: the persist-time tool-result guard (C18).
+//! - [`policy`]: transcript policy per provider and turn validation (C18).
 
+pub mod guard;
 pub mod limit;
+pub mod policy;
+pub mod repair;
+
+#[cfg(test)]
+mod fixtures;
