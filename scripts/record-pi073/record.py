@@ -126,21 +126,72 @@ def edit_case():
     save("edit.resume.requests.json", REQUESTS[:])
 
 
-def rpc(name, lines, turns=()):
+def rpc(name, steps, turns=(), args=("--no-session",)):
+    """Drive pi's RPC: each step is (line, wait) where wait is a predicate over the output so far
+    that must hold before the next line is sent (None: send at once)."""
+    import time
     TURNS[:] = list(turns)
     REQUESTS.clear()
-    r = pi(["--mode", "rpc", "--no-session"], stdin="".join(l + "\n" for l in lines))
-    out = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    p = subprocess.Popen(BASE + ["--mode", "rpc", *args], cwd=PROJECT, env=ENV, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out, lock = [], threading.Lock()
+
+    def reader():
+        for line in p.stdout:
+            if line.strip():
+                with lock:
+                    out.append(json.loads(line))
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    for line, wait in steps:
+        p.stdin.write(line + "\n")
+        p.stdin.flush()
+        deadline = time.time() + 30
+        while wait is not None and time.time() < deadline:
+            with lock:
+                if wait(out):
+                    break
+            time.sleep(0.05)
+        else:
+            if wait is not None:
+                raise RuntimeError(f"{name}: timed out after {line!r}")
+    p.stdin.close()
+    p.wait(timeout=30)
+    t.join(timeout=5)
     save(f"rpc-{name}.json", out)
+    return out
+
+
+def answered(id_):
+    return lambda out: any(o.get("type") == "response" and o.get("id") == id_ for o in out)
+
+
+def ended(n=1):
+    return lambda out: sum(o.get("type") == "agent_end" for o in out) >= n
 
 
 def rpc_cases():
     os.makedirs(f"{PROJECT}/.pi/prompts", exist_ok=True)
     open(f"{PROJECT}/.pi/prompts/greet.md", "w").write("---\ndescription: Say hello\n---\nSay hello to $1\n")
-    rpc("commands", ['{"id":"c1","type":"get_commands"}'])
-    rpc("errors", ['', '{"id":"f1","type":"fork","entryId":"no-such-entry"}', '{"id":"u1","type":"nope"}',
-                   'not json'])
-    rpc("stats", ['{"id":"p1","type":"prompt","message":"hi"}', '{"id":"w1","type":"get_state"}'], [{"text": "hello"}])
+    os.makedirs(f"{AGENT}/prompts", exist_ok=True)
+    open(f"{AGENT}/prompts/plain.md", "w").write("Summarise the file\n")
+    rpc("commands", [('{"id":"c1","type":"get_commands"}', answered("c1"))])
+    rpc("errors", [("", None), ('{"id":"f1","type":"fork","entryId":"no-such-entry"}', answered("f1")),
+                   ('{"id":"u1","type":"nope"}', None), ("not json", None),
+                   ('{"id":"k1","type":"clone"}', answered("k1")),
+                   ('{"id":"s0","type":"get_session_stats"}', answered("s0"))])
+    rpc("session", [('{"id":"p1","type":"prompt","message":"hi"}', ended()),
+                    ('{"id":"s1","type":"get_session_stats"}', answered("s1")),
+                    ('{"id":"k1","type":"clone"}', answered("k1")),
+                    ('{"id":"m1","type":"get_messages"}', answered("m1")),
+                    ('{"id":"w1","type":"get_state"}', answered("w1"))],
+        [{"text": "hello"}], args=())
+    rpc("busy", [('{"id":"p1","type":"prompt","message":"slow"}', answered("p1")),
+                 ('{"id":"p2","type":"prompt","message":"again"}', answered("p2")),
+                 ('{"id":"p3","type":"prompt","message":"queued","streamingBehavior":"followUp"}', answered("p3")),
+                 ('{"id":"a1","type":"get_state"}', ended())],
+        [{"text": "slow answer", "delay": 1.5}, {"text": "follow-up answer"}])
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ use crate::resources::Source;
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStats {
+    /// Absent for an in-memory session (`--no-session`), as in pi.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub session_file: Option<String>,
     pub session_id: String,
     pub user_messages: usize,

@@ -67,7 +67,10 @@ async fn not_found_and_missing_file_errors() {
         )
         .await,
     );
-    assert_eq!(message, "Could not edit file: gone.txt. Error code: ENOENT.");
+    assert_eq!(
+        message,
+        "Could not edit file: gone.txt. Error code: ENOENT."
+    );
 }
 
 #[tokio::test]
@@ -235,7 +238,10 @@ async fn several_edits_are_matched_against_the_original() {
         ]}),
     )
     .await;
-    assert_eq!(result.unwrap(), "Successfully replaced 2 block(s) in f.txt.");
+    assert_eq!(
+        result.unwrap(),
+        "Successfully replaced 2 block(s) in f.txt."
+    );
     assert_eq!(after, "gamma\nbeta\nGAMMA\n");
 }
 
@@ -286,7 +292,11 @@ async fn multi_edit_texts_name_the_failing_entry() {
         assert_eq!(result.unwrap_err(), expected);
         assert_eq!(after, content);
     }
-    let (result, _) = multi(content, json!({"path": "f.txt", "edits": [{"oldText": "", "newText": "x"}]})).await;
+    let (result, _) = multi(
+        content,
+        json!({"path": "f.txt", "edits": [{"oldText": "", "newText": "x"}]}),
+    )
+    .await;
     assert_eq!(result.unwrap_err(), "oldText must not be empty in f.txt.");
 }
 
@@ -297,8 +307,12 @@ async fn legacy_shape_and_edits_as_a_json_string_are_accepted() {
         json!({"path": "f.txt", "edits": "[{\"oldText\":\"x\",\"newText\":\"X\"}]", "oldText": "y", "newText": "Y"}),
     )
     .await;
-    assert_eq!(result.unwrap(), "Successfully replaced 2 block(s) in f.txt.");
+    assert_eq!(
+        result.unwrap(),
+        "Successfully replaced 2 block(s) in f.txt."
+    );
     assert_eq!(after, "X Y\n");
-    let prepared = filo_tools::edit::prepare_edit_arguments(json!({"path": "p", "edits": "not json"}));
+    let prepared =
+        filo_tools::edit::prepare_edit_arguments(json!({"path": "p", "edits": "not json"}));
     assert_eq!(prepared, json!({"path": "p", "edits": "not json"}));
 }
