@@ -67,7 +67,9 @@ HOME, AGENT, PROJECT = f"{WORK}/home", f"{WORK}/home/agent", f"{WORK}/project"
 os.makedirs(AGENT)
 os.makedirs(PROJECT)
 json.dump({"providers": {"mock": {"baseUrl": URL + "/v1", "api": "openai-completions", "apiKey": "MOCK_API_KEY",
-                                  "models": [{"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000}]}}},
+                                  "models": [{"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000},
+                                             {"id": "mock-thinker", "reasoning": True, "contextWindow": 100000,
+                                              "maxTokens": 1000}]}}},
           open(f"{AGENT}/models.json", "w"))
 ENV = {"PATH": os.environ["PATH"], "HOME": HOME, "PI_CODING_AGENT_DIR": AGENT, "PI_OFFLINE": "1",
        "MOCK_API_KEY": "mock-secret"}
@@ -126,13 +128,13 @@ def edit_case():
     save("edit.resume.requests.json", REQUESTS[:])
 
 
-def rpc(name, steps, turns=(), args=("--no-session",)):
+def rpc(name, steps, turns=(), args=("--no-session",), base=None):
     """Drive pi's RPC: each step is (line, wait) where wait is a predicate over the output so far
     that must hold before the next line is sent (None: send at once)."""
     import time
     TURNS[:] = list(turns)
     REQUESTS.clear()
-    p = subprocess.Popen(BASE + ["--mode", "rpc", *args], cwd=PROJECT, env=ENV, stdin=subprocess.PIPE,
+    p = subprocess.Popen((base or BASE) + ["--mode", "rpc", *args], cwd=PROJECT, env=ENV, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     out, lock = [], threading.Lock()
 
@@ -192,6 +194,13 @@ def rpc_cases():
                  ('{"id":"p3","type":"prompt","message":"queued","streamingBehavior":"followUp"}', answered("p3")),
                  ('{"id":"a1","type":"get_state"}', ended())],
         [{"text": "slow answer", "delay": 1.5}, {"text": "follow-up answer"}])
+    thinker = ["node", PI, "--provider", "mock", "--model", "mock-thinker"]
+    rpc("events", [('{"id":"n1","type":"set_session_name","name":"demo"}', answered("n1")),
+                   ('{"id":"t1","type":"set_thinking_level","level":"high"}', answered("t1")),
+                   ('{"id":"t2","type":"set_thinking_level","level":"high"}', answered("t2")),
+                   ('{"id":"p1","type":"prompt","message":"hi"}', ended()),
+                   ('{"id":"c1","type":"compact"}', answered("c1"))],
+        [{"text": "hello"}, {"text": "## Goal\nsummary"}], args=(), base=thinker)
 
 
 if __name__ == "__main__":

@@ -196,8 +196,112 @@ async fn prompt_while_busy_is_refused_once_as_pi_073() {
     })
     .await;
     rpc.event("agent_end").await;
+    let queue: Vec<Value> = rpc
+        .seen
+        .iter()
+        .filter(|v| v["type"] == "queue_update")
+        .cloned()
+        .collect();
+    let pi_queue: Vec<Value> = pi
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["type"] == "queue_update")
+        .cloned()
+        .collect();
+    assert_eq!(queue, pi_queue);
     for id in ["p1", "p2", "p3"] {
         assert_eq!(answers(&rpc, id), 1, "{id}: {:#?}", rpc.seen);
+    }
+    assert_eq!(rpc.close().await, 0);
+}
+
+/// The events (not responses) seen after position `from`, of the given types.
+fn events_since(rpc: &Rpc, from: usize, types: &[&str]) -> Vec<Value> {
+    rpc.seen[from..]
+        .iter()
+        .filter(|v| types.iter().any(|t| v["type"] == *t))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_events_are_named_and_shaped_as_pi_073() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("hello").with_usage(Usage::new(100, 10))),
+        Turn::text("## Goal\nsummary"),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let models = json!({"providers": {"mock": {
+        "baseUrl": format!("{}/v1", mock.url()),
+        "api": "openai-completions",
+        "apiKey": "MOCK_API_KEY",
+        "models": [
+            {"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000},
+            {"id": "mock-thinker", "reasoning": true, "contextWindow": 100000, "maxTokens": 1000}
+        ]
+    }}});
+    std::fs::write(
+        home.path().join(".filo/agent/models.json"),
+        models.to_string(),
+    )
+    .unwrap();
+    let pi = fixture("rpc-events.json");
+    let pi_events = |types: &[&str]| -> Vec<Value> {
+        pi.as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| types.iter().any(|t| v["type"] == *t))
+            .cloned()
+            .collect()
+    };
+    let mut rpc = Rpc::start(&home, &["--no-dag"]);
+    rpc.call(
+        "m",
+        json!({"type": "set_model", "provider": "mock", "modelId": "mock-thinker"}),
+    )
+    .await;
+    rpc.call("t0", json!({"type": "set_thinking_level", "level": "off"}))
+        .await;
+    let from = rpc.seen.len();
+    rpc.call("n1", json!({"type": "set_session_name", "name": "demo"}))
+        .await;
+    rpc.call("t1", json!({"type": "set_thinking_level", "level": "high"}))
+        .await;
+    // Unchanged: no event.
+    rpc.call("t2", json!({"type": "set_thinking_level", "level": "high"}))
+        .await;
+    let named = ["session_info_changed", "thinking_level_changed"];
+    assert_eq!(events_since(&rpc, from, &named), pi_events(&named));
+    // The event comes before the command's response, as in pi.
+    let order: Vec<&str> = rpc.seen[from..]
+        .iter()
+        .map(|v| v["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "session_info_changed",
+            "response",
+            "thinking_level_changed",
+            "response",
+            "response"
+        ]
+    );
+
+    rpc.call("p1", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    rpc.event("agent_end").await;
+    let from = rpc.seen.len();
+    rpc.call("c1", json!({"type": "compact"})).await;
+    let compaction = ["compaction_start", "compaction_end"];
+    let got = events_since(&rpc, from, &compaction);
+    let want = pi_events(&compaction);
+    assert_eq!(got[0], want[0], "compaction_start");
+    assert_eq!(shape(&got[1]), shape(&want[1]), "compaction_end");
+    for key in ["type", "reason", "aborted", "willRetry"] {
+        assert_eq!(got[1][key], want[1][key], "{key}");
     }
     assert_eq!(rpc.close().await, 0);
 }

@@ -7,7 +7,7 @@ use filo_ai::{ContentBlock, Message, Model, ThinkingLevel, UserContent};
 use filo_session::{EntryKind, SessionManager, SessionMessage};
 use serde::Serialize;
 
-use super::{AgentSession, clamp_level, lock};
+use super::{AgentSession, SessionEvent, clamp_level, lock};
 use crate::CoreError;
 use crate::convert::to_agent;
 use crate::extension::SessionChange;
@@ -119,10 +119,13 @@ impl AgentSession {
             self.append_entry(EntryKind::ThinkingLevelChange {
                 thinking_level: chosen.as_str().into(),
             });
-        }
-        let reasoning = self.model().is_some_and(|m| m.reasoning);
-        if reasoning || chosen != ThinkingLevel::Off {
-            self.change_settings(|s| s.set_default_thinking_level(chosen));
+            let reasoning = self.model().is_some_and(|m| m.reasoning);
+            if reasoning || chosen != ThinkingLevel::Off {
+                self.change_settings(|s| s.set_default_thinking_level(chosen));
+            }
+            self.emit(&SessionEvent::ThinkingLevelChanged {
+                level: chosen.as_str(),
+            });
         }
     }
 
@@ -130,6 +133,9 @@ impl AgentSession {
     pub fn set_session_name(&self, name: &str) {
         self.append_entry(EntryKind::SessionInfo {
             name: name.trim().to_string(),
+        });
+        self.emit(&SessionEvent::SessionInfoChanged {
+            name: self.session_name(),
         });
     }
 
@@ -383,9 +389,12 @@ impl AgentSession {
     /// Empty both queues; returns how many steering and follow-up messages were dropped.
     pub fn clear_queue(&self) {
         self.inner.agent.clear_all_queues();
-        let mut st = lock(&self.inner.state);
-        st.pending_steer.clear();
-        st.pending_follow_up.clear();
+        {
+            let mut st = lock(&self.inner.state);
+            st.pending_steer.clear();
+            st.pending_follow_up.clear();
+        }
+        self.emit_queue_update();
     }
 }
 
@@ -648,12 +657,33 @@ impl AgentSession {
             return;
         };
         let text = user_text(&u.content);
-        let mut st = lock(&self.inner.state);
-        if let Some(i) = st.pending_steer.iter().position(|t| *t == text) {
-            st.pending_steer.remove(i);
-        } else if let Some(i) = st.pending_follow_up.iter().position(|t| *t == text) {
-            st.pending_follow_up.remove(i);
+        let removed = {
+            let mut st = lock(&self.inner.state);
+            if let Some(i) = st.pending_steer.iter().position(|t| *t == text) {
+                st.pending_steer.remove(i);
+                true
+            } else if let Some(i) = st.pending_follow_up.iter().position(|t| *t == text) {
+                st.pending_follow_up.remove(i);
+                true
+            } else {
+                false
+            }
+        };
+        if removed {
+            self.emit_queue_update();
         }
+    }
+
+    /// pi's `queue_update`: both queues as they are now.
+    pub(super) fn emit_queue_update(&self) {
+        let (steering, follow_up) = {
+            let st = lock(&self.inner.state);
+            (st.pending_steer.clone(), st.pending_follow_up.clone())
+        };
+        self.emit(&SessionEvent::QueueUpdate {
+            steering,
+            follow_up,
+        });
     }
 
     /// Change settings and write them; a failed write is shown to the user as a warning (the

@@ -189,11 +189,13 @@ impl AgentSession {
             return match opts.streaming_behavior {
                 Some(StreamingBehavior::Steer) => {
                     lock(&self.inner.state).pending_steer.push(text.clone());
+                    self.emit_queue_update();
                     self.inner.agent.steer(user_message(text, opts.images));
                     Ok(())
                 }
                 Some(StreamingBehavior::FollowUp) => {
                     lock(&self.inner.state).pending_follow_up.push(text.clone());
+                    self.emit_queue_update();
                     self.inner.agent.follow_up(user_message(text, opts.images));
                     Ok(())
                 }
@@ -271,6 +273,7 @@ impl AgentSession {
     pub fn steer(&self, text: &str, images: Vec<ContentBlock>) {
         let t = self.expand(text);
         lock(&self.inner.state).pending_steer.push(t.clone());
+        self.emit_queue_update();
         self.inner.agent.steer(user_message(t, images));
     }
 
@@ -278,6 +281,7 @@ impl AgentSession {
     pub fn follow_up(&self, text: &str, images: Vec<ContentBlock>) {
         let t = self.expand(text);
         lock(&self.inner.state).pending_follow_up.push(t.clone());
+        self.emit_queue_update();
         self.inner.agent.follow_up(user_message(t, images));
     }
 
@@ -338,7 +342,8 @@ impl AgentSession {
                 let attempted =
                     std::mem::replace(&mut lock(&self.inner.state).overflow_attempted, true);
                 if attempted {
-                    self.emit(&SessionEvent::AutoCompactionEnd {
+                    self.emit(&SessionEvent::CompactionEnd {
+                        reason: CompactionReason::Overflow,
                         result: None,
                         aborted: false,
                         will_retry: false,
