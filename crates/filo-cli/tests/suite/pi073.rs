@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use filo_testkit::{MockProvider, Reply, Turn};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::common::Home;
 
@@ -111,6 +111,28 @@ async fn edit_calls_answer_byte_for_byte_as_pi_073() {
         let got = std::fs::read_to_string(home.project().join(name)).unwrap();
         assert_eq!(&got, text.as_str().unwrap(), "{name}");
     }
+    // The results as the session keeps them (diff details included) are pi's.
+    let sessions = home.sessions();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let session = &sessions[0];
+    let results = |lines: Vec<Value>| -> Vec<Value> {
+        lines
+            .into_iter()
+            .filter(|e| e["type"] == "message" && e["message"]["role"] == "toolResult")
+            .map(|e| {
+                let m = &e["message"];
+                json!([m["toolCallId"], m["content"], m["details"], m["isError"]])
+            })
+            .collect()
+    };
+    let pi_session = std::fs::read_to_string(Path::new(FIXTURES).join("edit.session.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let pi_results = results(pi_session);
+    assert_eq!(pi_results.len(), 7);
+    assert_eq!(results(super::common::jsonl(session)), pi_results);
     // The edit tool's definition is pi's.
     let edit = |body: &Value| {
         body["tools"]
