@@ -199,7 +199,8 @@ def rpc_cases():
                    ('{"id":"t1","type":"set_thinking_level","level":"high"}', answered("t1")),
                    ('{"id":"t2","type":"set_thinking_level","level":"high"}', answered("t2")),
                    ('{"id":"p1","type":"prompt","message":"hi"}', ended()),
-                   ('{"id":"c1","type":"compact"}', answered("c1"))],
+                   ('{"id":"c1","type":"compact"}', answered("c1")),
+                   ('{"id":"s9","type":"get_session_stats"}', answered("s9"))],
         [{"text": "hello"}, {"text": "## Goal\nsummary"}], args=(), base=thinker)
 
 

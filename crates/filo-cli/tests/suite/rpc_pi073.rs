@@ -303,5 +303,14 @@ async fn session_events_are_named_and_shaped_as_pi_073() {
     for key in ["type", "reason", "aborted", "willRetry"] {
         assert_eq!(got[1][key], want[1][key], "{key}");
     }
+    // After a compaction the context size is unknown until the model answers again.
+    let stats = rpc.call("s9", json!({"type": "get_session_stats"})).await;
+    let pi_stats = &pi
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["id"] == "s9")
+        .unwrap()["data"];
+    assert_eq!(stats["contextUsage"], pi_stats["contextUsage"]);
     assert_eq!(rpc.close().await, 0);
 }
