@@ -227,7 +227,8 @@ impl Executor<'_, '_> {
         let Some(entry) = tools.get(&call.name) else {
             return Preparation::Immediate(format!("Tool {} not found", call.name));
         };
-        let args = match entry.validate(&call.arguments) {
+        let prepared = entry.tool().prepare_arguments(call.arguments.clone());
+        let args = match entry.validate(&prepared) {
             Ok(args) => args,
             Err(e) => return Preparation::Immediate(e.to_string()),
         };

@@ -105,6 +105,13 @@ pub trait AgentTool: Send + Sync {
     /// Run the tool.
     fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
 
+    /// A compatibility shim applied to the raw arguments before schema validation (pi's
+    /// `prepareArguments`): older argument shapes a model may still send become the current one.
+    /// The default keeps the arguments as they are.
+    fn prepare_arguments(&self, args: Value) -> Value {
+        args
+    }
+
     /// The model-facing definition.
     fn definition(&self) -> filo_ai::Tool {
         filo_ai::Tool {

@@ -61,6 +61,7 @@ pub fn load_resources(
         templates,
         custom_system_prompt: custom,
         append_system_prompt: append,
+        agent_dir: Some(agent_dir.to_path_buf()),
     };
     (resources, skills.warnings)
 }

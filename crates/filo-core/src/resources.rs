@@ -310,7 +310,10 @@ pub fn expand_skill_command(text: &str, skills: &[Skill]) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptTemplate {
     pub name: String,
+    /// The frontmatter `description`, else the first non-blank line (60 characters at most).
     pub description: String,
+    /// The file it was read from.
+    pub path: PathBuf,
     pub content: String,
     pub source: Source,
 }
@@ -346,14 +349,10 @@ pub fn load_prompt_templates(dir: &Path, source: Source) -> Vec<PromptTemplate> 
                     first.to_string()
                 }
             });
-            let suffix = match source {
-                Source::User => " (user)".to_string(),
-                Source::Project => " (project)".to_string(),
-                Source::Path => format!(" (path:{})", p.file_name()?.to_string_lossy()),
-            };
             Some(PromptTemplate {
                 name: p.file_stem()?.to_string_lossy().into_owned(),
-                description: format!("{desc}{suffix}"),
+                description: desc,
+                path: p.clone(),
                 content: body.to_string(),
                 source,
             })

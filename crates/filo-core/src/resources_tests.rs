@@ -134,10 +134,11 @@ fn templates_and_argument_substitution() {
     let plain = ts.iter().find(|x| x.name == "plain").unwrap();
     assert_eq!(
         plain.description,
-        "This first line is deliberately longer than sixty characters... (user)"
+        "This first line is deliberately longer than sixty characters..."
     );
     let review = ts.iter().find(|x| x.name == "review").unwrap();
-    assert_eq!(review.description, "Review code (user)");
+    assert_eq!(review.description, "Review code");
+    assert_eq!(review.path, t.path().join("review.md"));
     assert_eq!(
         expand_prompt_template("/review 'a b' c", &ts),
         "Review a b then c / a b c / a b c / []"

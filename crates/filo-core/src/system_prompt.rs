@@ -32,7 +32,9 @@ fn builtin_snippet(name: &str) -> Option<&'static str> {
     Some(match name {
         "read" => "Read file contents",
         "bash" => "Execute bash commands (ls, grep, find, etc.)",
-        "edit" => "Make surgical edits to files (find exact text and replace)",
+        "edit" => {
+            "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"
+        }
         "write" => "Create or overwrite files",
         "grep" => "Search file contents for patterns (respects .gitignore)",
         "find" => "Find files by glob pattern (respects .gitignore)",
@@ -41,6 +43,23 @@ fn builtin_snippet(name: &str) -> Option<&'static str> {
     })
 }
 
+/// The guideline bullets pi 0.73's built-in tools contribute (their `promptGuidelines`).
+fn builtin_guidelines(name: &str) -> &'static [&'static str] {
+    match name {
+        "read" => &["Use read to examine files instead of cat or sed."],
+        "edit" => &[
+            "Use edit for precise changes (edits[].oldText must match exactly)",
+            "When changing multiple separate locations in one file, use one edit call with multiple entries in edits[] instead of multiple edit calls",
+            "Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
+            "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions.",
+        ],
+        "write" => &["Use write only for new files or complete rewrites."],
+        _ => &[],
+    }
+}
+
+/// pi 0.73's guideline list: the exploration bullet, then each tool's guidelines in tool order,
+/// then the two that are always there; trimmed, blank ones dropped, duplicates kept once.
 fn guidelines(tools: &[PromptTool]) -> Vec<String> {
     let has = |n: &str| tools.iter().any(|t| t.name == n);
     let mut g: Vec<String> = Vec::new();
@@ -50,25 +69,14 @@ fn guidelines(tools: &[PromptTool]) -> Vec<String> {
     } else if has("bash") && explore {
         g.push("Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)".into());
     }
-    if has("read") && has("edit") {
-        g.push("Use read to examine files before editing. You must use this tool instead of cat or sed.".into());
-    }
-    if has("edit") {
-        g.push("Use edit for precise changes (old text must match exactly)".into());
-    }
-    if has("write") {
-        g.push("Use write only for new files or complete rewrites".into());
-    }
-    if has("edit") || has("write") {
-        g.push("When summarizing your actions, output plain text directly - do NOT use cat or bash to display what you did".into());
-    }
     for t in tools {
-        g.extend(t.guidelines.iter().cloned());
+        g.extend(builtin_guidelines(&t.name).iter().map(|x| x.to_string()));
+        g.extend(t.guidelines.iter().map(|x| x.trim().to_string()));
     }
     g.push("Be concise in your responses".into());
     g.push("Show file paths clearly when working with files".into());
     let mut seen = std::collections::HashSet::new();
-    g.retain(|x| seen.insert(x.clone()));
+    g.retain(|x| !x.is_empty() && seen.insert(x.clone()));
     g
 }
 
@@ -93,24 +101,24 @@ pub fn build_system_prompt(input: &SystemPromptInput<'_>) -> String {
         Some(custom) => custom.to_string(),
         None => {
             let tools = input.tools.unwrap_or(&[]);
-            let list = if tools.is_empty() {
+            // As in pi 0.73, a tool is listed only when it has a one-line snippet.
+            let lines: Vec<String> = tools
+                .iter()
+                .filter_map(|t| {
+                    let snippet = t
+                        .snippet
+                        .as_deref()
+                        .or_else(|| builtin_snippet(&t.name))?
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    (!snippet.is_empty()).then(|| format!("- {}: {snippet}", t.name))
+                })
+                .collect();
+            let list = if lines.is_empty() {
                 "(none)".to_string()
             } else {
-                tools
-                    .iter()
-                    .map(|t| {
-                        let snippet = t
-                            .snippet
-                            .as_deref()
-                            .or_else(|| builtin_snippet(&t.name))
-                            .unwrap_or(&t.name)
-                            .split_whitespace()
-                            .collect::<Vec<_>>()
-                            .join(" ");
-                        format!("- {}: {snippet}", t.name)
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                lines.join("\n")
             };
             let bullets: Vec<String> = guidelines(tools).iter().map(|g| format!("- {g}")).collect();
             format!(
@@ -160,7 +168,7 @@ mod tests {
         assert!(p.contains(
             "\n- read: Read file contents\n- bash: Execute bash commands (ls, grep, find, etc.)\n"
         ));
-        assert!(p.contains("- Use bash for file operations like ls, rg, find\n- Use read to examine files before editing."));
+        assert!(p.contains("- Use bash for file operations like ls, rg, find\n- Use read to examine files instead of cat or sed.\n- Use edit for precise changes (edits[].oldText must match exactly)\n"));
         assert!(p.ends_with("- Show file paths clearly when working with files\nCurrent date: 2026-11-30\nCurrent working directory: /w"));
     }
 

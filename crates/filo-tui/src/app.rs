@@ -116,6 +116,9 @@ impl App {
         if matches!(
             ev,
             SessionEvent::Warning { .. }
+                | SessionEvent::QueueUpdate { .. }
+                | SessionEvent::SessionInfoChanged { .. }
+                | SessionEvent::ThinkingLevelChanged { .. }
                 | SessionEvent::Agent(filo_agent::AgentEvent::AgentEnd { .. })
         ) {
             self.refresh_footer();

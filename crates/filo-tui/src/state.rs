@@ -349,10 +349,10 @@ impl AppState {
     pub fn apply(&mut self, ev: &SessionEvent) {
         match ev {
             SessionEvent::Agent(a) => self.apply_agent(a),
-            SessionEvent::AutoCompactionStart { reason } => {
+            SessionEvent::CompactionStart { reason } => {
                 self.status = Some(format!("Compacting context ({})…", reason.as_str()));
             }
-            SessionEvent::AutoCompactionEnd {
+            SessionEvent::CompactionEnd {
                 result,
                 aborted,
                 error_message,
@@ -395,6 +395,10 @@ impl AppState {
                 }
             }
             SessionEvent::Warning { message } => self.push(Cell::Warning(message.clone())),
+            // Shown by the footer, which the app refreshes on these.
+            SessionEvent::QueueUpdate { .. }
+            | SessionEvent::SessionInfoChanged { .. }
+            | SessionEvent::ThinkingLevelChanged { .. } => {}
         }
     }
 

@@ -57,10 +57,11 @@ impl AgentSession {
 
     /// Run an automatic compaction with its start/end events. Returns true on success.
     pub(super) async fn auto_compact(&self, reason: CompactionReason, will_retry: bool) -> bool {
-        self.emit(&SessionEvent::AutoCompactionStart { reason });
+        self.emit(&SessionEvent::CompactionStart { reason });
         match self.compact_inner(None).await {
             Ok(result) => {
-                self.emit(&SessionEvent::AutoCompactionEnd {
+                self.emit(&SessionEvent::CompactionEnd {
+                    reason,
                     result: Some(result),
                     aborted: false,
                     will_retry,
@@ -69,7 +70,8 @@ impl AgentSession {
                 true
             }
             Err(CompactError::Cancelled) => {
-                self.emit(&SessionEvent::AutoCompactionEnd {
+                self.emit(&SessionEvent::CompactionEnd {
+                    reason,
                     result: None,
                     aborted: true,
                     will_retry: false,
@@ -81,8 +83,10 @@ impl AgentSession {
                 let prefix = match reason {
                     CompactionReason::Overflow => "Context overflow recovery failed",
                     CompactionReason::Threshold => "Auto-compaction failed",
+                    CompactionReason::Manual => "Compaction failed",
                 };
-                self.emit(&SessionEvent::AutoCompactionEnd {
+                self.emit(&SessionEvent::CompactionEnd {
+                    reason,
                     result: None,
                     aborted: false,
                     will_retry: false,
@@ -91,7 +95,8 @@ impl AgentSession {
                 false
             }
             Err(CompactError::NotPossible(_)) => {
-                self.emit(&SessionEvent::AutoCompactionEnd {
+                self.emit(&SessionEvent::CompactionEnd {
+                    reason,
                     result: None,
                     aborted: false,
                     will_retry: false,
@@ -108,12 +113,27 @@ impl AgentSession {
         custom_instructions: Option<&str>,
     ) -> Result<CompactionResult, CoreError> {
         self.abort().await;
-        self.compact_inner(custom_instructions)
-            .await
-            .map_err(|e| match e {
-                CompactError::Cancelled => CoreError::Refused("Compaction cancelled".into()),
-                CompactError::Failed(m) | CompactError::NotPossible(m) => CoreError::Refused(m),
-            })
+        let reason = CompactionReason::Manual;
+        self.emit(&SessionEvent::CompactionStart { reason });
+        let outcome = self.compact_inner(custom_instructions).await;
+        let (result, aborted, error_message) = match &outcome {
+            Ok(r) => (Some(r.clone()), false, None),
+            Err(CompactError::Cancelled) => (None, true, None),
+            Err(CompactError::Failed(m) | CompactError::NotPossible(m)) => {
+                (None, false, Some(format!("Compaction failed: {m}")))
+            }
+        };
+        self.emit(&SessionEvent::CompactionEnd {
+            reason,
+            result,
+            aborted,
+            will_retry: false,
+            error_message,
+        });
+        outcome.map_err(|e| match e {
+            CompactError::Cancelled => CoreError::Refused("Compaction cancelled".into()),
+            CompactError::Failed(m) | CompactError::NotPossible(m) => CoreError::Refused(m),
+        })
     }
 
     async fn compact_inner(&self, custom: Option<&str>) -> Result<CompactionResult, CompactError> {

@@ -1,13 +1,16 @@
-//! Session events: the agent's events plus auto-compaction and auto-retry (pi spec §3.12), with
-//! pi's JSON shapes for the JSON and RPC modes.
+//! Session events: the agent's events plus compaction, auto-retry, the message queues, the
+//! session name and the thinking level, named and shaped as pi 0.73 emits them for the JSON and
+//! RPC modes.
 
 use filo_agent::AgentEvent;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-/// Why an automatic compaction ran.
+/// Why a compaction ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompactionReason {
+    /// `/compact` or RPC `compact`.
+    Manual,
     Threshold,
     Overflow,
 }
@@ -15,6 +18,7 @@ pub enum CompactionReason {
 impl CompactionReason {
     pub fn as_str(self) -> &'static str {
         match self {
+            CompactionReason::Manual => "manual",
             CompactionReason::Threshold => "threshold",
             CompactionReason::Overflow => "overflow",
         }
@@ -35,10 +39,11 @@ pub struct CompactionResult {
 #[derive(Debug, Clone)]
 pub enum SessionEvent {
     Agent(AgentEvent),
-    AutoCompactionStart {
+    CompactionStart {
         reason: CompactionReason,
     },
-    AutoCompactionEnd {
+    CompactionEnd {
+        reason: CompactionReason,
         result: Option<CompactionResult>,
         aborted: bool,
         will_retry: bool,
@@ -55,6 +60,19 @@ pub enum SessionEvent {
         attempt: u32,
         final_error: Option<String>,
     },
+    /// The steering or follow-up queue changed; both queues as they are now.
+    QueueUpdate {
+        steering: Vec<String>,
+        follow_up: Vec<String>,
+    },
+    /// The session was (re)named.
+    SessionInfoChanged {
+        name: Option<String>,
+    },
+    /// The thinking level changed (after clamping to the model).
+    ThinkingLevelChanged {
+        level: &'static str,
+    },
     /// Something went wrong that did not stop the session (e.g. a session file write failed).
     Warning {
         message: String,
@@ -69,17 +87,19 @@ impl Serialize for SessionEvent {
         };
         match self {
             SessionEvent::Agent(_) => {}
-            SessionEvent::AutoCompactionStart { reason } => {
-                map.serialize_entry("type", "auto_compaction_start")?;
+            SessionEvent::CompactionStart { reason } => {
+                map.serialize_entry("type", "compaction_start")?;
                 map.serialize_entry("reason", reason.as_str())?;
             }
-            SessionEvent::AutoCompactionEnd {
+            SessionEvent::CompactionEnd {
+                reason,
                 result,
                 aborted,
                 will_retry,
                 error_message,
             } => {
-                map.serialize_entry("type", "auto_compaction_end")?;
+                map.serialize_entry("type", "compaction_end")?;
+                map.serialize_entry("reason", reason.as_str())?;
                 if let Some(r) = result {
                     map.serialize_entry("result", r)?;
                 }
@@ -112,6 +132,24 @@ impl Serialize for SessionEvent {
                 if let Some(e) = final_error {
                     map.serialize_entry("finalError", e)?;
                 }
+            }
+            SessionEvent::QueueUpdate {
+                steering,
+                follow_up,
+            } => {
+                map.serialize_entry("type", "queue_update")?;
+                map.serialize_entry("steering", steering)?;
+                map.serialize_entry("followUp", follow_up)?;
+            }
+            SessionEvent::SessionInfoChanged { name } => {
+                map.serialize_entry("type", "session_info_changed")?;
+                if let Some(n) = name {
+                    map.serialize_entry("name", n)?;
+                }
+            }
+            SessionEvent::ThinkingLevelChanged { level } => {
+                map.serialize_entry("type", "thinking_level_changed")?;
+                map.serialize_entry("level", level)?;
             }
             SessionEvent::Warning { message } => {
                 map.serialize_entry("type", "warning")?;

@@ -7,7 +7,7 @@ use filo_ai::{ContentBlock, Message, Model, ThinkingLevel, UserContent};
 use filo_session::{EntryKind, SessionManager, SessionMessage};
 use serde::Serialize;
 
-use super::{AgentSession, clamp_level, lock};
+use super::{AgentSession, SessionEvent, clamp_level, lock};
 use crate::CoreError;
 use crate::convert::to_agent;
 use crate::extension::SessionChange;
@@ -17,6 +17,8 @@ use crate::resources::Source;
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStats {
+    /// Absent for an in-memory session (`--no-session`), as in pi.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub session_file: Option<String>,
     pub session_id: String,
     pub user_messages: usize,
@@ -26,10 +28,25 @@ pub struct SessionStats {
     pub total_messages: usize,
     pub tokens: TokenStats,
     pub cost: f64,
+    /// How full the model's context window is (pi 0.73's `contextUsage`); absent without a
+    /// model or a known window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_usage: Option<ContextUsage>,
     /// Session-file writes that failed (each also reported as a warning event).
     pub persist_errors: u64,
     /// Failures extensions absorbed (e.g. Playfilo DB writes), each also reported as a warning.
     pub extension_errors: u64,
+}
+
+/// pi's `getContextUsage()`: the estimated context tokens against the model's window. After a
+/// compaction the count is unknown (`null`) until an assistant answered after it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsage {
+    pub tokens: Option<u64>,
+    pub context_window: u64,
+    /// Percent as JavaScript prints it (`12.5`, `0`).
+    pub percent: Option<serde_json::Number>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -102,10 +119,13 @@ impl AgentSession {
             self.append_entry(EntryKind::ThinkingLevelChange {
                 thinking_level: chosen.as_str().into(),
             });
-        }
-        let reasoning = self.model().is_some_and(|m| m.reasoning);
-        if reasoning || chosen != ThinkingLevel::Off {
-            self.change_settings(|s| s.set_default_thinking_level(chosen));
+            let reasoning = self.model().is_some_and(|m| m.reasoning);
+            if reasoning || chosen != ThinkingLevel::Off {
+                self.change_settings(|s| s.set_default_thinking_level(chosen));
+            }
+            self.emit(&SessionEvent::ThinkingLevelChanged {
+                level: chosen.as_str(),
+            });
         }
     }
 
@@ -113,6 +133,9 @@ impl AgentSession {
     pub fn set_session_name(&self, name: &str) {
         self.append_entry(EntryKind::SessionInfo {
             name: name.trim().to_string(),
+        });
+        self.emit(&SessionEvent::SessionInfoChanged {
+            name: self.session_name(),
         });
     }
 
@@ -247,6 +270,28 @@ impl AgentSession {
         Ok(text)
     }
 
+    /// Duplicate the current branch, up to and including the leaf, into a new session and
+    /// continue there (pi 0.73's `/clone` and RPC `clone`).
+    pub async fn clone_session(&self) -> Result<(), CoreError> {
+        self.refuse_to_leave_unsaved()?;
+        self.abort().await;
+        {
+            let mut store = lock(&self.inner.store);
+            let leaf = store.leaf_id().map(str::to_string).ok_or_else(|| {
+                CoreError::Refused("Cannot clone session: no current entry selected".into())
+            })?;
+            store
+                .create_branched_session(&leaf)
+                .map_err(CoreError::Session)?;
+        }
+        self.inner.agent.set_session_id(Some(self.session_id()));
+        self.reload_messages_from_session();
+        for ext in &self.inner.extensions {
+            ext.session_changed(SessionChange::Fork, &self.info());
+        }
+        Ok(())
+    }
+
     /// Totals over the agent's current messages (pi's `getSessionStats`).
     pub fn stats(&self) -> SessionStats {
         let mut s = SessionStats {
@@ -277,19 +322,83 @@ impl AgentSession {
         }
         s.tokens.total =
             s.tokens.input + s.tokens.output + s.tokens.cache_read + s.tokens.cache_write;
+        s.context_usage = self.context_usage();
         s
+    }
+
+    /// pi's `getContextUsage()`.
+    pub fn context_usage(&self) -> Option<ContextUsage> {
+        let context_window = self.model()?.context_window;
+        if context_window == 0 {
+            return None;
+        }
+        if !self.usage_known_since_compaction() {
+            return Some(ContextUsage {
+                tokens: None,
+                context_window,
+                percent: None,
+            });
+        }
+        let messages: Vec<SessionMessage> = self
+            .messages()
+            .iter()
+            .filter_map(crate::convert::to_session)
+            .collect();
+        let tokens = crate::compaction::estimate_context_tokens(&messages);
+        let percent = tokens as f64 / context_window as f64 * 100.0;
+        let percent = if percent.fract() == 0.0 && percent.abs() < 9.0e15 {
+            Some(serde_json::Number::from(percent as i64))
+        } else {
+            serde_json::Number::from_f64(percent)
+        };
+        Some(ContextUsage {
+            tokens: Some(tokens),
+            context_window,
+            percent,
+        })
+    }
+
+    /// Whether, on the current branch, no compaction happened or the last assistant answer after
+    /// the latest one (not aborted, not an error) reported a context size.
+    fn usage_known_since_compaction(&self) -> bool {
+        let manager = self.session_manager();
+        let branch = manager.branch_path(None);
+        let Some(compaction) = branch
+            .iter()
+            .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }))
+        else {
+            return true;
+        };
+        branch[compaction + 1..]
+            .iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                EntryKind::Message(SessionMessage::Llm(Message::Assistant(a)))
+                    if !matches!(
+                        a.stop_reason,
+                        filo_ai::StopReason::Aborted | filo_ai::StopReason::Error
+                    ) =>
+                {
+                    Some(crate::compaction::calculate_context_tokens(&a.usage) > 0)
+                }
+                _ => None,
+            })
+            .unwrap_or(false)
     }
 
     /// Empty both queues; returns how many steering and follow-up messages were dropped.
     pub fn clear_queue(&self) {
         self.inner.agent.clear_all_queues();
-        let mut st = lock(&self.inner.state);
-        st.pending_steer.clear();
-        st.pending_follow_up.clear();
+        {
+            let mut st = lock(&self.inner.state);
+            st.pending_steer.clear();
+            st.pending_follow_up.clear();
+        }
+        self.emit_queue_update();
     }
 }
 
-/// One entry of the RPC `get_commands` list.
+/// One entry of the RPC `get_commands` list (pi 0.73's shape).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandInfo {
@@ -298,11 +407,25 @@ pub struct CommandInfo {
     pub description: Option<String>,
     /// `extension`, `prompt` or `skill`.
     pub source: &'static str,
-    /// `user`, `project` or `path`.
+    pub source_info: SourceInfo,
+}
+
+/// Where a resource came from (pi 0.73's `sourceInfo`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceInfo {
+    /// The file, or `<sdk:name>` for something registered in code.
+    pub path: String,
+    /// `auto` (found in a resource directory), `cli` (a command-line path) or `sdk`.
+    pub source: &'static str,
+    /// `user`, `project` or `temporary`.
+    pub scope: &'static str,
+    /// Always `top-level` (filo installs no packages).
+    pub origin: &'static str,
+    /// The directory auto-discovered resources were found under (the agent directory or
+    /// `<cwd>/.pi`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
+    pub base_dir: Option<String>,
 }
 
 /// A user message the session can be forked at.
@@ -323,11 +446,26 @@ pub struct CycleModelResult {
     pub is_scoped: bool,
 }
 
-fn source_location(s: Source) -> &'static str {
-    match s {
-        Source::User => "user",
-        Source::Project => "project",
-        Source::Path => "path",
+impl AgentSession {
+    /// The `sourceInfo` of a prompt template or skill file.
+    fn source_info(&self, path: &Path, source: Source) -> SourceInfo {
+        let shown = |p: &Path| p.to_string_lossy().into_owned();
+        let (source, scope, base_dir) = match source {
+            Source::User => (
+                "auto",
+                "user",
+                self.inner.resources.agent_dir.as_deref().map(shown),
+            ),
+            Source::Project => ("auto", "project", Some(shown(&self.inner.cwd.join(".pi")))),
+            Source::Path => ("cli", "temporary", None),
+        };
+        SourceInfo {
+            path: shown(path),
+            source,
+            scope,
+            origin: "top-level",
+            base_dir,
+        }
     }
 }
 
@@ -481,11 +619,16 @@ impl AgentSession {
         let mut out = Vec::new();
         for ext in &self.inner.extensions {
             out.extend(ext.commands().into_iter().map(|c| CommandInfo {
+                source_info: SourceInfo {
+                    path: format!("<sdk:{}>", c.name),
+                    source: "sdk",
+                    scope: "temporary",
+                    origin: "top-level",
+                    base_dir: None,
+                },
                 name: c.name,
                 description: Some(c.description).filter(|d| !d.is_empty()),
                 source: "extension",
-                location: None,
-                path: None,
             }));
         }
         let r = &self.inner.resources;
@@ -493,15 +636,13 @@ impl AgentSession {
             name: t.name.clone(),
             description: Some(t.description.clone()),
             source: "prompt",
-            location: Some(source_location(t.source)),
-            path: None,
+            source_info: self.source_info(&t.path, t.source),
         }));
         out.extend(r.skills.iter().map(|s| CommandInfo {
             name: format!("skill:{}", s.name),
             description: Some(s.description.clone()),
             source: "skill",
-            location: Some(source_location(s.source)),
-            path: Some(s.file_path.to_string_lossy().into_owned()),
+            source_info: self.source_info(&s.file_path, s.source),
         }));
         out
     }
@@ -516,12 +657,33 @@ impl AgentSession {
             return;
         };
         let text = user_text(&u.content);
-        let mut st = lock(&self.inner.state);
-        if let Some(i) = st.pending_steer.iter().position(|t| *t == text) {
-            st.pending_steer.remove(i);
-        } else if let Some(i) = st.pending_follow_up.iter().position(|t| *t == text) {
-            st.pending_follow_up.remove(i);
+        let removed = {
+            let mut st = lock(&self.inner.state);
+            if let Some(i) = st.pending_steer.iter().position(|t| *t == text) {
+                st.pending_steer.remove(i);
+                true
+            } else if let Some(i) = st.pending_follow_up.iter().position(|t| *t == text) {
+                st.pending_follow_up.remove(i);
+                true
+            } else {
+                false
+            }
+        };
+        if removed {
+            self.emit_queue_update();
         }
+    }
+
+    /// pi's `queue_update`: both queues as they are now.
+    pub(super) fn emit_queue_update(&self) {
+        let (steering, follow_up) = {
+            let st = lock(&self.inner.state);
+            (st.pending_steer.clone(), st.pending_follow_up.clone())
+        };
+        self.emit(&SessionEvent::QueueUpdate {
+            steering,
+            follow_up,
+        });
     }
 
     /// Change settings and write them; a failed write is shown to the user as a warning (the

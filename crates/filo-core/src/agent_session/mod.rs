@@ -55,6 +55,8 @@ pub struct Resources {
     pub custom_system_prompt: Option<String>,
     /// `--append-system-prompt` / APPEND_SYSTEM.md.
     pub append_system_prompt: Option<String>,
+    /// The agent directory user resources were found in (the `baseDir` of their `sourceInfo`).
+    pub agent_dir: Option<PathBuf>,
 }
 
 /// Everything [`AgentSession::create`] needs (pi's `createAgentSession` options).

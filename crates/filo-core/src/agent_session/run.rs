@@ -22,13 +22,28 @@ pub enum StreamingBehavior {
 }
 
 /// Options of [`AgentSession::prompt`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct PromptOptions {
     /// Expand `/skill:name` and prompt templates (default true).
     pub expand: bool,
     pub images: Vec<ContentBlock>,
     /// Required when the agent is streaming.
     pub streaming_behavior: Option<StreamingBehavior>,
+    /// Told once whether the prompt passed its preflight (pi's `preflightResult`): `true` when
+    /// it was accepted (a run starts, it was queued, or a command or extension handled it),
+    /// `false` when `prompt` is about to return the refusal as its error.
+    pub preflight: Option<Arc<dyn Fn(bool) + Send + Sync>>,
+}
+
+impl std::fmt::Debug for PromptOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PromptOptions")
+            .field("expand", &self.expand)
+            .field("images", &self.images.len())
+            .field("streaming_behavior", &self.streaming_behavior)
+            .field("preflight", &self.preflight.is_some())
+            .finish()
+    }
 }
 
 impl Default for PromptOptions {
@@ -37,6 +52,7 @@ impl Default for PromptOptions {
             expand: true,
             images: Vec::new(),
             streaming_behavior: None,
+            preflight: None,
         }
     }
 }
@@ -123,7 +139,29 @@ impl AgentSession {
     }
 
     /// Send a prompt and run the agent until it is idle, including retries and compaction.
-    pub async fn prompt(&self, text: &str, opts: PromptOptions) -> Result<(), CoreError> {
+    pub async fn prompt(&self, text: &str, mut opts: PromptOptions) -> Result<(), CoreError> {
+        let preflight = opts.preflight.take();
+        let told = std::sync::atomic::AtomicBool::new(false);
+        let tell = |ok: bool| {
+            if let Some(hook) = &preflight
+                && !told.swap(true, std::sync::atomic::Ordering::SeqCst)
+            {
+                hook(ok);
+            }
+        };
+        let result = self.prompt_inner(text, opts, &tell).await;
+        // Whatever ended before the run started was a refusal; after it started, the hook has
+        // already been told `true` and this does nothing.
+        tell(result.is_ok());
+        result
+    }
+
+    async fn prompt_inner(
+        &self,
+        text: &str,
+        opts: PromptOptions,
+        accepted: &(dyn Fn(bool) + Sync),
+    ) -> Result<(), CoreError> {
         if opts.expand && text.starts_with('/') {
             let name = text[1..].split_whitespace().next().unwrap_or("");
             for ext in &self.inner.extensions {
@@ -151,11 +189,13 @@ impl AgentSession {
             return match opts.streaming_behavior {
                 Some(StreamingBehavior::Steer) => {
                     lock(&self.inner.state).pending_steer.push(text.clone());
+                    self.emit_queue_update();
                     self.inner.agent.steer(user_message(text, opts.images));
                     Ok(())
                 }
                 Some(StreamingBehavior::FollowUp) => {
                     lock(&self.inner.state).pending_follow_up.push(text.clone());
+                    self.emit_queue_update();
                     self.inner.agent.follow_up(user_message(text, opts.images));
                     Ok(())
                 }
@@ -192,6 +232,7 @@ impl AgentSession {
         self.inner.agent.set_system_prompt(system_prompt);
         lock(&self.inner.state).overflow_attempted = false;
         let _busy = BusyGuard::enter(&self.inner.busy);
+        accepted(true);
         let result = self.inner.agent.prompt(messages).await;
         if let Err(e) = result {
             self.inner.agent.set_system_prompt(base);
@@ -232,6 +273,7 @@ impl AgentSession {
     pub fn steer(&self, text: &str, images: Vec<ContentBlock>) {
         let t = self.expand(text);
         lock(&self.inner.state).pending_steer.push(t.clone());
+        self.emit_queue_update();
         self.inner.agent.steer(user_message(t, images));
     }
 
@@ -239,6 +281,7 @@ impl AgentSession {
     pub fn follow_up(&self, text: &str, images: Vec<ContentBlock>) {
         let t = self.expand(text);
         lock(&self.inner.state).pending_follow_up.push(t.clone());
+        self.emit_queue_update();
         self.inner.agent.follow_up(user_message(t, images));
     }
 
@@ -299,7 +342,8 @@ impl AgentSession {
                 let attempted =
                     std::mem::replace(&mut lock(&self.inner.state).overflow_attempted, true);
                 if attempted {
-                    self.emit(&SessionEvent::AutoCompactionEnd {
+                    self.emit(&SessionEvent::CompactionEnd {
+                        reason: CompactionReason::Overflow,
                         result: None,
                         aborted: false,
                         will_retry: false,

@@ -163,11 +163,8 @@ async fn threshold_compaction_summarizes_through_the_model() {
         .await
         .unwrap();
     let types = events.lock().unwrap().clone();
-    assert!(
-        types.contains(&"auto_compaction_start".to_string()),
-        "{types:?}"
-    );
-    assert!(types.contains(&"auto_compaction_end".to_string()));
+    assert!(types.contains(&"compaction_start".to_string()), "{types:?}");
+    assert!(types.contains(&"compaction_end".to_string()));
     let summary_req = &mock.requests()[2].body;
     let text = summary_req.to_string();
     assert!(text.contains("context summarization assistant"));

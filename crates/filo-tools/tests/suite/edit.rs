@@ -36,7 +36,7 @@ async fn replaces_text_and_reports_a_diff() {
     )
     .await
     .unwrap();
-    assert_eq!(text(&out), "Successfully replaced text in e.txt.");
+    assert_eq!(text(&out), "Successfully replaced 1 block(s) in e.txt.");
     let details = out.details.unwrap();
     assert_eq!(
         details["diff"],
@@ -67,7 +67,10 @@ async fn not_found_and_missing_file_errors() {
         )
         .await,
     );
-    assert_eq!(message, "File not found: gone.txt");
+    assert_eq!(
+        message,
+        "Could not edit file: gone.txt. Error code: ENOENT."
+    );
 }
 
 #[tokio::test]
@@ -208,4 +211,108 @@ async fn bom_is_preserved() {
     let (result, bytes) = edit("\u{FEFF}first\r\nsecond\r\n", "first", "FIRST").await;
     assert!(result.is_ok());
     assert_eq!(written(bytes), "\u{FEFF}FIRST\r\nsecond\r\n");
+}
+
+/// Run the edit tool as the agent does: pi's `prepareArguments`, then the tool.
+async fn multi(content: &str, args: serde_json::Value) -> (Result<String, String>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.txt");
+    std::fs::write(&path, content).unwrap();
+    let tool = EditTool::with_settings(settings(dir.path()));
+    let outcome = match run(&tool, args).await {
+        Ok(out) => Ok(text(&out).to_string()),
+        Err(err) => Err(failure(Err(err))),
+    };
+    (outcome, std::fs::read_to_string(&path).unwrap())
+}
+
+#[tokio::test]
+async fn several_edits_are_matched_against_the_original() {
+    // The second oldText only exists before the first edit is applied: pi matches against the
+    // original file, not incrementally.
+    let (result, after) = multi(
+        "alpha\nbeta\ngamma\n",
+        json!({"path": "f.txt", "edits": [
+            {"oldText": "gamma", "newText": "GAMMA"},
+            {"oldText": "alpha", "newText": "gamma"}
+        ]}),
+    )
+    .await;
+    assert_eq!(
+        result.unwrap(),
+        "Successfully replaced 2 block(s) in f.txt."
+    );
+    assert_eq!(after, "gamma\nbeta\nGAMMA\n");
+}
+
+#[tokio::test]
+async fn overlapping_edits_are_refused_and_the_file_is_kept() {
+    let (result, after) = multi(
+        "one two three\n",
+        json!({"path": "f.txt", "edits": [
+            {"oldText": "two three", "newText": "x"},
+            {"oldText": "one two", "newText": "y"}
+        ]}),
+    )
+    .await;
+    assert_eq!(
+        result.unwrap_err(),
+        "edits[1] and edits[0] overlap in f.txt. Merge them into one edit or target disjoint regions."
+    );
+    assert_eq!(after, "one two three\n");
+}
+
+#[tokio::test]
+async fn multi_edit_texts_name_the_failing_entry() {
+    let content = "a b a\nc\n";
+    let cases = [
+        (
+            json!([{"oldText": "c", "newText": "C"}, {"oldText": "a", "newText": "A"}]),
+            "Found 2 occurrences of edits[1] in f.txt. Each oldText must be unique. Please provide more context to make it unique.",
+        ),
+        (
+            json!([{"oldText": "c", "newText": "C"}, {"oldText": "zz", "newText": "A"}]),
+            "Could not find edits[1] in f.txt. The oldText must match exactly including all whitespace and newlines.",
+        ),
+        (
+            json!([{"oldText": "c", "newText": "C"}, {"oldText": "", "newText": "A"}]),
+            "edits[1].oldText must not be empty in f.txt.",
+        ),
+        (
+            json!([{"oldText": "c", "newText": "c"}, {"oldText": "b", "newText": "b"}]),
+            "No changes made to f.txt. The replacements produced identical content.",
+        ),
+        (
+            json!([]),
+            "Edit tool input is invalid. edits must contain at least one replacement.",
+        ),
+    ];
+    for (edits, expected) in cases {
+        let (result, after) = multi(content, json!({"path": "f.txt", "edits": edits})).await;
+        assert_eq!(result.unwrap_err(), expected);
+        assert_eq!(after, content);
+    }
+    let (result, _) = multi(
+        content,
+        json!({"path": "f.txt", "edits": [{"oldText": "", "newText": "x"}]}),
+    )
+    .await;
+    assert_eq!(result.unwrap_err(), "oldText must not be empty in f.txt.");
+}
+
+#[tokio::test]
+async fn legacy_shape_and_edits_as_a_json_string_are_accepted() {
+    let (result, after) = multi(
+        "x y\n",
+        json!({"path": "f.txt", "edits": "[{\"oldText\":\"x\",\"newText\":\"X\"}]", "oldText": "y", "newText": "Y"}),
+    )
+    .await;
+    assert_eq!(
+        result.unwrap(),
+        "Successfully replaced 2 block(s) in f.txt."
+    );
+    assert_eq!(after, "X Y\n");
+    let prepared =
+        filo_tools::edit::prepare_edit_arguments(json!({"path": "p", "edits": "not json"}));
+    assert_eq!(prepared, json!({"path": "p", "edits": "not json"}));
 }

@@ -2,6 +2,8 @@
 //! and shaping the response data.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use filo_agent::QueueMode;
 use filo_ai::{ContentBlock, StopReason, ThinkingLevel};
@@ -36,6 +38,7 @@ const COMMANDS: &[&str] = &[
     "export_html",
     "switch_session",
     "fork",
+    "clone",
     "get_fork_messages",
     "get_last_assistant_text",
     "set_session_name",
@@ -52,11 +55,12 @@ const WAITING: &[&str] = &[
     "bash",
     "switch_session",
     "fork",
+    "clone",
 ];
 
-/// How a command ended: data for a success response, or a failure reported with the command's
-/// id (pi's explicit `error(id, command, …)` cases). Anything else is an `Err`, reported as a
-/// parse error without id.
+/// How a command ended: data for a success response, or a failure pi reports explicitly
+/// (`error(id, command, …)`). An `Err` is a failure while handling the command (pi's
+/// `catch (commandError)`); it is answered the same way, with the command's id and type.
 enum Reply {
     Data(Option<Value>),
     Fail(String),
@@ -174,12 +178,13 @@ pub(super) async fn handle(
 fn respond(out: &Output, id: Option<Value>, kind: &str, result: Handled) {
     match result {
         Ok(Reply::Data(d)) => out.success(id, kind, d),
-        Ok(Reply::Fail(e)) => out.error(id, Some(kind), e),
-        Err(e) => out.parse_error(&e),
+        Ok(Reply::Fail(e)) | Err(e) => out.error(id, Some(kind), e),
     }
 }
 
-/// `prompt` answers at once; a failure found later becomes a second response with the id.
+/// `prompt` answers once: success when the prompt passed its preflight (it runs, was queued or
+/// was handled), otherwise the refusal, both with the command's id (pi 0.73). A failure after
+/// the run started is reported by the run's own events, not by a second response.
 async fn prompt(
     session: &AgentSession,
     out: &Output,
@@ -199,17 +204,29 @@ async fn prompt(
     })();
     let (message, images, streaming_behavior) = match parsed {
         Ok(p) => p,
-        Err(e) => return out.parse_error(&e),
+        Err(e) => return out.error(id, Some("prompt"), e),
     };
-    out.success(id.clone(), "prompt", None);
     let (session, out) = (session.clone(), out.clone());
+    let accepted = Arc::new(AtomicBool::new(false));
+    let preflight = {
+        let (out, id, accepted) = (out.clone(), id.clone(), Arc::clone(&accepted));
+        Arc::new(move |ok: bool| {
+            if ok {
+                accepted.store(true, Ordering::SeqCst);
+                out.success(id.clone(), "prompt", None);
+            }
+        })
+    };
     start(tasks, async move {
         let opts = PromptOptions {
             images,
             streaming_behavior,
+            preflight: Some(preflight),
             ..PromptOptions::default()
         };
-        if let Err(e) = session.prompt(&message, opts).await {
+        if let Err(e) = session.prompt(&message, opts).await
+            && !accepted.load(Ordering::SeqCst)
+        {
             out.error(id, Some("prompt"), filo_core::error_chain(&e));
         }
     })
@@ -278,6 +295,12 @@ async fn run(s: &AgentSession, kind: &str, v: &Value) -> Handled {
                 .await
                 .map_err(|e| filo_core::error_chain(&e))?;
             data(json!({"text": text, "cancelled": false}))
+        }
+        "clone" => {
+            s.clone_session()
+                .await
+                .map_err(|e| filo_core::error_chain(&e))?;
+            data(json!({"cancelled": false}))
         }
         _ => settings_command(s, kind, v),
     }

@@ -3,7 +3,7 @@
 //!
 //! Framing is strict JSONL: records end at `\n` only (one trailing `\r` is dropped, U+2028 and
 //! U+2029 are ordinary characters), and a last line without `\n` is still read at end of input.
-//! Blank lines are skipped. Every line written to stdout goes through one writer task, so a
+//! A blank line is answered as pi answers it (a parse error). Every line written to stdout goes through one writer task, so a
 //! response never lands inside an event line. Commands that finish at once answer in order;
 //! the ones that wait (prompt runs, abort, compaction, bash, session switches) run as tasks so
 //! `abort`, `abort_bash` and queries keep working meanwhile. End of input aborts whatever still
@@ -77,7 +77,7 @@ impl Output {
         self.respond(id, command, Err(error));
     }
 
-    /// pi's catch-all: any failure while handling a command, reported without the id.
+    /// A line that is not a command (not JSON, not UTF-8, too long): pi's parse error, no id.
     fn parse_error(&self, message: &str) {
         self.error(
             None,
@@ -242,7 +242,8 @@ where
         };
         while tasks.try_join_next().is_some() {}
         match String::from_utf8(line) {
-            Ok(text) if text.trim().is_empty() => {}
+            // JSON.parse of a blank line fails, and pi answers it as any unparsable line.
+            Ok(text) if text.trim().is_empty() => out.parse_error("Unexpected end of JSON input"),
             Ok(text) => commands::handle(&session, &out, &mut tasks, &text).await,
             Err(e) => out.parse_error(&e.to_string()),
         }

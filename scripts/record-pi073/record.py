@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Record pi 0.73.1's outputs as fixtures for filo's compatibility tests. NOT part of CI.
+
+    npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
+    python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073
+
+A scripted OpenAI-chat-completions mock listens on 127.0.0.1 only; pi runs with a temporary HOME
+and agent dir whose models.json names it as provider `mock`, PI_OFFLINE=1. Each case keeps the
+request bodies pi sent (`*.requests.json`), and the session file or RPC output it wrote.
+Volatile values are replaced: the temporary directory by `<TMP>`, session ids, timestamps and
+the date are left as recorded in session files (filo reads them as data) but normalised in
+request/RPC fixtures (see `normalise`).
+"""
+import json, os, re, shutil, subprocess, sys, tempfile, threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PI_PREFIX, OUT = sys.argv[1], sys.argv[2]
+PI = os.path.join(PI_PREFIX, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
+TURNS, REQUESTS = [], []
+
+
+def chunk(delta, finish=None, usage=None):
+    c = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
+         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    if usage:
+        c["usage"] = usage
+    return "data: " + json.dumps(c) + "\n\n"
+
+
+def reply(turn):
+    usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    out = [chunk({"role": "assistant", "content": ""})]
+    if "text" in turn:
+        out.append(chunk({"content": turn["text"]}))
+    for i, (cid, name, args) in enumerate(turn.get("calls", [])):
+        out.append(chunk({"tool_calls": [{"index": i, "id": cid, "type": "function",
+                                          "function": {"name": name, "arguments": args}}]}))
+    out.append(chunk({}, "tool_calls" if turn.get("calls") else "stop", usage))
+    out.append("data: [DONE]\n\n")
+    return "".join(out)
+
+
+class Mock(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        REQUESTS.append(json.loads(body))
+        turn = TURNS.pop(0) if TURNS else {"text": "ok"}
+        if "delay" in turn:
+            import time
+            time.sleep(turn["delay"])
+        data = reply(turn).encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Mock)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+URL = f"http://127.0.0.1:{server.server_address[1]}"
+WORK = tempfile.mkdtemp(prefix="pi073-")
+HOME, AGENT, PROJECT = f"{WORK}/home", f"{WORK}/home/agent", f"{WORK}/project"
+os.makedirs(AGENT)
+os.makedirs(PROJECT)
+json.dump({"providers": {"mock": {"baseUrl": URL + "/v1", "api": "openai-completions", "apiKey": "MOCK_API_KEY",
+                                  "models": [{"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000},
+                                             {"id": "mock-thinker", "reasoning": True, "contextWindow": 100000,
+                                              "maxTokens": 1000}]}}},
+          open(f"{AGENT}/models.json", "w"))
+ENV = {"PATH": os.environ["PATH"], "HOME": HOME, "PI_CODING_AGENT_DIR": AGENT, "PI_OFFLINE": "1",
+       "MOCK_API_KEY": "mock-secret"}
+BASE = ["node", PI, "--provider", "mock", "--model", "mock-model"]
+
+
+def normalise(text):
+    text = text.replace(WORK, "<TMP>")
+    text = re.sub(r"Current date: \d{4}-\d\d-\d\d", "Current date: <DATE>", text)
+    return text
+
+
+def pi(args, stdin=None):
+    return subprocess.run(BASE + args, cwd=PROJECT, env=ENV, input=stdin, capture_output=True, text=True, timeout=120)
+
+
+def save(name, value):
+    with open(os.path.join(OUT, name), "w") as f:
+        f.write(normalise(json.dumps(value, indent=2, ensure_ascii=False)) + "\n")
+
+
+def sessions():
+    root = f"{AGENT}/sessions"
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
+
+
+def edit_case():
+    for name, text in {"a.txt": "one\ntwo\nthree\nfour\n", "b.txt": "x = 1\ny = 2\n", "c.txt": "left right\n",
+                       "d.txt": "same same\n", "e.txt": "keep\n"}.items():
+        open(f"{PROJECT}/{name}", "w").write(text)
+    calls = [
+        ("call_multi", "edit", json.dumps({"path": "a.txt", "edits": [{"oldText": "two", "newText": "TWO"},
+                                                                    {"oldText": "four", "newText": "FOUR"}]})),
+        ("call_legacy", "edit", json.dumps({"path": "b.txt", "oldText": "y = 2", "newText": "y = 3"})),
+        ("call_string", "edit", json.dumps({"path": "c.txt", "edits": json.dumps([{"oldText": "left", "newText": "LEFT"}])})),
+        ("call_overlap", "edit", json.dumps({"path": "e.txt", "edits": [{"oldText": "keep", "newText": "a"},
+                                                                      {"oldText": "ee", "newText": "b"}]})),
+        ("call_dup", "edit", json.dumps({"path": "d.txt", "edits": [{"oldText": "same", "newText": "S"}]})),
+        ("call_empty", "edit", json.dumps({"path": "e.txt", "edits": []})),
+        ("call_missing", "edit", json.dumps({"path": "nope.txt", "edits": [{"oldText": "a", "newText": "b"}]})),
+    ]
+    TURNS[:] = [{"calls": calls}, {"text": "Done."}]
+    REQUESTS.clear()
+    r = pi(["-p", "apply the edits"])
+    assert r.returncode == 0, r.stderr
+    files = {n: open(f"{PROJECT}/{n}").read() for n in sorted(os.listdir(PROJECT))}
+    save("edit.requests.json", REQUESTS[:])
+    save("edit.files-after.json", files)
+    (session,) = sessions()
+    shutil.copy(session, os.path.join(OUT, "edit.session.jsonl"))
+    # Resume it: the context pi sends for a session holding multi-edit calls.
+    TURNS[:] = [{"text": "Resumed."}]
+    REQUESTS.clear()
+    r = pi(["-p", "--session", session, "what did you change?"])
+    assert r.returncode == 0, r.stderr
+    save("edit.resume.requests.json", REQUESTS[:])
+
+
+def rpc(name, steps, turns=(), args=("--no-session",), base=None):
+    """Drive pi's RPC: each step is (line, wait) where wait is a predicate over the output so far
+    that must hold before the next line is sent (None: send at once)."""
+    import time
+    TURNS[:] = list(turns)
+    REQUESTS.clear()
+    p = subprocess.Popen((base or BASE) + ["--mode", "rpc", *args], cwd=PROJECT, env=ENV, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out, lock = [], threading.Lock()
+
+    def reader():
+        for line in p.stdout:
+            if line.strip():
+                with lock:
+                    out.append(json.loads(line))
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    for line, wait in steps:
+        p.stdin.write(line + "\n")
+        p.stdin.flush()
+        deadline = time.time() + 30
+        while wait is not None and time.time() < deadline:
+            with lock:
+                if wait(out):
+                    break
+            time.sleep(0.05)
+        else:
+            if wait is not None:
+                raise RuntimeError(f"{name}: timed out after {line!r}")
+    p.stdin.close()
+    p.wait(timeout=30)
+    t.join(timeout=5)
+    save(f"rpc-{name}.json", out)
+    return out
+
+
+def answered(id_):
+    return lambda out: any(o.get("type") == "response" and o.get("id") == id_ for o in out)
+
+
+def ended(n=1):
+    return lambda out: sum(o.get("type") == "agent_end" for o in out) >= n
+
+
+def rpc_cases():
+    os.makedirs(f"{PROJECT}/.pi/prompts", exist_ok=True)
+    open(f"{PROJECT}/.pi/prompts/greet.md", "w").write("---\ndescription: Say hello\n---\nSay hello to $1\n")
+    os.makedirs(f"{AGENT}/prompts", exist_ok=True)
+    open(f"{AGENT}/prompts/plain.md", "w").write("Summarise the file\n")
+    rpc("commands", [('{"id":"c1","type":"get_commands"}', answered("c1"))])
+    rpc("errors", [("", None), ('{"id":"f1","type":"fork","entryId":"no-such-entry"}', answered("f1")),
+                   ('{"id":"u1","type":"nope"}', None), ("not json", None),
+                   ('{"id":"k1","type":"clone"}', answered("k1")),
+                   ('{"id":"s0","type":"get_session_stats"}', answered("s0"))])
+    rpc("session", [('{"id":"p1","type":"prompt","message":"hi"}', ended()),
+                    ('{"id":"s1","type":"get_session_stats"}', answered("s1")),
+                    ('{"id":"k1","type":"clone"}', answered("k1")),
+                    ('{"id":"m1","type":"get_messages"}', answered("m1")),
+                    ('{"id":"w1","type":"get_state"}', answered("w1"))],
+        [{"text": "hello"}], args=())
+    rpc("busy", [('{"id":"p1","type":"prompt","message":"slow"}', answered("p1")),
+                 ('{"id":"p2","type":"prompt","message":"again"}', answered("p2")),
+                 ('{"id":"p3","type":"prompt","message":"queued","streamingBehavior":"followUp"}', answered("p3")),
+                 ('{"id":"a1","type":"get_state"}', ended())],
+        [{"text": "slow answer", "delay": 1.5}, {"text": "follow-up answer"}])
+    thinker = ["node", PI, "--provider", "mock", "--model", "mock-thinker"]
+    rpc("events", [('{"id":"n1","type":"set_session_name","name":"demo"}', answered("n1")),
+                   ('{"id":"t1","type":"set_thinking_level","level":"high"}', answered("t1")),
+                   ('{"id":"t2","type":"set_thinking_level","level":"high"}', answered("t2")),
+                   ('{"id":"p1","type":"prompt","message":"hi"}', ended()),
+                   ('{"id":"c1","type":"compact"}', answered("c1")),
+                   ('{"id":"s9","type":"get_session_stats"}', answered("s9"))],
+        [{"text": "hello"}, {"text": "## Goal\nsummary"}], args=(), base=thinker)
+
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    try:
+        edit_case()
+        rpc_cases()
+    finally:
+        server.shutdown()
+        shutil.rmtree(WORK, ignore_errors=True)
