@@ -11,6 +11,7 @@
 
 pub mod dispatch;
 pub mod machine;
+pub mod shaping;
 pub mod tool_events;
 pub mod tool_meta;
 pub mod tool_state;

@@ -342,7 +342,7 @@ impl Subscriber {
         };
         let has_tool_call = a.tool_calls().next().is_some();
         let reasoning = match self.config.reasoning {
-            ReasoningMode::On => format_reasoning(&thinking_text(&a.content)),
+            ReasoningMode::On => format_reasoning(&reasoning_text(a)),
             ReasoningMode::Off | ReasoningMode::Stream => String::new(),
         };
         let reasoning_first =
@@ -424,6 +424,21 @@ impl Subscriber {
     }
 }
 
+/// The message's thinking blocks, then what its text holds inside thinking tags (a provider that
+/// streams `<think>…</think>` as text: spec §8.3, "promote leading think into thinking").
+fn reasoning_text(a: &filo_ai::AssistantMessage) -> String {
+    let mut thinking = thinking_text(&a.content);
+    let tagged = crate::stream::tags::strip_block_tags(&a.text(), false).thinking;
+    let tagged = tagged.trim();
+    if !tagged.is_empty() {
+        if !thinking.is_empty() {
+            thinking.push('\n');
+        }
+        thinking.push_str(tagged);
+    }
+    thinking
+}
+
 fn thinking_text(content: &[ContentBlock]) -> String {
     content
         .iter()
@@ -437,4 +452,4 @@ fn thinking_text(content: &[ContentBlock]) -> String {
 
 #[cfg(test)]
 #[path = "machine_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -17,12 +17,12 @@ fn empty_assistant() -> AssistantMessage {
 }
 
 /// Drives a subscriber through one streamed assistant message.
-struct Stream {
+pub(crate) struct Stream {
     partial: PartialMessage,
 }
 
 impl Stream {
-    fn start(sub: &mut Subscriber, log: &mut Vec<ReplyEvent>) -> Self {
+    pub(crate) fn start(sub: &mut Subscriber, log: &mut Vec<ReplyEvent>) -> Self {
         let initial = empty_assistant();
         log.extend(sub.handle(&AgentEvent::MessageStart {
             message: AgentMessage::Llm(Message::Assistant(initial.clone())),
@@ -32,7 +32,12 @@ impl Stream {
         Stream { partial }
     }
 
-    fn send(&mut self, sub: &mut Subscriber, log: &mut Vec<ReplyEvent>, event: AssistantEvent) {
+    pub(crate) fn send(
+        &mut self,
+        sub: &mut Subscriber,
+        log: &mut Vec<ReplyEvent>,
+        event: AssistantEvent,
+    ) {
         self.partial.apply(&event);
         log.extend(sub.handle(&AgentEvent::MessageUpdate {
             partial: self.partial.clone(),
@@ -40,7 +45,7 @@ impl Stream {
         }));
     }
 
-    fn text(
+    pub(crate) fn text(
         &mut self,
         sub: &mut Subscriber,
         log: &mut Vec<ReplyEvent>,
@@ -62,7 +67,12 @@ impl Stream {
         );
     }
 
-    fn end(self, sub: &mut Subscriber, log: &mut Vec<ReplyEvent>, extra: Vec<ContentBlock>) {
+    pub(crate) fn end(
+        self,
+        sub: &mut Subscriber,
+        log: &mut Vec<ReplyEvent>,
+        extra: Vec<ContentBlock>,
+    ) {
         let mut message = self.partial.message().clone();
         message.content.extend(extra);
         log.extend(sub.handle(&AgentEvent::MessageEnd {
@@ -75,18 +85,18 @@ fn subscriber(config: SubscriberConfig) -> Subscriber {
     Subscriber::new(config, Box::new(Verbatim), None)
 }
 
-fn replies(log: &[ReplyEvent]) -> Vec<ReplyEvent> {
+pub(crate) fn replies(log: &[ReplyEvent]) -> Vec<ReplyEvent> {
     log.iter()
         .filter(|e| !matches!(e, ReplyEvent::Agent { .. }))
         .cloned()
         .collect()
 }
 
-fn block(text: &str) -> ReplyEvent {
+pub(crate) fn block(text: &str) -> ReplyEvent {
     ReplyEvent::Block { text: text.into() }
 }
 
-fn partial(text: &str) -> ReplyEvent {
+pub(crate) fn partial(text: &str) -> ReplyEvent {
     ReplyEvent::Partial { text: text.into() }
 }
 
