@@ -39,6 +39,11 @@ fn builtin_snippet(name: &str) -> Option<&'static str> {
         "grep" => "Search file contents for patterns (respects .gitignore)",
         "find" => "Find files by glob pattern (respects .gitignore)",
         "ls" => "List directory contents",
+        // filo's memory tools (Playfilo): listed like built-ins, so the model knows it has them.
+        "life" => "See the memory graph around your current node",
+        "recall" => "Read a memory node with its context",
+        "trace" => "See the log of past jumps through the memory",
+        "tobe" => "Jump back to an earlier node, carrying a note to your past self",
         _ => return None,
     })
 }
@@ -190,6 +195,28 @@ mod tests {
             p,
             "You are Filo.\n\nExtra.\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n## /w/AGENTS.md\n\nBe nice.\n\n\nCurrent date: 2026-01-01\nCurrent working directory: C:/w"
         );
+    }
+
+    #[test]
+    fn memory_tools_are_listed_with_their_snippets() {
+        let tools = [
+            tool("read"),
+            tool("life"),
+            tool("tobe"),
+            tool("unknown_ext"),
+        ];
+        let p = build_system_prompt(&SystemPromptInput {
+            tools: Some(&tools),
+            date: "d",
+            cwd: "/",
+            ..Default::default()
+        });
+        assert!(p.contains("- life: See the memory graph around your current node\n"));
+        assert!(
+            p.contains("- tobe: Jump back to an earlier node, carrying a note to your past self\n")
+        );
+        // As in pi 0.73, a tool without a snippet is not listed.
+        assert!(!p.contains("unknown_ext"));
     }
 
     #[test]
