@@ -73,6 +73,25 @@ impl Home {
         std::fs::write(path, settings.to_string()).unwrap();
     }
 
+    /// `filo --mode rpc` on the mock model with `extra` flags, stdin and stdout piped.
+    pub fn rpc_child(&self, extra: &[&str], stderr: Stdio) -> tokio::process::Child {
+        let mut args = vec![
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+        ];
+        args.extend_from_slice(extra);
+        self.command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap()
+    }
+
     /// A `filo` command with this HOME, the project as cwd and the mock key; nothing else from
     /// the environment but PATH.
     pub fn command(&self, args: &[&str]) -> tokio::process::Command {

@@ -103,20 +103,7 @@ async fn api_key_command_in_models_json_is_run_and_its_output_sent() {
 async fn rpc_session(home: &Home, commands: &[serde_json::Value]) -> (String, String) {
     use std::process::Stdio;
     use tokio::io::AsyncWriteExt;
-    let mut child = home
-        .command(&[
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "rpc",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = home.rpc_child(&[], Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     for c in commands {
         stdin.write_all(format!("{c}\n").as_bytes()).await.unwrap();

@@ -280,15 +280,7 @@ async fn run_print(home: &Home, json_mode: bool) -> Ran {
 
 /// RPC: one prompt, wait for `runs` `agent_end` events, read the messages, close stdin.
 async fn run_rpc(home: &Home, runs: usize) -> Ran {
-    let mut args = MODEL_ARGS.to_vec();
-    args.extend(["--mode", "rpc"]);
-    let mut child = home
-        .command(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = home.rpc_child(&[], Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut seen = Vec::new();

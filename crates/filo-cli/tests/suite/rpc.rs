@@ -25,22 +25,7 @@ pub(super) struct Rpc {
 
 impl Rpc {
     pub(super) fn start(home: &Home, extra: &[&str]) -> Rpc {
-        let mut args = vec![
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "rpc",
-        ];
-        args.extend_from_slice(extra);
-        let mut child = home
-            .command(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = home.rpc_child(extra, Stdio::null());
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {

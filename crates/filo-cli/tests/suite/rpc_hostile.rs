@@ -117,20 +117,7 @@ fn line() -> impl Strategy<Value = Vec<u8>> {
 
 /// Feed `input` to `filo --mode rpc`, close stdin; the exit code and the response lines.
 async fn run_rpc(home: &Home, input: &[u8]) -> (Option<i32>, Vec<Value>, String) {
-    let mut child = home
-        .command(&[
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "rpc",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = home.rpc_child(&[], Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
     let writer = tokio::spawn(async move {
