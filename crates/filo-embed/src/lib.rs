@@ -34,6 +34,7 @@ pub mod registry;
 pub mod run;
 pub mod session_key;
 pub mod session_store;
+pub mod state_file;
 pub mod stream;
 pub mod subscriber;
 pub mod tools;

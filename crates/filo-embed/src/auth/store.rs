@@ -6,11 +6,11 @@
 //! processes updating at once lose no update. A file that cannot be parsed is reported with the
 //! file name and the offending key and is never written.
 
+use crate::state_file;
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -369,8 +369,6 @@ pub struct AuthProfileFile {
     path: PathBuf,
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 impl AuthProfileFile {
     /// `<agent_dir>/auth-profiles.json`.
     pub fn in_agent_dir(agent_dir: &Path) -> Self {
@@ -386,12 +384,6 @@ impl AuthProfileFile {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    fn lock_path(&self) -> PathBuf {
-        let mut name = self.path.as_os_str().to_owned();
-        name.push(".lock");
-        PathBuf::from(name)
     }
 
     fn io(&self, op: &'static str, file: &Path) -> impl FnOnce(io::Error) -> AuthStoreError {
@@ -420,80 +412,35 @@ impl AuthProfileFile {
         &self,
         change: impl FnOnce(&mut AuthProfiles) -> R,
     ) -> Result<(R, AuthProfiles), AuthStoreError> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(self.io("create the directory of", &self.path))?;
-        let lock_path = self.lock_path();
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(self.io("open", &lock_path))?;
-        // `File::lock` (std since Rust 1.89, the workspace's rust-version): an advisory lock.
-        lock.lock().map_err(self.io("lock", &lock_path))?;
-        let outcome = self.update_locked(dir, change);
-        // Closing the handle releases the lock as well; an explicit unlock makes the release
-        // independent of when `lock` is dropped.
-        let unlocked = lock.unlock().map_err(self.io("unlock", &lock_path));
-        let result = outcome?;
-        unlocked?;
-        Ok(result)
-    }
-
-    fn update_locked<R>(
-        &self,
-        dir: &Path,
-        change: impl FnOnce(&mut AuthProfiles) -> R,
-    ) -> Result<(R, AuthProfiles), AuthStoreError> {
-        let before = self.read()?;
-        let existed = before.is_some();
-        let mut store = before.clone().unwrap_or_default();
-        let value = change(&mut store);
-        if existed && before.as_ref() == Some(&store) {
-            return Ok((value, store));
-        }
-        let text = store
-            .to_json_string()
-            .map_err(|e| AuthStoreError::Malformed {
-                file: self.path.clone(),
-                key: "(document)".into(),
-                reason: e.to_string(),
-            })?;
-        self.write_atomically(dir, &text)?;
-        Ok((value, store))
-    }
-
-    fn write_atomically(&self, dir: &Path, text: &str) -> Result<(), AuthStoreError> {
-        let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(
-            ".{AUTH_PROFILES_FILE}.{}.{n}.tmp",
-            std::process::id()
-        ));
-        let written = write_private(&tmp, text).map_err(self.io("write", &tmp));
-        let renamed = written
-            .and_then(|()| fs::rename(&tmp, &self.path).map_err(self.io("replace", &self.path)));
-        if renamed.is_err() && tmp.exists() {
-            // The temporary file holds a copy only and the store itself is untouched; the write
-            // error is what the caller must see, so a failed clean-up does not replace it.
-            if fs::remove_file(&tmp).is_err() {
-                return renamed;
+        state_file::with_lock(&self.path, || {
+            let before = self.read()?;
+            let existed = before.is_some();
+            let mut store = before.clone().unwrap_or_default();
+            let value = change(&mut store);
+            if existed && before.as_ref() == Some(&store) {
+                return Ok((value, store));
             }
-        }
-        renamed
+            let text = store
+                .to_json_string()
+                .map_err(|e| AuthStoreError::Malformed {
+                    file: self.path.clone(),
+                    key: "(document)".into(),
+                    reason: e.to_string(),
+                })?;
+            state_file::replace_atomically(&self.path, &text)?;
+            Ok((value, store))
+        })
     }
 }
 
-fn write_private(path: &Path, text: &str) -> io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+impl From<state_file::StateIoError> for AuthStoreError {
+    fn from(e: state_file::StateIoError) -> Self {
+        AuthStoreError::Io {
+            file: e.file,
+            op: e.op,
+            source: e.source,
+        }
     }
-    let mut file: File = options.open(path)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()
 }
 
 #[cfg(test)]

@@ -13,11 +13,11 @@
 pub mod cache;
 mod entry;
 
+use crate::state_file;
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
@@ -29,8 +29,6 @@ use crate::session_key::normalize_agent_id;
 
 /// File name of the store inside a sessions directory.
 pub const SESSION_STORE_FILE: &str = "sessions.json";
-
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Failure to read or write the session store.
 #[derive(Debug, thiserror::Error)]
@@ -234,69 +232,34 @@ impl SessionStoreFile {
         &self,
         change: impl FnOnce(&mut SessionStore) -> R,
     ) -> Result<(R, SessionStore), SessionStoreError> {
-        let dir = self.dir().to_path_buf();
-        fs::create_dir_all(&dir).map_err(self.io("create the directory of", &self.path))?;
-        let mut lock_name = self.path.as_os_str().to_owned();
-        lock_name.push(".lock");
-        let lock_path = PathBuf::from(lock_name);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(self.io("open", &lock_path))?;
-        lock.lock().map_err(self.io("lock", &lock_path))?;
-        let outcome = self.update_locked(&dir, change);
-        let unlocked = lock.unlock().map_err(self.io("unlock", &lock_path));
-        let result = outcome?;
-        unlocked?;
-        Ok(result)
-    }
-
-    fn update_locked<R>(
-        &self,
-        dir: &Path,
-        change: impl FnOnce(&mut SessionStore) -> R,
-    ) -> Result<(R, SessionStore), SessionStoreError> {
-        let before = self.read()?;
-        let mut store = before.clone().unwrap_or_default();
-        let value = change(&mut store);
-        if before.as_ref() == Some(&store) {
-            return Ok((value, store));
-        }
-        let text = store
-            .to_json_string()
-            .map_err(|e| SessionStoreError::Malformed {
-                file: self.path.clone(),
-                key: "(document)".into(),
-                reason: e.to_string(),
-            })?;
-        self.write_atomically(dir, &text)?;
-        Ok((value, store))
-    }
-
-    fn write_atomically(&self, dir: &Path, text: &str) -> Result<(), SessionStoreError> {
-        let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(
-            ".{SESSION_STORE_FILE}.{}.{n}.tmp",
-            std::process::id()
-        ));
-        let written = write_new(&tmp, text).map_err(self.io("write", &tmp));
-        let renamed = written
-            .and_then(|()| fs::rename(&tmp, &self.path).map_err(self.io("replace", &self.path)));
-        // On failure the temporary file is only a copy; the write error is what the caller must
-        // see, so a failed clean-up does not replace it.
-        if renamed.is_err() && tmp.exists() && fs::remove_file(&tmp).is_err() {
-            return renamed;
-        }
-        renamed
+        state_file::with_lock(&self.path, || {
+            let before = self.read()?;
+            let mut store = before.clone().unwrap_or_default();
+            let value = change(&mut store);
+            if before.as_ref() == Some(&store) {
+                return Ok((value, store));
+            }
+            let text = store
+                .to_json_string()
+                .map_err(|e| SessionStoreError::Malformed {
+                    file: self.path.clone(),
+                    key: "(document)".into(),
+                    reason: e.to_string(),
+                })?;
+            state_file::replace_atomically(&self.path, &text)?;
+            Ok((value, store))
+        })
     }
 }
 
-fn write_new(path: &Path, text: &str) -> io::Result<()> {
-    let mut file: File = OpenOptions::new().write(true).create_new(true).open(path)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()
+impl From<state_file::StateIoError> for SessionStoreError {
+    fn from(e: state_file::StateIoError) -> Self {
+        SessionStoreError::Io {
+            file: e.file,
+            op: e.op,
+            source: e.source,
+        }
+    }
 }
 
 #[cfg(test)]
