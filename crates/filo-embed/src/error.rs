@@ -310,3 +310,95 @@ mod tests {
         assert_eq!(classify_error_code("E_SOMETHING"), None);
     }
 }
+
+/// Why [`crate::Embedder::run`] returned no result (design §4.3). Errors the user should see as
+/// a reply (overflow, timeouts, rate limits without fallbacks) are payloads, not these.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Another auth profile or model should be tried (the fallback chain catches it).
+    #[error(transparent)]
+    Failover(Box<FailoverError>),
+    /// The caller's abort token ended the run while it was waiting to back off.
+    #[error("run aborted")]
+    Aborted,
+    /// The run was aborted while still queued in its lane.
+    #[error("run aborted while queued in lane \"{lane}\"")]
+    LaneAborted { lane: String },
+    /// The embedder is shutting down and accepts no new runs.
+    #[error("the embedder is draining; new runs are not accepted")]
+    Draining,
+    /// The queued run was removed by a lane clear.
+    #[error("lane \"{lane}\" was cleared")]
+    LaneCleared { lane: String },
+    /// The run task itself failed (panicked or was dropped).
+    #[error("{0}")]
+    Lane(String),
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("session: {0}")]
+    Session(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Core(#[from] filo_core::CoreError),
+    /// The reply sink failed (panicked or timed out); the turn itself was saved.
+    #[error("reply sink: {0}")]
+    Sink(#[from] crate::subscriber::dispatch::DispatchError),
+}
+
+impl RunError {
+    /// Whether the run ended because it was aborted.
+    pub fn is_abort(&self) -> bool {
+        match self {
+            RunError::Aborted | RunError::LaneAborted { .. } | RunError::LaneCleared { .. } => true,
+            RunError::Failover(_)
+            | RunError::Draining
+            | RunError::Lane(_)
+            | RunError::Config(_)
+            | RunError::Session(_)
+            | RunError::Io { .. }
+            | RunError::Core(_)
+            | RunError::Sink(_) => false,
+        }
+    }
+
+    /// The failover reason, when this is a failover error.
+    pub fn failover_reason(&self) -> Option<FailoverReason> {
+        match self {
+            RunError::Failover(f) => Some(f.reason),
+            RunError::Aborted
+            | RunError::LaneAborted { .. }
+            | RunError::LaneCleared { .. }
+            | RunError::Draining
+            | RunError::Lane(_)
+            | RunError::Config(_)
+            | RunError::Session(_)
+            | RunError::Io { .. }
+            | RunError::Core(_)
+            | RunError::Sink(_) => None,
+        }
+    }
+}
+
+impl From<FailoverError> for RunError {
+    fn from(e: FailoverError) -> Self {
+        RunError::Failover(Box::new(e))
+    }
+}
+
+impl From<crate::lanes::LaneError> for RunError {
+    fn from(e: crate::lanes::LaneError) -> Self {
+        use crate::lanes::LaneError;
+        match e {
+            LaneError::Draining => RunError::Draining,
+            LaneError::LaneAborted { lane } => RunError::LaneAborted { lane },
+            LaneError::Cleared { lane } => RunError::LaneCleared { lane },
+            e @ (LaneError::Dropped { .. } | LaneError::Panicked { .. }) => {
+                RunError::Lane(e.to_string())
+            }
+        }
+    }
+}

@@ -25,6 +25,8 @@
 pub mod auth;
 pub mod classify;
 pub mod clock;
+pub mod config;
+mod embedder;
 pub mod error;
 pub mod history;
 pub mod lanes;
@@ -34,8 +36,17 @@ pub mod registry;
 pub mod run;
 pub mod session_key;
 pub mod session_store;
+pub mod sink;
 pub mod state_file;
 pub mod stream;
 pub mod subscriber;
 pub mod tools;
 pub mod usage;
+
+pub use config::EmbedConfig;
+pub use embedder::{CompactParams, EmbedDeps, Embedder, RunTask, ToolContext, ToolFactory};
+pub use error::{FailoverError, RunError};
+pub use paths::EmbedPaths;
+pub use run::compact::CompactResult;
+pub use run::params::{RunParams, RunResult};
+pub use sink::{BlockReply, ChannelSink, NullSink, PartialReply, ReplyEvent, ReplySink};

@@ -97,6 +97,11 @@ impl AuthProfileStore {
         })
     }
 
+    /// The clock cooldowns are measured with.
+    pub fn clock(&self) -> &dyn Clock {
+        self.clock.as_ref()
+    }
+
     /// The last state read or written.
     pub fn snapshot(&self) -> AuthProfiles {
         self.cache

@@ -104,12 +104,14 @@ pub fn extract_assistant_thinking(message: &AssistantMessage) -> String {
         .join("\n")
 }
 
+/// Only an `error` stop shows error copy (OpenClaw's `lastAssistantErrored`): an aborted
+/// message also carries an error message ("Request was aborted"), and a timed-out run answers
+/// with the timeout copy instead.
 fn errored(message: &AssistantMessage) -> bool {
-    let by_reason = match message.stop_reason {
+    match message.stop_reason {
         StopReason::Error => true,
         StopReason::Stop | StopReason::Length | StopReason::ToolUse | StopReason::Aborted => false,
-    };
-    by_reason || message.error_message.is_some()
+    }
 }
 
 /// `buildEmbeddedRunPayloads`.

@@ -356,17 +356,9 @@ impl BlockChunker {
         if let Some(index) = preferred {
             return Break::at(index);
         }
-        if pref == BreakPreference::Newline && self.chars < max {
-            return Break::NONE;
-        }
-        let whitespace = window
-            .char_indices()
-            .rev()
-            .take_while(|(i, _)| *i >= from)
-            .find(|(i, c)| c.is_whitespace() && is_safe_fence_break(spans, *i));
-        if let Some((index, _)) = whitespace {
-            return Break::at(index);
-        }
+        // OpenClaw's current source (`embedded-agent-block-chunker.ts`, 2026.9) waits for a
+        // preferred break until the buffer is full; only then does a space or a hard cut do.
+        // The spec's older rule cut at any space past `min_chars` ("Intro paragraph" | "here.").
         if self.chars < max {
             if cacheable {
                 // Only the last char can pair with new text (`\n` + `\n`, `.` + space).
@@ -374,11 +366,88 @@ impl BlockChunker {
             }
             return Break::NONE;
         }
-        match fence_span_at(spans, max_byte) {
+        // The cached `from` covers only the preferred kinds: spaces are looked for from `min`.
+        let whitespace = window
+            .char_indices()
+            .rev()
+            .take_while(|(i, _)| *i >= min_byte)
+            .find(|(i, c)| c.is_whitespace() && is_safe_fence_break(spans, *i));
+        if let Some((index, _)) = whitespace {
+            return Break::at(index);
+        }
+        // A cut at the very end of a buffer that is still inside an open fence is inside that
+        // fence too (OpenClaw's `openFence?.end === index`).
+        let open_at_end = spans.last().filter(|s| {
+            s.start < max_byte && s.end == max_byte && close_line_start(text, s).is_none()
+        });
+        match fence_span_at(spans, max_byte).or(open_at_end) {
             None => Break::at(max_byte),
-            Some(span) => split_inside_fence(text, span, max_byte),
+            Some(span) => {
+                let span = span.clone();
+                self.split_fence_within_max(&span, min, max)
+                    .unwrap_or_else(|| split_inside_fence(&self.buffer, &span, max_byte))
+            }
         }
     }
+
+    /// A cut inside `span` that keeps the chunk, closing line included, within `max` chars (as
+    /// OpenClaw's current source does): at the closing line when it starts in `[min, cut]`, else
+    /// `max − close − 1` chars in. The reopened rest uses the opening line when it fits in `max`
+    /// with room for a body, else the bare marker. `None` when no such cut falls inside the body
+    /// (the fallback then decides).
+    fn split_fence_within_max(
+        &mut self,
+        span: &FenceSpan,
+        min: usize,
+        max: usize,
+    ) -> Option<Break> {
+        let close_line = span.close_line();
+        let bare_len = close_line.chars().count();
+        if bare_len * 2 + 3 > max {
+            return None;
+        }
+        let open_line = &self.buffer[span.open_line.clone()];
+        let reopen_line = if open_line.chars().count() + bare_len + 3 <= max {
+            open_line.to_owned()
+        } else {
+            close_line.clone()
+        };
+        let cut_chars = max.saturating_sub(bare_len + 1).max(1);
+        let mut index = self.byte_of_char(cut_chars);
+        if let Some(close_start) = close_line_start(&self.buffer, span) {
+            let close_chars = self.buffer[..close_start].chars().count();
+            if close_chars >= min && close_start <= index {
+                index = close_start;
+            }
+        }
+        let body_start = self.buffer[span.open_line.end..]
+            .find('\n')
+            .map(|i| span.open_line.end + i + 1)?;
+        (index > body_start).then_some(Break {
+            index,
+            fence: Some(FenceSplit {
+                close_line,
+                reopen_line,
+            }),
+        })
+    }
+}
+
+/// Where the line that closes `span` starts, when the buffer holds it.
+fn close_line_start(text: &str, span: &FenceSpan) -> Option<usize> {
+    let end = span.end.min(text.len());
+    let line_start = text[..end].rfind('\n')? + 1;
+    let line = text[line_start..end].trim_end_matches('\r');
+    let stripped = line.trim_start_matches(' ');
+    if line.len() - stripped.len() > 3 {
+        return None;
+    }
+    let markers = stripped
+        .chars()
+        .take_while(|c| *c == span.marker_char)
+        .count();
+    let rest = &stripped[markers * span.marker_char.len_utf8()..];
+    (markers >= span.marker_len && rest.trim_matches([' ', '\t']).is_empty()).then_some(line_start)
 }
 
 /// A cut at `index` inside `span`: close the fence at the end of the chunk and reopen it in the

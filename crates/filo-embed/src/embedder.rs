@@ -1,0 +1,394 @@
+//! The public entry point (design §4.3): one [`Embedder`] value owns the config, paths, the
+//! shared model client, the lanes, the active-run registry and the auth stores. No global state;
+//! clones share everything.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use filo_ai::{Client, Env, ModelClient, ProviderRegistry, RetryPolicy};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::AuthProfileStore;
+use crate::auth::store::AuthProfileFile;
+use crate::clock::Clock;
+use crate::config::{DEFAULT_MAX_CONCURRENT, EmbedConfig};
+use crate::error::RunError;
+use crate::lanes::{
+    CommandQueue, EnqueueOptions, MAIN_LANE, resolve_global_lane, resolve_session_lane,
+};
+use crate::paths::EmbedPaths;
+use crate::registry::ActiveRuns;
+use crate::run::compact::{CompactResult, compact_file};
+use crate::run::params::{RunParams, RunResult};
+use crate::run::resolve::{Resolved, resolve_run};
+use crate::run::run_loop::run_loop;
+use crate::sink::{ChannelSink, ReplyEvent, ReplySink};
+
+/// What an [`Embedder`] is built from. Nothing is read from the process environment: the
+/// binary that embeds filo passes what it wants the runner to see.
+pub struct EmbedDeps {
+    pub config: EmbedConfig,
+    pub paths: EmbedPaths,
+    /// Providers and models (the built-in catalog plus `models.json`).
+    pub registry: ProviderRegistry,
+    /// Variables API keys are looked up in.
+    pub env: Env,
+    /// The model client; default: one shared [`Client`] without transport retries (rotation and
+    /// fallback replace them).
+    pub client: Option<Arc<dyn ModelClient>>,
+    pub clock: Arc<dyn Clock>,
+}
+
+pub(crate) struct Inner {
+    config: RwLock<Arc<EmbedConfig>>,
+    pub paths: EmbedPaths,
+    pub registry: Arc<ProviderRegistry>,
+    pub env: Arc<Env>,
+    pub client: Arc<dyn ModelClient>,
+    pub clock: Arc<dyn Clock>,
+    pub lanes: CommandQueue,
+    pub runs: ActiveRuns,
+    pub shutdown: CancellationToken,
+    auth: Mutex<HashMap<String, AuthProfileStore>>,
+    pub tool_factories: RwLock<Vec<ToolFactory>>,
+}
+
+/// What a tool factory knows about the run it makes tools for.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub session_id: String,
+    pub session_key: Option<String>,
+    pub workspace_dir: PathBuf,
+}
+
+/// Makes an embedder's own tools for a run (offered beside filo's built-ins, under the same
+/// tool policy).
+pub type ToolFactory =
+    Arc<dyn Fn(&ToolContext) -> Vec<Arc<dyn filo_agent::AgentTool>> + Send + Sync>;
+
+impl Inner {
+    /// The current config.
+    pub fn config(&self) -> Arc<EmbedConfig> {
+        self.config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Today (UTC) as `YYYY-MM-DD`.
+    pub fn today(&self) -> String {
+        civil_date(self.clock.now_ms())
+    }
+
+    /// The auth profile store of an agent (opened once, shared by its runs).
+    pub fn auth_store(&self, agent_id: &str) -> Result<AuthProfileStore, RunError> {
+        let mut stores = self.auth.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(s) = stores.get(agent_id) {
+            return Ok(s.clone());
+        }
+        let file = AuthProfileFile::in_agent_dir(&self.paths.agent_dir(agent_id));
+        let store = AuthProfileStore::open(
+            file,
+            self.clock.clone(),
+            Arc::new(self.config().auth.clone()),
+        )
+        .map_err(|e| RunError::Config(e.to_string()))?;
+        stores.insert(agent_id.to_owned(), store.clone());
+        Ok(store)
+    }
+
+    /// The system prompt of a run.
+    pub fn system_prompt(&self, params: &RunParams, resolved: &Resolved) -> String {
+        let config = self.config();
+        if let Some(custom) = config
+            .agent(&resolved.agent_id)
+            .and_then(|a| a.system_prompt.clone())
+        {
+            return custom;
+        }
+        crate::run::prompt_text::embedded_prompt(params, resolved, &self.today())
+    }
+}
+
+/// The embedded runner. Cheap to clone.
+#[derive(Clone)]
+pub struct Embedder {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("state_dir", &self.inner.paths.state_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A run started by [`Embedder::run_streaming`].
+pub type RunTask = tokio::task::JoinHandle<()>;
+
+/// What [`Embedder::compact`] compacts.
+#[derive(Debug, Clone)]
+pub struct CompactParams {
+    pub session_id: String,
+    pub session_key: Option<String>,
+    pub session_file: Option<PathBuf>,
+    pub agent_id: Option<String>,
+    pub workspace_dir: PathBuf,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub custom_instructions: Option<String>,
+}
+
+impl Embedder {
+    /// An embedder; needs a tokio runtime only when runs start.
+    pub fn new(deps: EmbedDeps) -> Result<Self, RunError> {
+        let client: Arc<dyn ModelClient> = match deps.client {
+            Some(c) => c,
+            None => Arc::new(
+                Client::new(deps.registry.clone(), deps.env.clone())
+                    .map_err(|e| RunError::Config(format!("model client: {e}")))?
+                    .with_retry(RetryPolicy {
+                        max_retries: 0,
+                        base_delay: Duration::from_millis(1),
+                        max_delay: Duration::from_millis(1),
+                    }),
+            ),
+        };
+        let lanes = CommandQueue::new();
+        lanes.set_concurrency(
+            MAIN_LANE,
+            deps.config
+                .defaults
+                .max_concurrent
+                .unwrap_or(DEFAULT_MAX_CONCURRENT),
+        );
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config: RwLock::new(Arc::new(deps.config)),
+                paths: deps.paths,
+                registry: Arc::new(deps.registry),
+                env: Arc::new(deps.env),
+                client,
+                clock: deps.clock,
+                lanes,
+                runs: ActiveRuns::new(),
+                shutdown: CancellationToken::new(),
+                auth: Mutex::new(HashMap::new()),
+                tool_factories: RwLock::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// The config in use.
+    pub fn config(&self) -> Arc<EmbedConfig> {
+        self.inner.config()
+    }
+
+    /// Replaces the config (hot reload); runs in progress keep the one they started with.
+    pub fn set_config(&self, config: EmbedConfig) {
+        if let Some(n) = config.defaults.max_concurrent {
+            self.inner.lanes.set_concurrency(MAIN_LANE, n);
+        }
+        self.inner
+            .auth
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        *self
+            .inner
+            .config
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(config);
+    }
+
+    /// Runs one turn (`runEmbeddedPiAgent`): queued in the session's lane, then in the global
+    /// lane, then the run loop. Replies go to `sink` as they are produced.
+    pub async fn run(
+        &self,
+        params: RunParams,
+        sink: Arc<dyn ReplySink>,
+    ) -> Result<RunResult, RunError> {
+        let fallback_configured = !self.config().defaults.model.fallbacks.is_empty();
+        self.run_in_lanes(params, sink, fallback_configured).await
+    }
+
+    pub(crate) async fn run_in_lanes(
+        &self,
+        params: RunParams,
+        sink: Arc<dyn ReplySink>,
+        fallback_configured: bool,
+    ) -> Result<RunResult, RunError> {
+        let session_lane = resolve_session_lane(&params.lane_key());
+        let global_lane = resolve_global_lane(params.lane.as_deref());
+        let options = EnqueueOptions {
+            abort: params.abort.clone(),
+            ..EnqueueOptions::default()
+        };
+        let this = self.clone();
+        let inner_options = options.clone();
+        let outcome = self
+            .inner
+            .lanes
+            .enqueue_with(
+                &session_lane,
+                move || async move {
+                    let lanes = this.inner.lanes.clone();
+                    lanes
+                        .enqueue_with(
+                            &global_lane,
+                            move || async move {
+                                run_loop(&this.inner, params, sink, fallback_configured).await
+                            },
+                            inner_options,
+                        )
+                        .await
+                },
+                options,
+            )
+            .await;
+        outcome??
+    }
+
+    /// [`Embedder::run`] with the callbacks as events on a channel; the last event is
+    /// [`ReplyEvent::Done`].
+    pub fn run_streaming(
+        &self,
+        params: RunParams,
+    ) -> (RunTask, mpsc::UnboundedReceiver<ReplyEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let this = self.clone();
+        let task = tokio::spawn(async move {
+            let sink = Arc::new(ChannelSink(tx.clone()));
+            let result = this.run(params, sink).await;
+            // The receiver may be gone; the run is saved either way.
+            let _gone = tx.send(ReplyEvent::Done(Box::new(result)));
+        });
+        (task, rx)
+    }
+
+    /// Compacts a session now, queued in its lane like a run.
+    pub async fn compact(&self, params: CompactParams) -> CompactResult {
+        let key = params
+            .session_key
+            .clone()
+            .filter(|k| !k.trim().is_empty())
+            .unwrap_or_else(|| params.session_id.clone());
+        let lane = resolve_session_lane(&key);
+        let this = self.clone();
+        let queued = self
+            .inner
+            .lanes
+            .enqueue(&lane, move || async move { this.compact_now(params).await })
+            .await;
+        match queued {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => failed_compaction(e.to_string()),
+            Err(e) => failed_compaction(e.to_string()),
+        }
+    }
+
+    async fn compact_now(&self, c: CompactParams) -> Result<CompactResult, RunError> {
+        let mut p = RunParams::new(c.session_id, c.workspace_dir.clone(), "");
+        p.session_key = c.session_key;
+        p.session_file = c.session_file;
+        p.agent_id = c.agent_id;
+        p.provider = c.provider;
+        p.model = c.model;
+        let resolved = resolve_run(&self.inner, &p)?;
+        let candidate = resolved.initial()?;
+        let key = resolved.key(&self.inner, candidate)?;
+        compact_file(
+            &self.inner,
+            resolved.session_file.clone(),
+            c.workspace_dir,
+            resolved.model.clone(),
+            key,
+            c.custom_instructions.as_deref(),
+        )
+        .await
+    }
+
+    /// The active runs: queue a message into a run, abort it, wait for it.
+    pub fn runs(&self) -> &ActiveRuns {
+        &self.inner.runs
+    }
+
+    /// The lanes: concurrency, clearing, draining.
+    pub fn lanes(&self) -> &CommandQueue {
+        &self.inner.lanes
+    }
+
+    /// The auth profile store of an agent.
+    pub fn auth(&self, agent_id: &str) -> Result<AuthProfileStore, RunError> {
+        self.inner.auth_store(agent_id)
+    }
+
+    /// Adds tools of the embedding program to every later run.
+    pub fn register_tool_factory(&self, factory: ToolFactory) {
+        self.inner
+            .tool_factories
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(factory);
+    }
+
+    /// The paths the embedder uses.
+    pub fn paths(&self) -> &EmbedPaths {
+        &self.inner.paths
+    }
+
+    /// Stops accepting runs, lets the running ones finish for up to `grace`, then aborts the
+    /// rest and waits for them to end.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.inner.lanes.mark_draining();
+        let drained = self.inner.lanes.wait_for_active(grace).await;
+        if !drained.drained {
+            self.inner.shutdown.cancel();
+            let _ended = self
+                .inner
+                .lanes
+                .wait_for_active(Duration::from_secs(30))
+                .await;
+        }
+    }
+}
+
+fn failed_compaction(reason: String) -> CompactResult {
+    CompactResult {
+        ok: false,
+        compacted: false,
+        reason: Some(reason),
+        summary: None,
+        first_kept_entry_id: None,
+        tokens_before: None,
+    }
+}
+
+/// `YYYY-MM-DD` of a Unix time in milliseconds (UTC), by the days-from-civil inverse.
+fn civil_date(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn civil_dates() {
+        assert_eq!(super::civil_date(0), "1970-01-01");
+        assert_eq!(super::civil_date(1_796_083_200_000), "2026-12-01");
+        assert_eq!(super::civil_date(951_782_400_000), "2000-02-29");
+    }
+}

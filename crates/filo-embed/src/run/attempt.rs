@@ -1,0 +1,414 @@
+//! One attempt (C3, spec §2): build the session for the resolved model and credential, run one
+//! prompt under the abort and timeout rules, and report what happened.
+//!
+//! The attempt opens the session file itself, so a retry after compaction or rotation sees what
+//! the previous attempt wrote. It registers in the active-run registry for its duration (steer,
+//! abort), and it frees that entry only after the session is idle.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use filo_agent::{AgentMessage, AgentTool};
+use filo_ai::{AssistantMessage, Model, ThinkingLevel};
+use filo_core::extension::{BeforeAgentStart, ToolCallEvent};
+use filo_core::{AgentSession, AgentSessionOptions, Extension, PromptOptions, Resources, Settings};
+use filo_session::SessionManager;
+use futures::future::BoxFuture;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::embedder::{Inner, ToolContext};
+use crate::error::RunError;
+use crate::history::limit::{history_limit_from_session_key, limit_history_turns};
+use crate::history::policy::{resolve_transcript_policy, sanitize_session_history};
+use crate::registry::RunHandle;
+use crate::run::events::{AttemptListener, Observed};
+use crate::run::params::{RunParams, Verbose};
+use crate::sink::{ReplySink, SinkAdapter, SinkCall, deliver};
+use crate::stream::chunker::BlockChunker;
+use crate::subscriber::dispatch::{BlockDispatcher, DEFAULT_DELIVERY_TIMEOUT, Deliver};
+use crate::subscriber::machine::{Chunker, Subscriber, SubscriberConfig};
+use crate::subscriber::shaping::TagShaper;
+use crate::subscriber::tool_state::LastToolError;
+use crate::tools::policy::{is_tool_allowed, normalize_tool_name, pick_tool_policy};
+
+/// A timeout that fires while compacting is extended once by this much (spec §2.2).
+pub(crate) const COMPACTION_GRACE: Duration = Duration::from_secs(600);
+
+/// What the loop resolved for this attempt.
+pub(crate) struct AttemptSpec<'a> {
+    pub inner: &'a Inner,
+    pub params: &'a RunParams,
+    pub model: Model,
+    pub api_key: String,
+    pub think_level: ThinkingLevel,
+    pub session_file: PathBuf,
+    pub system_prompt: String,
+    pub sink: Arc<dyn ReplySink>,
+    pub run_token: CancellationToken,
+    pub timeout: Duration,
+}
+
+/// What one attempt produced.
+#[derive(Debug, Default)]
+pub(crate) struct AttemptOutcome {
+    pub aborted: bool,
+    pub timed_out: bool,
+    pub timed_out_during_compaction: bool,
+    /// `prompt` itself failed (refused, agent error).
+    pub prompt_error: Option<String>,
+    pub assistant_texts: Vec<String>,
+    pub last_tool_error: Option<LastToolError>,
+    pub mutating_tool_ran: bool,
+    pub observed: Observed,
+    pub messages: Vec<AgentMessage>,
+    pub session_id: String,
+}
+
+impl AttemptOutcome {
+    /// The last assistant message of the attempt.
+    pub fn last_assistant(&self) -> Option<&AssistantMessage> {
+        self.observed.last_assistant.as_ref()
+    }
+}
+
+/// The hooks an embedded session runs with: the embedded system prompt, and the
+/// flush-before-tool barrier (every block produced before a tool call is delivered first).
+struct EmbedHooks {
+    system_prompt: String,
+    dispatcher: Arc<BlockDispatcher<SinkCall>>,
+}
+
+impl Extension for EmbedHooks {
+    fn name(&self) -> &str {
+        "filo-embed"
+    }
+
+    fn before_agent_start(&self, _prompt: &str, _system: &str) -> BoxFuture<'_, BeforeAgentStart> {
+        let system_prompt = Some(self.system_prompt.clone());
+        Box::pin(async move {
+            BeforeAgentStart {
+                system_prompt,
+                messages: Vec::new(),
+            }
+        })
+    }
+
+    fn tool_call(&self, _call: &ToolCallEvent) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            // A failed sink does not block the tool: the run reports the sink error at its end.
+            let _reported_later = self.dispatcher.flush().await;
+            None
+        })
+    }
+}
+
+/// The registry's view of a running attempt.
+struct AttemptHandle {
+    session: AgentSession,
+    token: CancellationToken,
+}
+
+impl RunHandle for AttemptHandle {
+    fn queue_message(&self, text: &str) {
+        self.session.steer(text, Vec::new());
+    }
+    fn is_streaming(&self) -> bool {
+        self.session.is_streaming()
+    }
+    fn is_compacting(&self) -> bool {
+        self.session.is_compacting()
+    }
+    fn abort(&self) {
+        self.token.cancel();
+    }
+}
+
+/// The tools the attempt offers: filo's built-ins, filtered by the config's tool policy and the
+/// run's allow list (`disable_tools` offers none).
+pub(crate) fn attempt_tools(spec: &AttemptSpec<'_>) -> Vec<Arc<dyn AgentTool>> {
+    let p = spec.params;
+    if p.disable_tools {
+        return Vec::new();
+    }
+    let inner = spec.inner;
+    let settings = Arc::new(filo_tools::ToolSettings::from_env(
+        p.workspace_dir.clone(),
+        Some(inner.paths.home.clone().into_os_string()),
+        inner.paths.temp.clone(),
+    ));
+    let config = inner.config();
+    let policy = pick_tool_policy(Some(&config.tools));
+    let allow: Option<Vec<String>> = p
+        .tools_allow
+        .as_ref()
+        .map(|names| names.iter().map(|n| normalize_tool_name(n)).collect());
+    let context = ToolContext {
+        session_id: p.session_id.clone(),
+        session_key: p.session_key.clone(),
+        workspace_dir: p.workspace_dir.clone(),
+    };
+    let own: Vec<Arc<dyn AgentTool>> = inner
+        .tool_factories
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .flat_map(|f| f(&context))
+        .collect();
+    filo_tools::all_tools_with(&settings)
+        .into_iter()
+        .chain(own)
+        .filter(|t| {
+            let name = normalize_tool_name(t.name());
+            is_tool_allowed(&name, policy.as_ref())
+                && allow.as_ref().is_none_or(|a| a.contains(&name))
+        })
+        .collect()
+}
+
+fn subscriber_for(params: &RunParams, inner: &Inner) -> Subscriber {
+    let block = params.block_reply.clone().unwrap_or_default();
+    let config = SubscriberConfig {
+        reasoning: params.reasoning,
+        block_reply_break: block.break_mode,
+        tool_summaries: params.verbose != Verbose::Off,
+        tool_output: params.verbose == Verbose::Full,
+        markdown: true,
+        home: Some(inner.paths.home.clone()),
+    };
+    let chunker: Option<Box<dyn Chunker>> = block
+        .chunking
+        .map(|c| Box::new(BlockChunker::new(c)) as Box<dyn Chunker>);
+    Subscriber::new(
+        config,
+        Box::new(TagShaper::new(params.enforce_final_tag)),
+        chunker,
+    )
+}
+
+fn dispatcher_for(sink: Arc<dyn ReplySink>) -> Arc<BlockDispatcher<SinkCall>> {
+    let deliver_fn: Deliver<SinkCall> = Arc::new(move |call| {
+        let sink = sink.clone();
+        Box::pin(async move { deliver(sink.as_ref(), call).await })
+    });
+    Arc::new(BlockDispatcher::new(deliver_fn, DEFAULT_DELIVERY_TIMEOUT))
+}
+
+/// What an embedded session is built from.
+pub(crate) struct SessionSetup {
+    pub workspace: PathBuf,
+    pub model: Model,
+    pub api_key: String,
+    pub think_level: ThinkingLevel,
+    pub tools: Vec<Arc<dyn AgentTool>>,
+    pub manager: SessionManager,
+    pub extensions: Vec<Arc<dyn Extension>>,
+}
+
+/// An `AgentSession` for an embedded run: one model, one credential, settings in memory with
+/// the session's own retries off (rotation and fallback replace them, G3/G4) and the
+/// compaction reserve raised to the embedded floor.
+pub(crate) fn create_session(inner: &Inner, s: SessionSetup) -> Result<AgentSession, RunError> {
+    let config = inner.config();
+    let reserve = config.defaults.compaction.reserve_tokens_floor.max(16_384);
+    let key = s.api_key;
+    Ok(AgentSession::create(AgentSessionOptions {
+        cwd: s.workspace,
+        client: inner.client.clone(),
+        models: vec![s.model.clone()],
+        model: Some(s.model),
+        thinking_level: Some(s.think_level),
+        tools: s.tools,
+        session: s.manager,
+        settings: Settings::in_memory(json!({
+            "retry": {"enabled": false},
+            "compaction": {"reserveTokens": reserve},
+        })),
+        api_key: Arc::new(move |_| Some(key.clone())),
+        resources: Resources::default(),
+        extensions: s.extensions,
+        date: inner.today(),
+    })?)
+}
+
+/// Opens the session file (blocking IO off the runtime's threads).
+pub(crate) async fn open_session(path: PathBuf, cwd: String) -> Result<SessionManager, RunError> {
+    tokio::task::spawn_blocking(move || SessionManager::open(&path, &cwd))
+        .await
+        .map_err(|e| RunError::Session(format!("opening the session panicked: {e}")))?
+        .map_err(|e| RunError::Session(e.to_string()))
+}
+
+/// Runs one attempt.
+pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome, RunError> {
+    let p = spec.params;
+    let inner = spec.inner;
+    std::fs::create_dir_all(&p.workspace_dir).map_err(|source| RunError::Io {
+        path: p.workspace_dir.clone(),
+        source,
+    })?;
+    let cwd = p.workspace_dir.to_string_lossy().into_owned();
+    let manager = open_session(spec.session_file.clone(), cwd).await?;
+    let tools = attempt_tools(&spec);
+    let allowed: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
+    let dispatcher = dispatcher_for(spec.sink.clone());
+    let listener = Arc::new(AttemptListener {
+        machine: Mutex::new(subscriber_for(p, inner)),
+        adapter: SinkAdapter::new(None),
+        dispatcher: dispatcher.clone(),
+        observed: Mutex::new(Observed::default()),
+    });
+    let session = create_session(
+        inner,
+        SessionSetup {
+            workspace: p.workspace_dir.clone(),
+            model: spec.model.clone(),
+            api_key: spec.api_key.clone(),
+            think_level: spec.think_level,
+            tools,
+            manager,
+            extensions: vec![Arc::new(EmbedHooks {
+                system_prompt: spec.system_prompt.clone(),
+                dispatcher: dispatcher.clone(),
+            })],
+        },
+    )?;
+    prepare_history(&session, p, &spec.model, &allowed, inner);
+    let listener_for_session = listener.clone();
+    let sub = session.subscribe(Arc::new(move |e| listener_for_session.on_event(e)));
+    let token = spec.run_token.child_token();
+    let handle: Arc<dyn RunHandle> = Arc::new(AttemptHandle {
+        session: session.clone(),
+        token: token.clone(),
+    });
+    inner
+        .runs
+        .set(&p.session_id, handle.clone(), p.session_key.as_deref());
+    let mut outcome = drive_prompt(&session, p, token, spec.timeout).await;
+    // The sink sees every block before the run returns (and before compaction waits).
+    let _sent = dispatcher.send(SinkCall::Flush);
+    let flushed = dispatcher.flush().await;
+    session.unsubscribe(sub);
+    session.wait_for_idle().await;
+    inner.runs.clear(&p.session_id, &handle);
+    {
+        let machine = listener
+            .machine
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        outcome.assistant_texts = machine.assistant_texts.clone();
+        outcome.last_tool_error = machine.tools.last_tool_error.clone();
+        outcome.mutating_tool_ran = machine
+            .tools
+            .last_tool_error
+            .as_ref()
+            .is_some_and(|e| e.mutating_action);
+    }
+    outcome.observed = listener
+        .observed
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    outcome.messages = session.messages();
+    outcome.session_id = session.session_id();
+    flushed?;
+    Ok(outcome)
+}
+
+/// The history pipeline before prompting (C3 step 15, C18): a trailing user message without an
+/// answer (a crashed run) is branched away; the transcript is sanitised for the provider (tool
+/// results paired, thinking dropped where the provider needs it) and limited to the channel's
+/// history size. The session file keeps its entries; only the context sent changes.
+fn prepare_history(
+    session: &AgentSession,
+    p: &RunParams,
+    model: &Model,
+    allowed: &[String],
+    inner: &Inner,
+) {
+    let mut messages = session.messages();
+    if messages.last().is_some_and(|m| m.role() == "user") {
+        let mut sm = session.session_manager();
+        let parent = sm.leaf_entry().and_then(|e| e.parent_id.clone());
+        match parent {
+            Some(id) => {
+                // The parent exists (it is the leaf's parent), so branching cannot fail.
+                let _parent_exists = sm.branch(&id);
+            }
+            None => sm.reset_leaf(),
+        }
+        drop(sm);
+        messages.pop();
+    }
+    let policy = resolve_transcript_policy(&model.api, &model.provider, &model.id);
+    let sanitized =
+        sanitize_session_history(messages, &policy, Some(allowed), inner.clock.now_ms()).messages;
+    let config = inner.config();
+    let limit = history_limit_from_session_key(p.session_key.as_deref(), &config.channels);
+    let limited = limit_history_turns(&sanitized, limit, |m| m.role() == "user").to_vec();
+    session.agent().replace_messages(limited);
+}
+
+/// Runs the prompt, racing the run's abort token and the timeout (spec §2.2).
+async fn drive_prompt(
+    session: &AgentSession,
+    p: &RunParams,
+    token: CancellationToken,
+    timeout: Duration,
+) -> AttemptOutcome {
+    let mut outcome = AttemptOutcome::default();
+    let opts = PromptOptions {
+        expand: false,
+        images: p.images.clone(),
+        ..PromptOptions::default()
+    };
+    let prompt = session.prompt(&p.prompt, opts);
+    tokio::pin!(prompt);
+    let timer = tokio::time::sleep(timeout.max(Duration::from_millis(1)));
+    tokio::pin!(timer);
+    let mut grace_used = false;
+    let prompt_done = CancellationToken::new();
+    let _stop_aborting = prompt_done.clone().drop_guard();
+    let result = loop {
+        tokio::select! {
+            r = &mut prompt => break r,
+            () = token.cancelled(), if !outcome.aborted => {
+                outcome.aborted = true;
+                abort_in_background(session, prompt_done.clone());
+            }
+            () = &mut timer, if !outcome.timed_out => {
+                if session.is_compacting() && !grace_used {
+                    grace_used = true;
+                    timer.as_mut().reset(tokio::time::Instant::now() + COMPACTION_GRACE);
+                } else {
+                    outcome.timed_out = true;
+                    outcome.timed_out_during_compaction = session.is_compacting();
+                    outcome.aborted = true;
+                    token.cancel();
+                    abort_in_background(session, prompt_done.clone());
+                }
+            }
+        }
+    };
+    if let Err(e) = result {
+        outcome.prompt_error = Some(e.to_string());
+    }
+    outcome
+}
+
+/// `session.abort()` waits until the run is idle, which needs the prompt future polled: it runs
+/// on its own task. An abort that lands while the prompt is still setting up (before the agent
+/// run exists) finds nothing to stop, so it is repeated until the prompt has returned.
+fn abort_in_background(session: &AgentSession, prompt_done: CancellationToken) {
+    let session = session.clone();
+    tokio::spawn(async move {
+        while !prompt_done.is_cancelled() {
+            session.abort().await;
+            tokio::select! {
+                () = prompt_done.cancelled() => {}
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+        }
+    });
+}

@@ -1,0 +1,93 @@
+//! Compaction outside a turn (C14, spec §5.1): the loop's explicit compaction after an overflow
+//! the attempt could not recover from, and [`crate::Embedder::compact`].
+
+use std::path::PathBuf;
+
+use filo_ai::{Model, ThinkingLevel};
+
+use crate::embedder::Inner;
+use crate::error::RunError;
+use crate::run::attempt::{SessionSetup, create_session, open_session};
+
+/// What a compaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactResult {
+    pub ok: bool,
+    pub compacted: bool,
+    /// Why nothing was compacted, or the error.
+    pub reason: Option<String>,
+    pub summary: Option<String>,
+    pub first_kept_entry_id: Option<String>,
+    pub tokens_before: Option<u64>,
+}
+
+impl CompactResult {
+    fn failed(reason: impl Into<String>) -> Self {
+        Self {
+            ok: false,
+            compacted: false,
+            reason: Some(reason.into()),
+            summary: None,
+            first_kept_entry_id: None,
+            tokens_before: None,
+        }
+    }
+}
+
+/// `EMBEDDED_COMPACTION_TIMEOUT_MS`.
+pub const COMPACTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Compacts the session in `session_file` with `model` and `api_key`.
+pub(crate) async fn compact_file(
+    inner: &Inner,
+    session_file: PathBuf,
+    workspace: PathBuf,
+    model: Model,
+    api_key: String,
+    custom_instructions: Option<&str>,
+) -> Result<CompactResult, RunError> {
+    let cwd = workspace.to_string_lossy().into_owned();
+    let manager = open_session(session_file, cwd).await?;
+    let has_conversation = manager
+        .build_context()
+        .messages
+        .iter()
+        .any(|m| matches!(m.role(), "user" | "assistant"));
+    if !has_conversation {
+        return Ok(CompactResult {
+            ok: true,
+            compacted: false,
+            reason: Some("no real conversation messages".into()),
+            ..CompactResult::failed("")
+        });
+    }
+    let session = create_session(
+        inner,
+        SessionSetup {
+            workspace,
+            model,
+            api_key,
+            think_level: ThinkingLevel::Off,
+            tools: Vec::new(),
+            manager,
+            extensions: Vec::new(),
+        },
+    )?;
+    let outcome =
+        tokio::time::timeout(COMPACTION_TIMEOUT, session.compact(custom_instructions)).await;
+    Ok(match outcome {
+        Err(_) => {
+            session.abort().await;
+            CompactResult::failed("timeout")
+        }
+        Ok(Err(e)) => CompactResult::failed(e.to_string()),
+        Ok(Ok(r)) => CompactResult {
+            ok: true,
+            compacted: true,
+            reason: None,
+            summary: Some(r.summary),
+            first_kept_entry_id: Some(r.first_kept_entry_id),
+            tokens_before: Some(r.tokens_before),
+        },
+    })
+}

@@ -1,0 +1,189 @@
+//! D3 (context overflow → compaction → retry) and D8 (repair of a crashed transcript).
+
+use std::sync::Arc;
+
+use filo_embed::NullSink;
+use filo_embed::run::params::RunErrorKind;
+use filo_testkit::{Fault, Turn};
+use serde_json::json;
+
+use super::{Harness, request_texts};
+
+const OVERFLOW: &str = r#"{"error":{"message":"prompt is too long: 208423 tokens > 200000 maximum","type":"invalid_request_error"}}"#;
+
+fn overflow() -> Turn {
+    Fault::Http {
+        status: 400,
+        retry_after: None,
+        body: Some(OVERFLOW.into()),
+    }
+    .into()
+}
+
+/// A pi session file with `turns` long exchanges (enough history to compact).
+fn seed_session(path: &std::path::Path, id: &str, turns: usize) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut lines = vec![
+        json!({"type": "session", "version": 3, "id": id,
+        "timestamp": "2026-12-01T10:00:00.000Z", "cwd": "/tmp"})
+        .to_string(),
+    ];
+    let mut parent: Option<String> = None;
+    for i in 0..turns {
+        for (role, text) in [
+            ("user", format!("old question {i} {}", "q".repeat(6000))),
+            ("assistant", format!("old answer {i} {}", "a".repeat(6000))),
+        ] {
+            let eid = format!("e{i}{}", &role[..1]);
+            let message = if role == "user" {
+                json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1})
+            } else {
+                json!({"role": "assistant", "content": [{"type": "text", "text": text}],
+                    "api": "openai-completions", "provider": "openai", "model": "mock-model",
+                    "usage": {"input": 10, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 20,
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                    "stopReason": "stop", "timestamp": 2})
+            };
+            lines.push(
+                json!({"type": "message", "id": eid, "parentId": parent,
+                "timestamp": "2026-12-01T10:00:01.000Z", "message": message})
+                .to_string(),
+            );
+            parent = Some(eid);
+        }
+    }
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+#[tokio::test]
+async fn d3_an_overflow_is_compacted_and_the_turn_retried() {
+    let h = Harness::new(
+        vec![
+            overflow(),
+            Turn::text("## Goal\nThe summary of old talk."),
+            Turn::text("the answer"),
+        ],
+        json!({}),
+    )
+    .await;
+    seed_session(&h.session_file("d3"), "d3", 12);
+    let r = h
+        .embedder
+        .run(h.params("d3", "new question"), Arc::new(NullSink))
+        .await
+        .unwrap();
+    assert_eq!(r.payloads.len(), 1, "{:?}", r.payloads);
+    assert_eq!(r.payloads[0].text.as_deref(), Some("the answer"));
+    assert_eq!(r.meta.agent_meta.unwrap().compaction_count, Some(1));
+    let file = std::fs::read_to_string(h.session_file("d3")).unwrap();
+    assert_eq!(
+        file.lines()
+            .filter(|l| l.contains(r#""type":"compaction""#))
+            .count(),
+        1
+    );
+    let reqs = h.mock.requests();
+    assert_eq!(reqs.len(), 3);
+    let third = reqs[2].body.to_string();
+    assert!(third.contains("The summary of old talk."));
+    assert!(
+        !third.contains("old question 0 "),
+        "the dropped messages are gone"
+    );
+}
+
+#[tokio::test]
+async fn d3b_an_overflow_that_never_ends_gives_the_overflow_copy() {
+    // Each attempt overflows, compacts itself once (the summary) and overflows again; the loop
+    // retries three times and then gives up.
+    let mut turns = vec![overflow(), Turn::text("a summary")];
+    turns.extend((0..20).map(|_| overflow()));
+    let h = Harness::new(turns, json!({})).await;
+    seed_session(&h.session_file("d3b"), "d3b", 12);
+    let r = h
+        .embedder
+        .run(h.params("d3b", "new question"), Arc::new(NullSink))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.payloads[0].text.as_deref(),
+        Some(
+            "Context overflow: prompt too large for the model. Try /reset (or /new) to start a fresh session, or use a larger-context model."
+        )
+    );
+    assert_eq!(
+        r.meta.error.map(|e| e.kind),
+        Some(RunErrorKind::ContextOverflow)
+    );
+    let prompts = h
+        .mock
+        .requests()
+        .iter()
+        .filter(|q| {
+            super::request_texts(&q.body)
+                .last()
+                .is_some_and(|(_, t)| t == "new question")
+        })
+        .count();
+    assert!(
+        prompts <= 1 + 1 + 3,
+        "bounded by the compaction attempts: {prompts}"
+    );
+}
+
+#[tokio::test]
+async fn d8_a_crashed_transcript_is_repaired_before_the_prompt() {
+    let h = Harness::new(vec![Turn::text("recovered")], json!({})).await;
+    let path = h.session_file("d8");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "d8", "timestamp": "2026-12-01T10:00:00.000Z", "cwd": "/tmp"}),
+        json!({"type": "message", "id": "u1", "parentId": null, "timestamp": "2026-12-01T10:00:01.000Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "read it"}], "timestamp": 1}}),
+        json!({"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-12-01T10:00:02.000Z",
+            "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "call_9", "name": "read", "arguments": {"path": "x"}}],
+                "api": "openai-completions", "provider": "openai", "model": "mock-model",
+                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                "stopReason": "toolUse", "timestamp": 2}}),
+        json!({"type": "message", "id": "u2", "parentId": "a1", "timestamp": "2026-12-01T10:00:03.000Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "are you there?"}], "timestamp": 3}}),
+    ];
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(&path, text).unwrap();
+    let r = h
+        .embedder
+        .run(h.params("d8", "hello again"), Arc::new(NullSink))
+        .await
+        .unwrap();
+    assert_eq!(r.payloads[0].text.as_deref(), Some("recovered"));
+    let body = &h.mock.last_request().unwrap().body;
+    let msgs = body["messages"].as_array().unwrap();
+    let call = msgs
+        .iter()
+        .position(|m| m["tool_calls"].is_array())
+        .expect("the call is sent");
+    assert_eq!(msgs[call + 1]["role"], "tool");
+    assert!(
+        msgs[call + 1]["content"]
+            .to_string()
+            .contains("missing tool result"),
+        "{}",
+        msgs[call + 1]
+    );
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert!(
+        !roles.windows(2).any(|w| w == ["user", "user"]),
+        "{roles:?}"
+    );
+    let texts = request_texts(body);
+    assert!(
+        !texts.iter().any(|(_, t)| t == "are you there?"),
+        "the orphaned message was branched away"
+    );
+    // The file is still a valid session: it opens and its leaf is the new answer.
+    let m = filo_session::SessionManager::open(&path, "/tmp").unwrap();
+    assert!(m.warnings().is_empty());
+    let leaf = m.leaf_entry().unwrap();
+    assert!(format!("{leaf:?}").contains("recovered"));
+}
