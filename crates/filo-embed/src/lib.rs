@@ -30,6 +30,7 @@ mod embedder;
 pub mod error;
 pub mod history;
 pub mod lanes;
+pub mod memory;
 pub mod paths;
 mod pattern;
 pub mod registry;

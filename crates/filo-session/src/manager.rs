@@ -138,6 +138,20 @@ impl SessionManager {
         Ok(s)
     }
 
+    /// Open the session file at `path`, or start the session `session_id` there when the file is
+    /// missing or empty (an embedder's `<sessions dir>/<session id>.jsonl`, whose header id must
+    /// equal the id it was asked for). An existing file is opened as [`SessionManager::open`]
+    /// does, whatever its header says.
+    pub fn open_or_create(path: &Path, session_id: &str, cwd: &str) -> Result<Self, SessionError> {
+        let mut s = Self::open(path, cwd)?;
+        // A file with content has a header (or `open` refused it): its id stands.
+        let has_content = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+        if !has_content {
+            s.header.id = session_id.to_string();
+        }
+        Ok(s)
+    }
+
     /// Load a session file without ever writing to it (no migration rewrite; appends stay in
     /// memory). For exports and inspection.
     pub fn open_read_only(path: &Path) -> Result<Self, SessionError> {

@@ -22,6 +22,7 @@ use crate::embedder::{Inner, ToolContext};
 use crate::error::RunError;
 use crate::history::limit::{history_limit_from_session_key, limit_history_turns};
 use crate::history::policy::{resolve_transcript_policy, sanitize_session_history};
+use crate::memory::{flush_memory, open_memory};
 use crate::registry::RunHandle;
 use crate::run::events::{AttemptListener, Observed};
 use crate::run::params::{RunParams, Verbose};
@@ -138,12 +139,6 @@ pub(crate) fn attempt_tools(spec: &AttemptSpec<'_>) -> Vec<Arc<dyn AgentTool>> {
         Some(inner.paths.home.clone().into_os_string()),
         inner.paths.temp.clone(),
     ));
-    let config = inner.config();
-    let policy = pick_tool_policy(Some(&config.tools));
-    let allow: Option<Vec<String>> = p
-        .tools_allow
-        .as_ref()
-        .map(|names| names.iter().map(|n| normalize_tool_name(n)).collect());
     let context = ToolContext {
         session_id: p.session_id.clone(),
         session_key: p.session_key.clone(),
@@ -156,9 +151,32 @@ pub(crate) fn attempt_tools(spec: &AttemptSpec<'_>) -> Vec<Arc<dyn AgentTool>> {
         .iter()
         .flat_map(|f| f(&context))
         .collect();
-    filo_tools::all_tools_with(&settings)
+    let tools: Vec<Arc<dyn AgentTool>> = filo_tools::all_tools_with(&settings)
         .into_iter()
         .chain(own)
+        .collect();
+    restrict_tools(spec, tools)
+}
+
+/// The tools of `tools` the config's tool policy and the run's allow list let through
+/// (`disable_tools` lets none through). Applied to the built-ins and the embedder's own tools,
+/// and again to the session's full list, which adds the memory's tools.
+pub(crate) fn restrict_tools(
+    spec: &AttemptSpec<'_>,
+    tools: Vec<Arc<dyn AgentTool>>,
+) -> Vec<Arc<dyn AgentTool>> {
+    let p = spec.params;
+    if p.disable_tools {
+        return Vec::new();
+    }
+    let config = spec.inner.config();
+    let policy = pick_tool_policy(Some(&config.tools));
+    let allow: Option<Vec<String>> = p
+        .tools_allow
+        .as_ref()
+        .map(|names| names.iter().map(|n| normalize_tool_name(n)).collect());
+    tools
+        .into_iter()
         .filter(|t| {
             let name = normalize_tool_name(t.name());
             is_tool_allowed(&name, policy.as_ref())
@@ -232,12 +250,20 @@ pub(crate) fn create_session(inner: &Inner, s: SessionSetup) -> Result<AgentSess
     })?)
 }
 
-/// Opens the session file (blocking IO off the runtime's threads).
-pub(crate) async fn open_session(path: PathBuf, cwd: String) -> Result<SessionManager, RunError> {
-    tokio::task::spawn_blocking(move || SessionManager::open(&path, &cwd))
-        .await
-        .map_err(|e| RunError::Session(format!("opening the session panicked: {e}")))?
-        .map_err(|e| RunError::Session(e.to_string()))
+/// Opens the session file (blocking IO off the runtime's threads). With a session id, a missing
+/// or empty file starts that session (its header id is the run's session id, G1).
+pub(crate) async fn open_session(
+    path: PathBuf,
+    session_id: Option<String>,
+    cwd: String,
+) -> Result<SessionManager, RunError> {
+    tokio::task::spawn_blocking(move || match session_id {
+        Some(id) => SessionManager::open_or_create(&path, &id, &cwd),
+        None => SessionManager::open(&path, &cwd),
+    })
+    .await
+    .map_err(|e| RunError::Session(format!("opening the session panicked: {e}")))?
+    .map_err(|e| RunError::Session(e.to_string()))
 }
 
 /// Runs one attempt.
@@ -249,9 +275,8 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         source,
     })?;
     let cwd = p.workspace_dir.to_string_lossy().into_owned();
-    let manager = open_session(spec.session_file.clone(), cwd).await?;
+    let manager = open_session(spec.session_file.clone(), Some(p.session_id.clone()), cwd).await?;
     let tools = attempt_tools(&spec);
-    let allowed: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
     let dispatcher = dispatcher_for(spec.sink.clone());
     let listener = Arc::new(AttemptListener {
         machine: Mutex::new(subscriber_for(p, inner)),
@@ -259,6 +284,19 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         dispatcher: dispatcher.clone(),
         observed: Mutex::new(Observed::default()),
     });
+    let mut warnings = Vec::new();
+    let memory = match open_memory(&inner.config().memory, &inner.paths, inner.clock.clone()) {
+        Ok(m) => m,
+        Err(w) => {
+            warnings.push(w);
+            None
+        }
+    };
+    let mut extensions: Vec<Arc<dyn Extension>> = vec![Arc::new(EmbedHooks {
+        system_prompt: spec.system_prompt.clone(),
+        dispatcher: dispatcher.clone(),
+    })];
+    extensions.extend(memory.iter().map(|m| m.clone() as Arc<dyn Extension>));
     let session = create_session(
         inner,
         SessionSetup {
@@ -268,12 +306,13 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
             think_level: spec.think_level,
             tools,
             manager,
-            extensions: vec![Arc::new(EmbedHooks {
-                system_prompt: spec.system_prompt.clone(),
-                dispatcher: dispatcher.clone(),
-            })],
+            extensions,
         },
     )?;
+    // The memory's tools (`life`, `recall`, `trace`, `tobe`) are under the same policy.
+    let offered = restrict_tools(&spec, session.agent().tools());
+    let allowed: Vec<String> = offered.iter().map(|t| t.name().to_owned()).collect();
+    session.agent().set_tools(offered);
     prepare_history(&session, p, &spec.model, &allowed, inner);
     let listener_for_session = listener.clone();
     let sub = session.subscribe(Arc::new(move |e| listener_for_session.on_event(e)));
@@ -312,6 +351,14 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         .clone();
     outcome.messages = session.messages();
     outcome.session_id = session.session_id();
+    if let Some(m) = &memory {
+        warnings.extend(flush_memory(m));
+    }
+    for w in warnings {
+        if !outcome.observed.warnings.contains(&w) {
+            outcome.observed.warnings.push(w);
+        }
+    }
     flushed?;
     Ok(outcome)
 }

@@ -2,11 +2,13 @@
 //! the attempt could not recover from, and [`crate::Embedder::compact`].
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use filo_ai::{Model, ThinkingLevel};
 
 use crate::embedder::Inner;
 use crate::error::RunError;
+use crate::memory::open_memory;
 use crate::run::attempt::{SessionSetup, create_session, open_session};
 
 /// What a compaction did.
@@ -47,7 +49,8 @@ pub(crate) async fn compact_file(
     custom_instructions: Option<&str>,
 ) -> Result<CompactResult, RunError> {
     let cwd = workspace.to_string_lossy().into_owned();
-    let manager = open_session(session_file, cwd).await?;
+    // Nothing to compact in a missing file: no session id is needed to start one.
+    let manager = open_session(session_file, None, cwd).await?;
     let has_conversation = manager
         .build_context()
         .messages
@@ -61,6 +64,15 @@ pub(crate) async fn compact_file(
             ..CompactResult::failed("")
         });
     }
+    // The compaction entry is mirrored like any other (a memory that cannot be opened does not
+    // stop the compaction: the entry is mirrored when the session next resumes with it).
+    let memory = open_memory(&inner.config().memory, &inner.paths, inner.clock.clone())
+        .ok()
+        .flatten();
+    let extensions = memory
+        .iter()
+        .map(|m| m.clone() as Arc<dyn filo_core::Extension>)
+        .collect();
     let session = create_session(
         inner,
         SessionSetup {
@@ -70,11 +82,14 @@ pub(crate) async fn compact_file(
             think_level: ThinkingLevel::Off,
             tools: Vec::new(),
             manager,
-            extensions: Vec::new(),
+            extensions,
         },
     )?;
     let outcome =
         tokio::time::timeout(COMPACTION_TIMEOUT, session.compact(custom_instructions)).await;
+    if let Some(m) = &memory {
+        m.flush();
+    }
     Ok(match outcome {
         Err(_) => {
             session.abort().await;

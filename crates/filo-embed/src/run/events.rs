@@ -26,6 +26,8 @@ pub(crate) struct Observed {
     /// The error of a failed compaction (`Context overflow recovery failed: …`).
     pub compaction_error: Option<String>,
     pub last_assistant: Option<AssistantMessage>,
+    /// What the session could not keep (a failed session write, an entry not in the memory).
+    pub warnings: Vec<String>,
 }
 
 /// The listener state of one attempt.
@@ -71,8 +73,14 @@ impl AttemptListener {
                 | SessionEvent::AutoRetryEnd { .. }
                 | SessionEvent::QueueUpdate { .. }
                 | SessionEvent::SessionInfoChanged { .. }
-                | SessionEvent::ThinkingLevelChanged { .. }
-                | SessionEvent::Warning { .. } => Vec::new(),
+                | SessionEvent::ThinkingLevelChanged { .. } => Vec::new(),
+                SessionEvent::Warning { message } => {
+                    let mut o = self.observed.lock().unwrap_or_else(PoisonError::into_inner);
+                    if !o.warnings.contains(message) {
+                        o.warnings.push(message.clone());
+                    }
+                    Vec::new()
+                }
             }
         };
         for reply in replies {

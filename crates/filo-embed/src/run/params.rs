@@ -214,6 +214,9 @@ pub struct RunMeta {
     pub pending_tool_calls: Vec<PendingToolCall>,
     /// Characters of the system prompt the run used.
     pub system_prompt_chars: usize,
+    /// What the run could not keep: a session write that failed, an entry that did not reach
+    /// the memory, a memory that could not be opened. Empty when everything was saved.
+    pub warnings: Vec<String>,
 }
 
 /// The result of a run.

@@ -61,6 +61,8 @@ struct LoopState {
     usage: RunUsage,
     compactions: u32,
     overflow_attempts: u32,
+    /// What the attempts could not keep (a failed session write, the memory).
+    warnings: Vec<String>,
 }
 
 /// Runs the loop for one run (already inside its lanes).
@@ -91,6 +93,7 @@ pub(crate) async fn run_loop(
         usage: RunUsage::default(),
         compactions: 0,
         overflow_attempts: 0,
+        warnings: Vec::new(),
     };
     let run_token = inner.shutdown.child_token();
     let _link = params.abort.as_ref().map(|a| link_abort(a, &run_token));
@@ -135,6 +138,11 @@ pub(crate) async fn run_loop(
             st.usage.add_call(u, *cost);
         }
         st.compactions += outcome.observed.compactions;
+        for w in &outcome.observed.warnings {
+            if !st.warnings.contains(w) {
+                st.warnings.push(w.clone());
+            }
+        }
         match next_step(
             inner,
             &resolved,
@@ -515,6 +523,7 @@ fn finish(
     mut r: RunResult,
 ) -> RunResult {
     r.meta.duration = started.elapsed();
+    r.meta.warnings.clone_from(&st.warnings);
     r.meta.agent_meta = Some(AgentMeta {
         session_id: params.session_id.clone(),
         provider: resolved.provider.clone(),

@@ -3,6 +3,7 @@
 
 mod history;
 mod lanes;
+mod memory;
 mod rotation;
 mod streaming;
 

@@ -51,6 +51,12 @@ async fn a_run_answers_saves_the_session_at_its_exact_path_and_reports_usage() {
     );
     let text = std::fs::read_to_string(h.session_file("s1")).unwrap();
     assert!(text.contains("Hello from the mock."), "{text}");
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["id"], "s1", "the header id is the run's session id");
+    assert!(
+        h.session_file("s1")
+            .ends_with("agents/main/sessions/s1.jsonl")
+    );
     assert_eq!(
         text.lines()
             .filter(|l| l.contains(r#""role":"user""#))

@@ -201,3 +201,37 @@ fn listing_and_most_recent() {
         "last message time, not mtime"
     );
 }
+
+#[test]
+fn open_or_create_starts_the_named_session_at_the_exact_path_and_keeps_an_existing_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agents/main/sessions/chat-42.jsonl");
+    let mut s = SessionManager::open_or_create(&path, "chat-42", "/w").unwrap();
+    assert_eq!(s.session_id(), "chat-42");
+    s.append_message(user("hi")).unwrap();
+    s.append_message(assistant("hello")).unwrap();
+    let l = lines(&path);
+    assert_eq!(l[0]["type"], "session");
+    assert_eq!(l[0]["id"], "chat-42");
+    assert_eq!(l[0]["cwd"], "/w");
+    // An empty file is a new session too.
+    let empty = dir.path().join("empty.jsonl");
+    fs::write(&empty, "").unwrap();
+    assert_eq!(
+        SessionManager::open_or_create(&empty, "e1", "/w")
+            .unwrap()
+            .session_id(),
+        "e1"
+    );
+    // A file with a header is the session it says it is, and is not rewritten.
+    let before = fs::read(&path).unwrap();
+    let again = SessionManager::open_or_create(&path, "another-id", "/elsewhere").unwrap();
+    assert_eq!(again.session_id(), "chat-42");
+    assert_eq!(again.build_context().messages.len(), 2);
+    assert_eq!(fs::read(&path).unwrap(), before);
+    // A file that is not a session file is refused, not replaced.
+    let foreign = dir.path().join("notes.jsonl");
+    fs::write(&foreign, "{\"hello\":1}\n").unwrap();
+    assert!(SessionManager::open_or_create(&foreign, "x", "/w").is_err());
+    assert_eq!(fs::read_to_string(&foreign).unwrap(), "{\"hello\":1}\n");
+}
