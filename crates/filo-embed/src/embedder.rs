@@ -13,9 +13,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::AuthProfileStore;
 use crate::auth::store::AuthProfileFile;
+use crate::classify::FailoverReason;
 use crate::clock::Clock;
 use crate::config::{DEFAULT_MAX_CONCURRENT, EmbedConfig};
 use crate::error::RunError;
+use crate::failover::{
+    FallbackAttempt, FallbackResult, all_failed_message, attempt_of, ends_chain,
+    fallback_candidates,
+};
 use crate::lanes::{
     CommandQueue, EnqueueOptions, MAIN_LANE, resolve_global_lane, resolve_session_lane,
 };
@@ -23,7 +28,7 @@ use crate::paths::EmbedPaths;
 use crate::registry::ActiveRuns;
 use crate::run::compact::{CompactResult, compact_file};
 use crate::run::params::{RunParams, RunResult};
-use crate::run::resolve::{Resolved, resolve_run};
+use crate::run::resolve::{Resolved, requested_candidate, resolve_run};
 use crate::run::run_loop::run_loop;
 use crate::sink::{ChannelSink, ReplyEvent, ReplySink};
 
@@ -214,6 +219,74 @@ impl Embedder {
     ) -> Result<RunResult, RunError> {
         let fallback_configured = !self.config().defaults.model.fallbacks.is_empty();
         self.run_in_lanes(params, sink, fallback_configured).await
+    }
+
+    /// Runs one turn through the model fallback chain (C12, `runWithModelFallback`): the run's
+    /// model, then the fallbacks (`fallbacks_override`, even empty, replaces the configured
+    /// ones and the primary), until one answers. Each candidate is a whole run (lanes, profile
+    /// rotation, compaction); a candidate whose profiles are all cooling down fails at once,
+    /// without a request.
+    pub async fn run_with_fallback(
+        &self,
+        params: RunParams,
+        sink: Arc<dyn ReplySink>,
+        fallbacks_override: Option<Vec<String>>,
+    ) -> Result<FallbackResult, RunError> {
+        let requested = requested_candidate(&self.inner, &params)?;
+        let candidates =
+            fallback_candidates(&self.config(), requested, fallbacks_override.as_deref());
+        let mut attempts: Vec<FallbackAttempt> = Vec::new();
+        let mut last_error = None;
+        let count = candidates.len();
+        for (i, candidate) in candidates.iter().enumerate() {
+            let mut p = params.clone();
+            p.provider = Some(candidate.0.clone());
+            p.model = Some(candidate.1.clone());
+            match self.run_in_lanes(p, sink.clone(), true).await {
+                Ok(result) => {
+                    let notice = attempts
+                        .first()
+                        .filter(|a| a.reason == FailoverReason::ModelNotFound)
+                        .map(|a| {
+                            format!(
+                                "Model \"{}/{}\" not found. Fell back to \"{}/{}\".",
+                                a.provider, a.model, candidate.0, candidate.1
+                            )
+                        });
+                    return Ok(FallbackResult {
+                        result,
+                        provider: candidate.0.clone(),
+                        model: candidate.1.clone(),
+                        attempts,
+                        notice,
+                    });
+                }
+                Err(e) if ends_chain(&e) => return Err(e),
+                Err(RunError::Failover(f)) => {
+                    attempts.push(attempt_of(candidate, &f));
+                    last_error = Some(RunError::Failover(f));
+                }
+                Err(e) if i + 1 == count => return Err(e),
+                Err(e) => {
+                    attempts.push(FallbackAttempt {
+                        provider: candidate.0.clone(),
+                        model: candidate.1.clone(),
+                        error: e.to_string(),
+                        reason: FailoverReason::Unknown,
+                        status: None,
+                        code: None,
+                    });
+                    last_error = Some(e);
+                }
+            }
+        }
+        match (attempts.len(), last_error) {
+            (0 | 1, Some(e)) => Err(e),
+            _ => Err(RunError::AllModelsFailed {
+                message: all_failed_message(&attempts),
+                attempts,
+            }),
+        }
     }
 
     pub(crate) async fn run_in_lanes(

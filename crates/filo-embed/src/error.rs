@@ -347,6 +347,12 @@ pub enum RunError {
     /// The reply sink failed (panicked or timed out); the turn itself was saved.
     #[error("reply sink: {0}")]
     Sink(#[from] crate::subscriber::dispatch::DispatchError),
+    /// Every candidate of the fallback chain failed (C12).
+    #[error("{message}")]
+    AllModelsFailed {
+        message: String,
+        attempts: Vec<crate::failover::FallbackAttempt>,
+    },
 }
 
 impl RunError {
@@ -361,7 +367,8 @@ impl RunError {
             | RunError::Session(_)
             | RunError::Io { .. }
             | RunError::Core(_)
-            | RunError::Sink(_) => false,
+            | RunError::Sink(_)
+            | RunError::AllModelsFailed { .. } => false,
         }
     }
 
@@ -378,7 +385,8 @@ impl RunError {
             | RunError::Session(_)
             | RunError::Io { .. }
             | RunError::Core(_)
-            | RunError::Sink(_) => None,
+            | RunError::Sink(_)
+            | RunError::AllModelsFailed { .. } => None,
         }
     }
 }

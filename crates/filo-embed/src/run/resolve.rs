@@ -85,13 +85,24 @@ fn requested_model(
     }
 }
 
-/// Resolves the model, context window, session file and auth candidates of a run.
-pub(crate) fn resolve_run(inner: &Inner, p: &RunParams) -> Result<Resolved, RunError> {
-    let agent_id = p
-        .agent_id
+fn agent_id_of(p: &RunParams) -> String {
+    p.agent_id
         .clone()
         .or_else(|| p.session_key.as_deref().map(agent_id_from_session_key))
-        .unwrap_or_else(|| "main".to_owned());
+        .unwrap_or_else(|| "main".to_owned())
+}
+
+/// The `(provider, model)` a run asks for: its own, else its agent's or the default primary.
+pub(crate) fn requested_candidate(
+    inner: &Inner,
+    p: &RunParams,
+) -> Result<(String, String), RunError> {
+    requested_model(inner, p, &agent_id_of(p))
+}
+
+/// Resolves the model, context window, session file and auth candidates of a run.
+pub(crate) fn resolve_run(inner: &Inner, p: &RunParams) -> Result<Resolved, RunError> {
+    let agent_id = agent_id_of(p);
     let (provider, model_id) = requested_model(inner, p, &agent_id)?;
     let mut model = inner.registry.model(&provider, &model_id).ok_or_else(|| {
         RunError::from(FailoverError::new(

@@ -280,3 +280,117 @@ async fn an_unknown_model_is_a_failover_error() {
     assert!(h.mock.requests().is_empty());
     let _ = request_texts(&json!({}));
 }
+
+fn cooling(reason: &str) -> Value {
+    json!({"cooldownUntil": NOW + 600_000, "errorCount": 2, "failureCounts": {reason: 2}, "lastFailureAt": NOW - 1_000})
+}
+
+#[tokio::test]
+async fn d2_when_every_profile_cools_down_the_fallback_model_answers() {
+    let config = json!({"agents": {"defaults": {"model": {
+        "primary": "openai/mock-model", "fallbacks": ["mock2/other-model"]}}}});
+    let h = Harness::with_env(
+        vec![Turn::text("from the fallback")],
+        config,
+        &[("OPENAI_API_KEY", "sk-env"), ("MOCK2_KEY", "sk-mock2")],
+    )
+    .await;
+    let mut store = two_profiles();
+    store["usageStats"]["openai:p1"] = cooling("rate_limit");
+    store["usageStats"]["openai:p2"] = cooling("rate_limit");
+    h.write_auth_profiles(store);
+    let out = h
+        .embedder
+        .run_with_fallback(h.params("d2", "hello"), Arc::new(NullSink), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.provider.as_str(), out.model.as_str()),
+        ("mock2", "other-model")
+    );
+    assert_eq!(
+        out.result.payloads[0].text.as_deref(),
+        Some("from the fallback")
+    );
+    assert_eq!(out.attempts.len(), 1);
+    assert_eq!(
+        out.attempts[0].reason,
+        filo_embed::classify::FailoverReason::RateLimit
+    );
+    assert_eq!(
+        (
+            out.attempts[0].provider.as_str(),
+            out.attempts[0].model.as_str()
+        ),
+        ("openai", "mock-model")
+    );
+    assert!(out.notice.is_none());
+    let reqs = h.mock.requests();
+    assert_eq!(reqs.len(), 1, "the cooling primary was not called");
+    assert_eq!(reqs[0].header("authorization"), Some("Bearer sk-mock2"));
+    assert_eq!(reqs[0].body["model"], "other-model");
+}
+
+#[tokio::test]
+async fn d2b_an_unknown_model_falls_back_with_a_notice_and_all_failing_names_each() {
+    let config = json!({"agents": {"defaults": {"model": {
+        "primary": "openai/mock-model", "fallbacks": ["mock2/other-model"]}}}});
+    let h = Harness::with_env(
+        vec![
+            Turn::text("the fallback answers"),
+            Fault::Http {
+                status: 401,
+                retry_after: None,
+                body: Some(r#"{"error":{"message":"invalid api key"}}"#.into()),
+            }
+            .into(),
+        ],
+        config,
+        &[("OPENAI_API_KEY", "sk-env"), ("MOCK2_KEY", "sk-mock2")],
+    )
+    .await;
+    let mut p = h.params("d2b", "hello");
+    p.provider = Some("openai".into());
+    p.model = Some("no-such-model".into());
+    let out = h
+        .embedder
+        .run_with_fallback(p, Arc::new(NullSink), None)
+        .await
+        .unwrap();
+    // The requested provider is the primary's, so the configured fallbacks come first.
+    assert_eq!(
+        (out.provider.as_str(), out.model.as_str()),
+        ("mock2", "other-model")
+    );
+    assert_eq!(
+        out.result.payloads[0].text.as_deref(),
+        Some("the fallback answers")
+    );
+    assert_eq!(
+        out.notice.as_deref(),
+        Some("Model \"openai/no-such-model\" not found. Fell back to \"mock2/other-model\".")
+    );
+    assert_eq!(
+        out.attempts[0].reason,
+        filo_embed::classify::FailoverReason::ModelNotFound
+    );
+    // An explicit list with a failing candidate: every failure is named.
+    let mut p = h.params("d2b", "again");
+    p.provider = Some("openai".into());
+    p.model = Some("no-such-model".into());
+    let err = h
+        .embedder
+        .run_with_fallback(
+            p,
+            Arc::new(NullSink),
+            Some(vec!["mock2/other-model".into()]),
+        )
+        .await
+        .unwrap_err();
+    let RunError::AllModelsFailed { message, attempts } = err else {
+        panic!("{err}")
+    };
+    assert_eq!(attempts.len(), 2);
+    assert!(message.starts_with("All models failed (2): openai/no-such-model: Unknown model: openai/no-such-model (model_not_found) | mock2/other-model: "), "{message}");
+    assert!(message.ends_with("(auth)"), "{message}");
+}
