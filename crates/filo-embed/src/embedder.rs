@@ -30,6 +30,8 @@ use crate::run::compact::{CompactResult, compact_file};
 use crate::run::params::{RunParams, RunResult};
 use crate::run::resolve::{Resolved, requested_candidate, resolve_run};
 use crate::run::run_loop::run_loop;
+use crate::run::session::EmbedSessionCache;
+use crate::session_store::cache::{DEFAULT_CACHE_CAPACITY, DEFAULT_CACHE_TTL_MS};
 use crate::sink::{ChannelSink, ReplyEvent, ReplySink};
 
 /// What an [`Embedder`] is built from. Nothing is read from the process environment: the
@@ -59,6 +61,8 @@ pub(crate) struct Inner {
     pub shutdown: CancellationToken,
     auth: Mutex<HashMap<String, AuthProfileStore>>,
     pub tool_factories: RwLock<Vec<ToolFactory>>,
+    /// Idle sessions kept between turns (C5).
+    pub sessions: EmbedSessionCache,
 }
 
 /// What a tool factory knows about the run it makes tools for.
@@ -178,12 +182,17 @@ impl Embedder {
                 registry: Arc::new(deps.registry),
                 env: Arc::new(deps.env),
                 client,
-                clock: deps.clock,
+                clock: deps.clock.clone(),
                 lanes,
                 runs: ActiveRuns::new(),
                 shutdown: CancellationToken::new(),
                 auth: Mutex::new(HashMap::new()),
                 tool_factories: RwLock::new(Vec::new()),
+                sessions: EmbedSessionCache::new(
+                    DEFAULT_CACHE_CAPACITY,
+                    DEFAULT_CACHE_TTL_MS,
+                    deps.clock.clone(),
+                ),
             }),
         })
     }
@@ -195,6 +204,8 @@ impl Embedder {
 
     /// Replaces the config (hot reload); runs in progress keep the one they started with.
     pub fn set_config(&self, config: EmbedConfig) {
+        // Idle sessions were built under the old config (compaction reserve, tools, memory).
+        self.inner.sessions.clear();
         if let Some(n) = config.defaults.max_concurrent {
             self.inner.lanes.set_concurrency(MAIN_LANE, n);
         }
@@ -416,6 +427,13 @@ impl Embedder {
 
     /// Stops accepting runs, lets the running ones finish for up to `grace`, then aborts the
     /// rest and waits for them to end.
+    /// Idle sessions kept for their next turn (C5): a session that ended its turn cleanly is
+    /// kept, with its parsed transcript and memory, until it idles past 45 s, another writer
+    /// touches its file, or its next turn asks for another model, key, prompt or tool set.
+    pub fn cached_sessions(&self) -> usize {
+        self.inner.sessions.len()
+    }
+
     pub async fn shutdown(&self, grace: Duration) {
         self.inner.lanes.mark_draining();
         let drained = self.inner.lanes.wait_for_active(grace).await;
@@ -427,6 +445,7 @@ impl Embedder {
                 .wait_for_active(Duration::from_secs(30))
                 .await;
         }
+        self.inner.sessions.clear();
     }
 }
 

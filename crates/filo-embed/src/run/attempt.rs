@@ -11,21 +11,21 @@ use std::time::Duration;
 
 use filo_agent::{AgentMessage, AgentTool};
 use filo_ai::{AssistantMessage, Model, ThinkingLevel};
-use filo_core::extension::{BeforeAgentStart, ToolCallEvent};
-use filo_core::{AgentSession, AgentSessionOptions, Extension, PromptOptions, Resources, Settings};
-use filo_session::SessionManager;
-use futures::future::BoxFuture;
-use serde_json::json;
+use filo_core::{AgentSession, Extension, PromptOptions};
 use tokio_util::sync::CancellationToken;
 
 use crate::embedder::{Inner, ToolContext};
 use crate::error::RunError;
 use crate::history::limit::{history_limit_from_session_key, limit_history_turns};
 use crate::history::policy::{resolve_transcript_policy, sanitize_session_history};
-use crate::memory::{flush_memory, open_memory};
+use crate::memory::{flush_memory, memory_db_path, open_memory};
 use crate::registry::RunHandle;
 use crate::run::events::{AttemptListener, Observed};
 use crate::run::params::{RunParams, Verbose};
+use crate::run::session::{
+    CachedSession, EmbedHooks, Fingerprint, SessionSetup, create_session, open_session, put_cached,
+    take_cached,
+};
 use crate::sink::{ReplySink, SinkAdapter, SinkCall, deliver};
 use crate::stream::chunker::BlockChunker;
 use crate::subscriber::dispatch::{BlockDispatcher, DEFAULT_DELIVERY_TIMEOUT, Deliver};
@@ -74,35 +74,65 @@ impl AttemptOutcome {
     }
 }
 
-/// The hooks an embedded session runs with: the embedded system prompt, and the
-/// flush-before-tool barrier (every block produced before a tool call is delivered first).
-struct EmbedHooks {
-    system_prompt: String,
-    dispatcher: Arc<BlockDispatcher<SinkCall>>,
+/// What a cached session must match to serve this attempt.
+fn fingerprint_of(spec: &AttemptSpec<'_>, tools: &[Arc<dyn AgentTool>]) -> Fingerprint {
+    let config = spec.inner.config();
+    Fingerprint {
+        provider: spec.model.provider.clone(),
+        model: spec.model.id.clone(),
+        context_window: spec.model.context_window,
+        api_key: spec.api_key.clone(),
+        think_level: spec.think_level,
+        system_prompt: spec.system_prompt.clone(),
+        workspace: spec.params.workspace_dir.clone(),
+        tools: tools.iter().map(|t| t.name().to_owned()).collect(),
+        memory: config
+            .memory
+            .enabled
+            .then(|| memory_db_path(&config.memory, &spec.inner.paths)),
+    }
 }
 
-impl Extension for EmbedHooks {
-    fn name(&self) -> &str {
-        "filo-embed"
-    }
-
-    fn before_agent_start(&self, _prompt: &str, _system: &str) -> BoxFuture<'_, BeforeAgentStart> {
-        let system_prompt = Some(self.system_prompt.clone());
-        Box::pin(async move {
-            BeforeAgentStart {
-                system_prompt,
-                messages: Vec::new(),
-            }
-        })
-    }
-
-    fn tool_call(&self, _call: &ToolCallEvent) -> BoxFuture<'_, Option<String>> {
-        Box::pin(async move {
-            // A failed sink does not block the tool: the run reports the sink error at its end.
-            let _reported_later = self.dispatcher.flush().await;
+/// A session opened from its file, with the memory (when on) and the embedded hooks; the
+/// memory's tools (`life`, `recall`, `trace`, `tobe`) are under the same policy as the rest.
+async fn build_session(
+    spec: &AttemptSpec<'_>,
+    tools: Vec<Arc<dyn AgentTool>>,
+    dispatcher: Arc<BlockDispatcher<SinkCall>>,
+    warnings: &mut Vec<String>,
+) -> Result<CachedSession, RunError> {
+    let (inner, p) = (spec.inner, spec.params);
+    let cwd = p.workspace_dir.to_string_lossy().into_owned();
+    let manager = open_session(spec.session_file.clone(), Some(p.session_id.clone()), cwd).await?;
+    let memory = match open_memory(&inner.config().memory, &inner.paths, inner.clock.clone()) {
+        Ok(m) => m,
+        Err(w) => {
+            warnings.push(w);
             None
-        })
-    }
+        }
+    };
+    let hooks = Arc::new(EmbedHooks::new(spec.system_prompt.clone(), dispatcher));
+    let mut extensions: Vec<Arc<dyn Extension>> = vec![hooks.clone()];
+    extensions.extend(memory.iter().map(|m| m.clone() as Arc<dyn Extension>));
+    let session = create_session(
+        inner,
+        SessionSetup {
+            workspace: p.workspace_dir.clone(),
+            model: spec.model.clone(),
+            api_key: spec.api_key.clone(),
+            think_level: spec.think_level,
+            tools,
+            manager,
+            extensions,
+        },
+    )?;
+    let offered = restrict_tools(spec, session.agent().tools());
+    session.agent().set_tools(offered);
+    Ok(CachedSession {
+        session,
+        hooks,
+        memory,
+    })
 }
 
 /// The registry's view of a running attempt.
@@ -213,59 +243,6 @@ fn dispatcher_for(sink: Arc<dyn ReplySink>) -> Arc<BlockDispatcher<SinkCall>> {
     Arc::new(BlockDispatcher::new(deliver_fn, DEFAULT_DELIVERY_TIMEOUT))
 }
 
-/// What an embedded session is built from.
-pub(crate) struct SessionSetup {
-    pub workspace: PathBuf,
-    pub model: Model,
-    pub api_key: String,
-    pub think_level: ThinkingLevel,
-    pub tools: Vec<Arc<dyn AgentTool>>,
-    pub manager: SessionManager,
-    pub extensions: Vec<Arc<dyn Extension>>,
-}
-
-/// An `AgentSession` for an embedded run: one model, one credential, settings in memory with
-/// the session's own retries off (rotation and fallback replace them, G3/G4) and the
-/// compaction reserve raised to the embedded floor.
-pub(crate) fn create_session(inner: &Inner, s: SessionSetup) -> Result<AgentSession, RunError> {
-    let config = inner.config();
-    let reserve = config.defaults.compaction.reserve_tokens_floor.max(16_384);
-    let key = s.api_key;
-    Ok(AgentSession::create(AgentSessionOptions {
-        cwd: s.workspace,
-        client: inner.client.clone(),
-        models: vec![s.model.clone()],
-        model: Some(s.model),
-        thinking_level: Some(s.think_level),
-        tools: s.tools,
-        session: s.manager,
-        settings: Settings::in_memory(json!({
-            "retry": {"enabled": false},
-            "compaction": {"reserveTokens": reserve},
-        })),
-        api_key: Arc::new(move |_| Some(key.clone())),
-        resources: Resources::default(),
-        extensions: s.extensions,
-        date: inner.today(),
-    })?)
-}
-
-/// Opens the session file (blocking IO off the runtime's threads). With a session id, a missing
-/// or empty file starts that session (its header id is the run's session id, G1).
-pub(crate) async fn open_session(
-    path: PathBuf,
-    session_id: Option<String>,
-    cwd: String,
-) -> Result<SessionManager, RunError> {
-    tokio::task::spawn_blocking(move || match session_id {
-        Some(id) => SessionManager::open_or_create(&path, &id, &cwd),
-        None => SessionManager::open(&path, &cwd),
-    })
-    .await
-    .map_err(|e| RunError::Session(format!("opening the session panicked: {e}")))?
-    .map_err(|e| RunError::Session(e.to_string()))
-}
-
 /// Runs one attempt.
 pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome, RunError> {
     let p = spec.params;
@@ -274,8 +251,6 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         path: p.workspace_dir.clone(),
         source,
     })?;
-    let cwd = p.workspace_dir.to_string_lossy().into_owned();
-    let manager = open_session(spec.session_file.clone(), Some(p.session_id.clone()), cwd).await?;
     let tools = attempt_tools(&spec);
     let dispatcher = dispatcher_for(spec.sink.clone());
     let listener = Arc::new(AttemptListener {
@@ -285,34 +260,26 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         observed: Mutex::new(Observed::default()),
     });
     let mut warnings = Vec::new();
-    let memory = match open_memory(&inner.config().memory, &inner.paths, inner.clock.clone()) {
-        Ok(m) => m,
-        Err(w) => {
-            warnings.push(w);
-            None
+    let fingerprint = fingerprint_of(&spec, &tools);
+    let cached = match take_cached(inner, &spec.session_file, &fingerprint) {
+        Some(cached) => {
+            cached.hooks.set_dispatcher(dispatcher.clone());
+            let mut all = tools;
+            if let Some(m) = &cached.memory {
+                all.extend(m.tools(&cached.session.info()));
+            }
+            cached.session.agent().set_tools(restrict_tools(&spec, all));
+            cached
         }
+        None => build_session(&spec, tools, dispatcher.clone(), &mut warnings).await?,
     };
-    let mut extensions: Vec<Arc<dyn Extension>> = vec![Arc::new(EmbedHooks {
-        system_prompt: spec.system_prompt.clone(),
-        dispatcher: dispatcher.clone(),
-    })];
-    extensions.extend(memory.iter().map(|m| m.clone() as Arc<dyn Extension>));
-    let session = create_session(
-        inner,
-        SessionSetup {
-            workspace: p.workspace_dir.clone(),
-            model: spec.model.clone(),
-            api_key: spec.api_key.clone(),
-            think_level: spec.think_level,
-            tools,
-            manager,
-            extensions,
-        },
-    )?;
-    // The memory's tools (`life`, `recall`, `trace`, `tobe`) are under the same policy.
-    let offered = restrict_tools(&spec, session.agent().tools());
-    let allowed: Vec<String> = offered.iter().map(|t| t.name().to_owned()).collect();
-    session.agent().set_tools(offered);
+    let session = cached.session.clone();
+    let allowed: Vec<String> = session
+        .agent()
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
     prepare_history(&session, p, &spec.model, &allowed, inner);
     let listener_for_session = listener.clone();
     let sub = session.subscribe(Arc::new(move |e| listener_for_session.on_event(e)));
@@ -351,13 +318,24 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         .clone();
     outcome.messages = session.messages();
     outcome.session_id = session.session_id();
-    if let Some(m) = &memory {
+    if let Some(m) = &cached.memory {
         warnings.extend(flush_memory(m));
     }
     for w in warnings {
         if !outcome.observed.warnings.contains(&w) {
             outcome.observed.warnings.push(w);
         }
+    }
+    // Only a cleanly ended attempt leaves a session the next one can trust without re-reading.
+    let clean = flushed.is_ok()
+        && !outcome.aborted
+        && outcome.prompt_error.is_none()
+        && outcome.observed.warnings.is_empty()
+        && outcome
+            .last_assistant()
+            .is_some_and(|m| m.stop_reason != filo_ai::StopReason::Error);
+    if clean {
+        put_cached(inner, &spec.session_file, cached, fingerprint);
     }
     flushed?;
     Ok(outcome)

@@ -9,7 +9,7 @@ use filo_ai::{Model, ThinkingLevel};
 use crate::embedder::Inner;
 use crate::error::RunError;
 use crate::memory::open_memory;
-use crate::run::attempt::{SessionSetup, create_session, open_session};
+use crate::run::session::{SessionSetup, create_session, open_session};
 
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]

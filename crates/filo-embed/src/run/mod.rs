@@ -9,3 +9,4 @@ pub mod payloads;
 pub(crate) mod prompt_text;
 pub mod resolve;
 pub mod run_loop;
+pub(crate) mod session;

@@ -188,6 +188,18 @@ impl<S, F: PartialEq> SessionCache<S, F> {
         self.lock().entries.remove(file).is_some()
     }
 
+    /// Drops every idle session (a new config, a shutdown).
+    pub fn clear(&self) {
+        let drained: Vec<S> = self
+            .lock()
+            .entries
+            .drain()
+            .map(|(_, e)| e.session)
+            .collect();
+        // Sessions are dropped outside the lock: dropping one may wait for its writes.
+        drop(drained);
+    }
+
     /// Drops every session idle longer than the TTL; returns how many.
     pub fn evict_expired(&self) -> usize {
         let now = self.clock.now_ms();

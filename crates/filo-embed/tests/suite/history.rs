@@ -187,3 +187,79 @@ async fn d8_a_crashed_transcript_is_repaired_before_the_prompt() {
     let leaf = m.leaf_entry().unwrap();
     assert!(format!("{leaf:?}").contains("recovered"));
 }
+
+#[tokio::test]
+async fn a_cached_session_serves_the_next_turn_until_another_writer_touches_its_file() {
+    let h = Harness::new(
+        vec![
+            Turn::text("first answer"),
+            Turn::text("second answer"),
+            Turn::text("third answer"),
+            Fault::Http {
+                status: 500,
+                retry_after: None,
+                body: None,
+            }
+            .into(),
+            Turn::text("fifth answer"),
+        ],
+        json!({}),
+    )
+    .await;
+    let run = |prompt: &'static str| {
+        let e = h.embedder.clone();
+        let p = h.params("c1", prompt);
+        async move { e.run(p, Arc::new(NullSink)).await.unwrap() }
+    };
+    run("one").await;
+    assert_eq!(h.embedder.cached_sessions(), 1, "kept after a clean turn");
+    run("two").await;
+    let texts = request_texts(&h.mock.requests()[1].body);
+    assert!(
+        texts.contains(&("assistant".into(), "first answer".into())),
+        "{texts:?}"
+    );
+    // Another program continues the session in the file (as pi would): the cache must not
+    // hide it.
+    let path = h.session_file("c1");
+    let file = std::fs::read_to_string(&path).unwrap();
+    let last: serde_json::Value = serde_json::from_str(file.lines().last().unwrap()).unwrap();
+    let line = json!({"type": "message", "id": "ext00001", "parentId": last["id"],
+        "timestamp": "2026-12-01T10:00:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "written elsewhere"}], "timestamp": 5}});
+    let answer = json!({"type": "message", "id": "ext00002", "parentId": "ext00001",
+        "timestamp": "2026-12-01T10:00:01.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "answered elsewhere"}],
+            "api": "openai-completions", "provider": "openai", "model": "mock-model",
+            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": "stop", "timestamp": 6}});
+    std::fs::write(&path, format!("{file}{line}\n{answer}\n")).unwrap();
+    run("three").await;
+    let texts = request_texts(&h.mock.requests()[2].body);
+    assert!(
+        texts.contains(&("user".into(), "written elsewhere".into())),
+        "{texts:?}"
+    );
+    assert!(
+        texts.contains(&("assistant".into(), "answered elsewhere".into())),
+        "{texts:?}"
+    );
+    // A turn that ends in an error is not kept.
+    let failed = run("four").await;
+    assert!(failed.payloads[0].is_error);
+    assert_eq!(h.embedder.cached_sessions(), 0);
+    run("five").await;
+    let saved = std::fs::read_to_string(&path).unwrap();
+    for t in [
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "fifth answer",
+        "answered elsewhere",
+    ] {
+        assert!(saved.contains(&format!("\"{t}\"")), "{t} saved");
+    }
+}

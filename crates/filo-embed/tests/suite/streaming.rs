@@ -4,10 +4,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use filo_agent::{AgentTool, ToolCallContext, ToolError, ToolOutput};
-use filo_embed::ToolContext;
 use filo_embed::run::params::BlockReplyConfig;
 use filo_embed::stream::chunker::{BreakPreference, Chunking};
 use filo_embed::subscriber::machine::BlockBreak;
+use filo_embed::{ReplySink, RunError, ToolContext};
 use filo_testkit::{Reply, Turn};
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -133,4 +133,63 @@ async fn d5_the_text_before_a_tool_call_is_delivered_before_the_tool_runs() {
     let reqs = h.mock.requests();
     assert_eq!(reqs.len(), 2);
     assert!(reqs[1].body.to_string().contains("probed"));
+}
+
+/// A channel whose delivery panics, or never returns.
+struct BrokenSink {
+    hang: bool,
+}
+
+impl ReplySink for BrokenSink {
+    fn block_reply(&self, _b: filo_embed::BlockReply) -> BoxFuture<'_, ()> {
+        let hang = self.hang;
+        Box::pin(async move {
+            if hang {
+                std::future::pending::<()>().await;
+            }
+            panic!("the channel crashed");
+        })
+    }
+}
+
+fn text_end() -> Option<BlockReplyConfig> {
+    Some(BlockReplyConfig {
+        break_mode: BlockBreak::TextEnd,
+        chunking: None,
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sink_that_panics_or_hangs_ends_its_run_with_an_error_and_frees_its_lane() {
+    let turns = vec![
+        Turn::text("to a broken channel"),
+        Turn::text("to a stuck channel"),
+        Turn::text("fine again"),
+    ];
+    let h = Harness::new(turns, json!({})).await;
+    for hang in [false, true] {
+        let mut p = h.params("sink", "hi");
+        p.block_reply = text_end();
+        let err = h
+            .embedder
+            .run(p, Arc::new(BrokenSink { hang }))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RunError::Sink(_)), "{err}");
+        let expected = if hang {
+            "did not finish a delivery"
+        } else {
+            "panicked"
+        };
+        assert!(err.to_string().contains(expected), "{err}");
+    }
+    // The turns were saved, and the lane is free for the next run of the same session.
+    let text = std::fs::read_to_string(h.session_file("sink")).unwrap();
+    assert!(text.contains("to a broken channel") && text.contains("to a stuck channel"));
+    let sink = Arc::new(Recorder::default());
+    let mut p = h.params("sink", "again");
+    p.block_reply = text_end();
+    let r = h.embedder.run(p, sink.clone()).await.unwrap();
+    assert_eq!(r.payloads[0].text.as_deref(), Some("fine again"));
+    assert_eq!(sink.blocks().len(), 1);
 }

@@ -1,0 +1,185 @@
+//! The `AgentSession` of an attempt: built from the session file, or taken back from the session
+//! cache (C5) when the same session ran a moment ago with the same model, credential, thinking
+//! level, system prompt, workspace and tools, and nobody else has written its file since.
+//!
+//! A cached session keeps its parsed transcript, its context and its memory view, so a busy
+//! embedder does not re-read and re-parse a growing transcript for every turn. Only a session
+//! whose attempt ended cleanly goes back into the cache; anything else is dropped and the next
+//! attempt reopens the file.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use filo_agent::AgentTool;
+use filo_ai::{Model, ThinkingLevel};
+use filo_core::extension::{BeforeAgentStart, ToolCallEvent};
+use filo_core::playfilo::Playfilo;
+use filo_core::{AgentSession, AgentSessionOptions, Extension, Resources, Settings};
+use filo_session::SessionManager;
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use crate::embedder::Inner;
+use crate::error::RunError;
+use crate::session_store::cache::Take;
+use crate::sink::SinkCall;
+use crate::subscriber::dispatch::BlockDispatcher;
+
+/// Idle embedded sessions, keyed by session file.
+pub(crate) type EmbedSessionCache =
+    crate::session_store::cache::SessionCache<CachedSession, Fingerprint>;
+
+/// What must be equal for a cached session to serve an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Fingerprint {
+    pub provider: String,
+    pub model: String,
+    pub context_window: u64,
+    pub api_key: String,
+    pub think_level: ThinkingLevel,
+    pub system_prompt: String,
+    pub workspace: PathBuf,
+    /// The names of the tools offered (before the memory's).
+    pub tools: Vec<String>,
+    /// The memory database, when the memory is on.
+    pub memory: Option<PathBuf>,
+}
+
+/// An idle session with what the next attempt re-wires.
+pub(crate) struct CachedSession {
+    pub session: AgentSession,
+    pub hooks: Arc<EmbedHooks>,
+    pub memory: Option<Arc<Playfilo>>,
+}
+
+/// The hooks an embedded session runs with: the embedded system prompt, and the
+/// flush-before-tool barrier (every block produced before a tool call is delivered first). Both
+/// are per attempt, so a cached session is pointed at the new attempt's dispatcher.
+pub(crate) struct EmbedHooks {
+    system_prompt: String,
+    dispatcher: Mutex<Arc<BlockDispatcher<SinkCall>>>,
+}
+
+impl EmbedHooks {
+    pub fn new(system_prompt: String, dispatcher: Arc<BlockDispatcher<SinkCall>>) -> Self {
+        Self {
+            system_prompt,
+            dispatcher: Mutex::new(dispatcher),
+        }
+    }
+
+    pub fn set_dispatcher(&self, dispatcher: Arc<BlockDispatcher<SinkCall>>) {
+        *self
+            .dispatcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = dispatcher;
+    }
+
+    fn dispatcher(&self) -> Arc<BlockDispatcher<SinkCall>> {
+        self.dispatcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl Extension for EmbedHooks {
+    fn name(&self) -> &str {
+        "filo-embed"
+    }
+
+    fn before_agent_start(&self, _prompt: &str, _system: &str) -> BoxFuture<'_, BeforeAgentStart> {
+        let system_prompt = Some(self.system_prompt.clone());
+        Box::pin(async move {
+            BeforeAgentStart {
+                system_prompt,
+                messages: Vec::new(),
+            }
+        })
+    }
+
+    fn tool_call(&self, _call: &ToolCallEvent) -> BoxFuture<'_, Option<String>> {
+        let dispatcher = self.dispatcher();
+        Box::pin(async move {
+            // A failed sink does not block the tool: the run reports the sink error at its end.
+            let _reported_later = dispatcher.flush().await;
+            None
+        })
+    }
+}
+
+/// What an embedded session is built from.
+pub(crate) struct SessionSetup {
+    pub workspace: PathBuf,
+    pub model: Model,
+    pub api_key: String,
+    pub think_level: ThinkingLevel,
+    pub tools: Vec<Arc<dyn AgentTool>>,
+    pub manager: SessionManager,
+    pub extensions: Vec<Arc<dyn Extension>>,
+}
+
+/// An `AgentSession` for an embedded run: one model, one credential, settings in memory with
+/// the session's own retries off (rotation and fallback replace them, G3/G4) and the
+/// compaction reserve raised to the embedded floor.
+pub(crate) fn create_session(inner: &Inner, s: SessionSetup) -> Result<AgentSession, RunError> {
+    let config = inner.config();
+    let reserve = config.defaults.compaction.reserve_tokens_floor.max(16_384);
+    let key = s.api_key;
+    Ok(AgentSession::create(AgentSessionOptions {
+        cwd: s.workspace,
+        client: inner.client.clone(),
+        models: vec![s.model.clone()],
+        model: Some(s.model),
+        thinking_level: Some(s.think_level),
+        tools: s.tools,
+        session: s.manager,
+        settings: Settings::in_memory(json!({
+            "retry": {"enabled": false},
+            "compaction": {"reserveTokens": reserve},
+        })),
+        api_key: Arc::new(move |_| Some(key.clone())),
+        resources: Resources::default(),
+        extensions: s.extensions,
+        date: inner.today(),
+    })?)
+}
+
+/// Opens the session file (blocking IO off the runtime's threads). With a session id, a missing
+/// or empty file starts that session (its header id is the run's session id, G1).
+pub(crate) async fn open_session(
+    path: PathBuf,
+    session_id: Option<String>,
+    cwd: String,
+) -> Result<SessionManager, RunError> {
+    tokio::task::spawn_blocking(move || match session_id {
+        Some(id) => SessionManager::open_or_create(&path, &id, &cwd),
+        None => SessionManager::open(&path, &cwd),
+    })
+    .await
+    .map_err(|e| RunError::Session(format!("opening the session panicked: {e}")))?
+    .map_err(|e| RunError::Session(e.to_string()))
+}
+
+/// The cached session of `file` when it still fits `fingerprint`.
+pub(crate) fn take_cached(
+    inner: &Inner,
+    file: &Path,
+    fingerprint: &Fingerprint,
+) -> Option<CachedSession> {
+    match inner.sessions.take(file, fingerprint) {
+        Take::Hit(c) => Some(c),
+        Take::Miss(_) => None,
+    }
+}
+
+/// Returns an idle session to the cache (dropped when the cache is off).
+pub(crate) fn put_cached(
+    inner: &Inner,
+    file: &Path,
+    cached: CachedSession,
+    fingerprint: Fingerprint,
+) {
+    // A disabled cache hands the session back; dropping it flushes its memory.
+    let _dropped = inner.sessions.put(file, cached, fingerprint);
+}
