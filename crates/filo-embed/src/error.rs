@@ -347,6 +347,9 @@ pub enum RunError {
     /// The reply sink failed (panicked or timed out); the turn itself was saved.
     #[error("reply sink: {0}")]
     Sink(#[from] crate::subscriber::dispatch::DispatchError),
+    /// Another process kept the session file locked for the whole wait (G2).
+    #[error(transparent)]
+    Locked(#[from] filo_session::LockError),
     /// Every candidate of the fallback chain failed (C12).
     #[error("{message}")]
     AllModelsFailed {
@@ -368,6 +371,7 @@ impl RunError {
             | RunError::Io { .. }
             | RunError::Core(_)
             | RunError::Sink(_)
+            | RunError::Locked(_)
             | RunError::AllModelsFailed { .. } => false,
         }
     }
@@ -386,6 +390,7 @@ impl RunError {
             | RunError::Io { .. }
             | RunError::Core(_)
             | RunError::Sink(_)
+            | RunError::Locked(_)
             | RunError::AllModelsFailed { .. } => None,
         }
     }

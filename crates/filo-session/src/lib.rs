@@ -17,6 +17,7 @@ pub mod entry;
 pub mod file;
 pub mod ids;
 pub mod list;
+pub mod lock;
 pub mod manager;
 pub mod migrate;
 pub mod paths;
@@ -29,4 +30,5 @@ pub use entry::{
 };
 pub use file::{LoadWarning, SessionError};
 pub use list::{SessionInfo, list_all_sessions, list_sessions, most_recent_session};
+pub use lock::{LockError, SessionLock};
 pub use manager::SessionManager;

@@ -23,8 +23,8 @@ use crate::registry::RunHandle;
 use crate::run::events::{AttemptListener, Observed};
 use crate::run::params::{RunParams, Verbose};
 use crate::run::session::{
-    CachedSession, EmbedHooks, Fingerprint, SessionSetup, create_session, open_session, put_cached,
-    take_cached,
+    CachedSession, EmbedHooks, Fingerprint, SessionSetup, create_session, lock_session,
+    open_session, put_cached, take_cached,
 };
 use crate::sink::{ReplySink, SinkAdapter, SinkCall, deliver};
 use crate::stream::chunker::BlockChunker;
@@ -251,6 +251,8 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         path: p.workspace_dir.clone(),
         source,
     })?;
+    // One writer per session file across processes, for the whole attempt.
+    let _lock = lock_session(inner, &spec.session_file, spec.timeout).await?;
     let tools = attempt_tools(&spec);
     let dispatcher = dispatcher_for(spec.sink.clone());
     let listener = Arc::new(AttemptListener {

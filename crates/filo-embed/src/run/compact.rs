@@ -9,7 +9,7 @@ use filo_ai::{Model, ThinkingLevel};
 use crate::embedder::Inner;
 use crate::error::RunError;
 use crate::memory::open_memory;
-use crate::run::session::{SessionSetup, create_session, open_session};
+use crate::run::session::{SessionSetup, create_session, lock_session, open_session};
 
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +49,7 @@ pub(crate) async fn compact_file(
     custom_instructions: Option<&str>,
 ) -> Result<CompactResult, RunError> {
     let cwd = workspace.to_string_lossy().into_owned();
+    let _lock = lock_session(inner, &session_file, COMPACTION_TIMEOUT).await?;
     // Nothing to compact in a missing file: no session id is needed to start one.
     let manager = open_session(session_file, None, cwd).await?;
     let has_conversation = manager

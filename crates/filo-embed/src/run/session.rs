@@ -15,7 +15,7 @@ use filo_ai::{Model, ThinkingLevel};
 use filo_core::extension::{BeforeAgentStart, ToolCallEvent};
 use filo_core::playfilo::Playfilo;
 use filo_core::{AgentSession, AgentSessionOptions, Extension, Resources, Settings};
-use filo_session::SessionManager;
+use filo_session::{SessionLock, SessionManager};
 use futures::future::BoxFuture;
 use serde_json::json;
 
@@ -159,6 +159,20 @@ pub(crate) async fn open_session(
     .await
     .map_err(|e| RunError::Session(format!("opening the session panicked: {e}")))?
     .map_err(|e| RunError::Session(e.to_string()))
+}
+
+/// Takes the cross-process lock of the session file (G2) for a turn, waiting up to `wait` while
+/// another process (a second gateway, the CLI) writes it.
+pub(crate) async fn lock_session(
+    inner: &Inner,
+    file: &Path,
+    wait: std::time::Duration,
+) -> Result<SessionLock, RunError> {
+    let (file, now) = (file.to_path_buf(), inner.clock.now_ms());
+    tokio::task::spawn_blocking(move || SessionLock::acquire(&file, wait, now))
+        .await
+        .map_err(|e| RunError::Session(format!("locking the session panicked: {e}")))?
+        .map_err(RunError::from)
 }
 
 /// The cached session of `file` when it still fits `fingerprint`.

@@ -161,3 +161,25 @@ async fn d7_the_global_lane_bounds_concurrency_and_draining_refuses_new_runs() {
         .unwrap_err();
     assert!(matches!(refused, RunError::Draining), "{refused}");
 }
+
+#[tokio::test]
+async fn a_session_another_process_is_writing_waits_then_refuses_and_loses_nothing() {
+    let h = Harness::new(vec![Turn::text("after the lock")], json!({})).await;
+    let file = h.session_file("locked");
+    // Another filo (a second gateway, the CLI) holds the session for a turn.
+    let held = filo_session::SessionLock::acquire(&file, Duration::ZERO, 1).unwrap();
+    let mut p = h.params("locked", "hello");
+    p.timeout = Some(Duration::from_millis(200));
+    let err = h.embedder.run(p, Arc::new(NullSink)).await.unwrap_err();
+    assert!(matches!(err, RunError::Locked(_)), "{err}");
+    assert!(err.to_string().contains("another process is writing this session"), "{err}");
+    assert!(h.mock.requests().is_empty(), "nothing was sent");
+    assert!(!file.exists(), "nothing was written");
+    drop(held);
+    let r = h
+        .embedder
+        .run(h.params("locked", "hello"), Arc::new(NullSink))
+        .await
+        .unwrap();
+    assert_eq!(r.payloads[0].text.as_deref(), Some("after the lock"));
+}

@@ -235,3 +235,58 @@ fn open_or_create_starts_the_named_session_at_the_exact_path_and_keeps_an_existi
     assert!(SessionManager::open_or_create(&foreign, "x", "/w").is_err());
     assert_eq!(fs::read_to_string(&foreign).unwrap(), "{\"hello\":1}\n");
 }
+
+#[test]
+fn a_session_lock_is_exclusive_names_its_holder_and_dies_with_its_process() {
+    use filo_session::{LockError, SessionLock};
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("sessions/s.jsonl");
+    let held = SessionLock::acquire(&session, Duration::ZERO, 1_700_000_000_000).unwrap();
+    assert_eq!(held.path(), dir.path().join("sessions/s.jsonl.lock"));
+    // A second holder (another open of the file, as another process would have) waits, then
+    // gives up naming the holder.
+    let err = SessionLock::acquire(&session, Duration::from_millis(60), 0).unwrap_err();
+    let LockError::Busy { holder, waited, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        holder,
+        &format!("pid {} since 1700000000000", std::process::id())
+    );
+    assert!(*waited >= Duration::from_millis(60));
+    assert!(
+        err.to_string()
+            .contains("another process is writing this session")
+    );
+    // A waiter gets the lock as soon as it is released.
+    let waiter = {
+        let session = session.clone();
+        std::thread::spawn(move || {
+            SessionLock::acquire(&session, Duration::from_secs(10), 2).is_ok()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    drop(held);
+    assert!(waiter.join().unwrap());
+    // A process that dies releases its lock: nothing stale is left to clean up.
+    let script = "import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(30)\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(filo_session::lock::lock_path(&session))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "locked");
+    assert!(SessionLock::acquire(&session, Duration::from_millis(30), 3).is_err());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let lock = SessionLock::acquire(&session, Duration::from_secs(10), 4);
+    assert!(lock.is_ok(), "{lock:?}");
+}
