@@ -109,6 +109,20 @@ impl AgentSession {
         }
     }
 
+    /// Append a `custom` entry (pi's `appendCustomEntry`): application state that is saved in the
+    /// session and mirrored like every entry, but never sent to the model. `None` only when the
+    /// entry could not be added at all; a failed file write is a warning, as for every entry.
+    pub fn append_custom_entry(
+        &self,
+        custom_type: &str,
+        data: Option<serde_json::Value>,
+    ) -> Option<String> {
+        self.append_entry(EntryKind::Custom {
+            custom_type: custom_type.to_string(),
+            data,
+        })
+    }
+
     /// What failed writes kept out of the session file, if anything (no retry; see
     /// [`AgentSession::ensure_saved`]).
     pub fn unsaved(&self) -> Option<UnsavedSession> {

@@ -4,10 +4,12 @@
 //! - [`repair`]: load-time repair of tool calls and results (C18).
 //! - [`guard`]: the persist-time tool-result guard (C18).
 //! - [`policy`]: transcript policy per provider and turn validation (C18).
+//! - [`pruning`]: cache-TTL context pruning (C16).
 
 pub mod guard;
 pub mod limit;
 pub mod policy;
+pub mod pruning;
 pub mod repair;
 
 #[cfg(test)]

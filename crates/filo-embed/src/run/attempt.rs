@@ -18,6 +18,9 @@ use crate::embedder::{Inner, ToolContext};
 use crate::error::RunError;
 use crate::history::limit::{history_limit_from_session_key, limit_history_turns};
 use crate::history::policy::{resolve_transcript_policy, sanitize_session_history};
+use crate::history::pruning::{
+    CACHE_TTL_CUSTOM_TYPE, Pruner, is_cache_ttl_eligible, last_cache_touch, pruning_settings,
+};
 use crate::memory::{flush_memory, memory_db_path, open_memory};
 use crate::registry::RunHandle;
 use crate::run::events::{AttemptListener, Observed};
@@ -33,6 +36,7 @@ use crate::subscriber::machine::{Chunker, Subscriber, SubscriberConfig};
 use crate::subscriber::shaping::TagShaper;
 use crate::subscriber::tool_state::LastToolError;
 use crate::tools::policy::{is_tool_allowed, normalize_tool_name, pick_tool_policy};
+use serde_json::json;
 
 /// A timeout that fires while compacting is extended once by this much (spec §2.2).
 pub(crate) const COMPACTION_GRACE: Duration = Duration::from_secs(600);
@@ -72,6 +76,39 @@ impl AttemptOutcome {
     pub fn last_assistant(&self) -> Option<&AssistantMessage> {
         self.observed.last_assistant.as_ref()
     }
+}
+
+/// The attempt ended with an answer: not aborted, no refused prompt, no error stop.
+fn answered(outcome: &AttemptOutcome) -> bool {
+    !outcome.aborted
+        && outcome.prompt_error.is_none()
+        && outcome
+            .last_assistant()
+            .is_some_and(|m| m.stop_reason != filo_ai::StopReason::Error)
+}
+
+/// Cache-TTL context pruning (C16) for a provider with a prompt cache, when the config asks for
+/// it; the last cache touch comes from the session's own entries. Returns whether it is on.
+fn install_pruning(spec: &AttemptSpec<'_>, session: &AgentSession) -> bool {
+    let config = spec.inner.config();
+    let m = &spec.model;
+    let settings = pruning_settings(&config.defaults.context_pruning)
+        .filter(|_| is_cache_ttl_eligible(&m.provider, &m.api, &m.id));
+    let Some(settings) = settings else {
+        session.agent().set_transform_context(None);
+        return false;
+    };
+    let last = last_cache_touch(session.session_manager().entries());
+    let pruner = Arc::new(Pruner::new(
+        settings,
+        m.context_window,
+        last,
+        spec.inner.clock.clone(),
+    ));
+    session
+        .agent()
+        .set_transform_context(Some(pruner.transform()));
+    true
 }
 
 /// What a cached session must match to serve this attempt.
@@ -283,6 +320,7 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         .map(|t| t.name().to_owned())
         .collect();
     prepare_history(&session, p, &spec.model, &allowed, inner);
+    let pruning = install_pruning(&spec, &session);
     let listener_for_session = listener.clone();
     let sub = session.subscribe(Arc::new(move |e| listener_for_session.on_event(e)));
     let token = spec.run_token.child_token();
@@ -328,14 +366,13 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
             outcome.observed.warnings.push(w);
         }
     }
+    if pruning && answered(&outcome) {
+        // The provider's prompt cache was touched: the next pruning waits a whole TTL from now.
+        let data = json!({"timestamp": inner.clock.now_ms(), "provider": spec.model.provider, "modelId": spec.model.id});
+        let _warned_on_failure = session.append_custom_entry(CACHE_TTL_CUSTOM_TYPE, Some(data));
+    }
     // Only a cleanly ended attempt leaves a session the next one can trust without re-reading.
-    let clean = flushed.is_ok()
-        && !outcome.aborted
-        && outcome.prompt_error.is_none()
-        && outcome.observed.warnings.is_empty()
-        && outcome
-            .last_assistant()
-            .is_some_and(|m| m.stop_reason != filo_ai::StopReason::Error);
+    let clean = flushed.is_ok() && answered(&outcome) && outcome.observed.warnings.is_empty();
     if clean {
         put_cached(inner, &spec.session_file, cached, fingerprint);
     }

@@ -263,3 +263,82 @@ async fn a_cached_session_serves_the_next_turn_until_another_writer_touches_its_
         assert!(saved.contains(&format!("\"{t}\"")), "{t} saved");
     }
 }
+
+/// A tool whose result is long (a big file read, a noisy command).
+struct Noisy;
+
+impl filo_agent::AgentTool for Noisy {
+    fn name(&self) -> &str {
+        "noisy"
+    }
+    fn label(&self) -> &str {
+        "Noisy"
+    }
+    fn description(&self) -> &str {
+        "Prints a lot"
+    }
+    fn parameters(&self) -> serde_json::Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn execute(
+        &self,
+        _ctx: filo_agent::ToolCallContext,
+    ) -> futures::future::BoxFuture<'_, Result<filo_agent::ToolOutput, filo_agent::ToolError>> {
+        Box::pin(async {
+            Ok(filo_agent::ToolOutput::text(format!(
+                "BEGIN{}END",
+                "x".repeat(20_000)
+            )))
+        })
+    }
+}
+
+#[tokio::test]
+async fn after_the_prompt_cache_expires_old_tool_results_are_pruned_from_the_context_only() {
+    let call = filo_testkit::Reply::text("Looking.").with_tool_call("call_1", "noisy", json!({}));
+    let turns = vec![
+        call.into(),
+        Turn::text("done"),
+        Turn::text("two"),
+        Turn::text("three"),
+    ];
+    let config = json!({"agents": {"defaults": {
+        "model": {"primary": "anthropic/claude-mock"},
+        "contextPruning": {"mode": "cache-ttl", "ttl": "1m", "keepLastAssistants": 1,
+            "softTrimRatio": 0, "hardClearRatio": 0, "minPrunableToolChars": 0,
+            "hardClear": {"placeholder": "[cleared]"}}}}});
+    let h = Harness::with_env(turns, config, &[("ANTHROPIC_API_KEY", "sk-ant")]).await;
+    h.embedder
+        .register_tool_factory(Arc::new(|_ctx: &filo_embed::ToolContext| {
+            vec![Arc::new(Noisy) as Arc<dyn filo_agent::AgentTool>]
+        }));
+    let run = |prompt: &'static str| {
+        let e = h.embedder.clone();
+        let p = h.params("prune", prompt);
+        async move { e.run(p, Arc::new(NullSink)).await.unwrap() }
+    };
+    run("look").await;
+    let file = std::fs::read_to_string(h.session_file("prune")).unwrap();
+    assert!(
+        file.contains(r#""customType":"filo.cache-ttl""#),
+        "the cache touch is recorded"
+    );
+    // Within the TTL the cache is warm: the context goes as it is.
+    h.clock.advance(30_000);
+    run("again").await;
+    assert!(h.mock.requests()[2].body.to_string().contains("BEGINxxx"));
+    // Past the TTL the old result is cleared from what is sent, and only from that.
+    h.clock.advance(61_000);
+    run("later").await;
+    let sent = h.mock.requests()[3].body.to_string();
+    assert!(
+        !sent.contains("BEGINxxx") && sent.contains("[cleared]"),
+        "{}",
+        &sent[..sent.len().min(2000)]
+    );
+    let file = std::fs::read_to_string(h.session_file("prune")).unwrap();
+    assert!(
+        file.contains("BEGINxxx"),
+        "the session file keeps the full result"
+    );
+}

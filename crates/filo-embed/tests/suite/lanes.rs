@@ -172,7 +172,11 @@ async fn a_session_another_process_is_writing_waits_then_refuses_and_loses_nothi
     p.timeout = Some(Duration::from_millis(200));
     let err = h.embedder.run(p, Arc::new(NullSink)).await.unwrap_err();
     assert!(matches!(err, RunError::Locked(_)), "{err}");
-    assert!(err.to_string().contains("another process is writing this session"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("another process is writing this session"),
+        "{err}"
+    );
     assert!(h.mock.requests().is_empty(), "nothing was sent");
     assert!(!file.exists(), "nothing was written");
     drop(held);

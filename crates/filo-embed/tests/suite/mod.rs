@@ -38,11 +38,14 @@ impl Harness {
         let dir = tempfile::tempdir().unwrap();
         let mut registry = ProviderRegistry::empty();
         let base = mock.base_url(Protocol::OpenAiCompletions);
+        let anthropic = mock.base_url(Protocol::AnthropicMessages);
         let models = json!({"providers": {
             "openai": {"baseUrl": base, "api": "openai-completions", "apiKey": "OPENAI_API_KEY",
                 "models": [{"id": "mock-model", "reasoning": true, "contextWindow": 100000, "maxTokens": 1000}]},
             "mock2": {"baseUrl": base, "api": "openai-completions", "apiKey": "MOCK2_KEY",
-                "models": [{"id": "other-model", "contextWindow": 100000, "maxTokens": 1000}]}
+                "models": [{"id": "other-model", "contextWindow": 100000, "maxTokens": 1000}]},
+            "anthropic": {"baseUrl": anthropic, "api": "anthropic-messages", "apiKey": "ANTHROPIC_API_KEY",
+                "models": [{"id": "claude-mock", "contextWindow": 20000, "maxTokens": 1000}]}
         }});
         registry.apply_models_json(&models.to_string()).unwrap();
         let clock = Arc::new(ManualClock::new(NOW));
