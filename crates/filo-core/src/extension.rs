@@ -20,6 +20,35 @@ pub struct BeforeAgentStart {
     pub messages: Vec<AgentMessage>,
 }
 
+/// What a compaction about to run has at hand (pi's `session_before_compact` event): the model
+/// and credential of the session, so an extension can summarise in its own way.
+#[derive(Clone)]
+pub struct CompactionContext {
+    pub client: Arc<dyn filo_ai::ModelClient>,
+    pub model: filo_ai::Model,
+    pub api_key: Option<String>,
+    /// The session's `compaction.reserveTokens`.
+    pub reserve_tokens: u64,
+    /// `/compact <instructions>`.
+    pub custom_instructions: Option<String>,
+    /// Cancelled when the compaction is (an abort, a shutdown).
+    pub cancel: tokio_util::sync::CancellationToken,
+}
+
+/// What `before_compact` decided instead of pi's own summary.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompactionDecision {
+    /// Write this compaction (the entry is marked `fromHook`).
+    Replace {
+        summary: String,
+        first_kept_entry_id: String,
+        tokens_before: u64,
+        details: Option<Value>,
+    },
+    /// Do not compact; the history stays as it is.
+    Cancel { reason: String },
+}
+
 /// What the `input` hook decided.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum InputAction {
@@ -169,6 +198,16 @@ pub trait Extension: Send + Sync {
     /// Failures this extension absorbed so far (shown in session stats).
     fn error_count(&self) -> u64 {
         0
+    }
+
+    /// A compaction was prepared and is about to be summarised: `Some` replaces pi's summary with
+    /// the extension's, or cancels the compaction. The first extension that decides wins.
+    fn before_compact<'a>(
+        &'a self,
+        _prep: &'a crate::compaction::CompactionPreparation,
+        _ctx: &'a CompactionContext,
+    ) -> BoxFuture<'a, Option<CompactionDecision>> {
+        Box::pin(async { None })
     }
 
     /// An entry was appended to the session (already written to the file when persisted).

@@ -7,6 +7,7 @@ use super::{AgentSession, CompactionReason, CompactionResult, SessionEvent, lock
 use crate::CoreError;
 use crate::compaction::{CompactionSettings, estimate_context_tokens, should_compact};
 use crate::convert::to_session;
+use crate::extension::{CompactionContext, CompactionDecision};
 use filo_ai::StopReason;
 
 impl AgentSession {
@@ -160,6 +161,23 @@ impl AgentSession {
         ))?;
         let cancel = CancellationToken::new();
         lock(&self.inner.state).compaction_cancel = Some(cancel.clone());
+        let hook_ctx = CompactionContext {
+            client: self.inner.client.clone(),
+            model: model.clone(),
+            api_key: Some(key.clone()).filter(|k| !k.is_empty()),
+            reserve_tokens: settings.reserve_tokens,
+            custom_instructions: custom.map(str::to_owned),
+            cancel: cancel.clone(),
+        };
+        for ext in &self.inner.extensions {
+            match ext.before_compact(&prep, &hook_ctx).await {
+                None => continue,
+                Some(decision) => {
+                    lock(&self.inner.state).compaction_cancel = None;
+                    return self.apply_compaction_decision(decision);
+                }
+            }
+        }
         let summary = crate::compaction::generate_summary(
             self.inner.client.as_ref(),
             &model,
@@ -192,6 +210,38 @@ impl AgentSession {
             first_kept_entry_id: prep.first_kept_entry_id,
             tokens_before: prep.tokens_before,
             details,
+        })
+    }
+}
+
+impl AgentSession {
+    /// An extension's compaction (written with `fromHook: true`), or its cancel.
+    fn apply_compaction_decision(
+        &self,
+        decision: CompactionDecision,
+    ) -> Result<CompactionResult, CompactError> {
+        let (summary, first_kept_entry_id, tokens_before, details) = match decision {
+            CompactionDecision::Cancel { .. } => return Err(CompactError::Cancelled),
+            CompactionDecision::Replace {
+                summary,
+                first_kept_entry_id,
+                tokens_before,
+                details,
+            } => (summary, first_kept_entry_id, tokens_before, details),
+        };
+        self.append_entry(filo_session::EntryKind::Compaction {
+            summary: summary.clone(),
+            first_kept_entry_id: first_kept_entry_id.clone(),
+            tokens_before,
+            details: details.clone(),
+            from_hook: Some(true),
+        });
+        self.reload_messages_from_session();
+        Ok(CompactionResult {
+            summary,
+            first_kept_entry_id,
+            tokens_before,
+            details: details.unwrap_or(serde_json::Value::Null),
         })
     }
 }

@@ -69,6 +69,15 @@ pub fn fast_client() -> Client {
 
 /// A session in a temp dir against the mock, with fast retries.
 pub fn session_with(mock: &MockProvider, context_window: u64, settings: Value) -> Fixture {
+    session_with_extensions(mock, context_window, settings, Vec::new())
+}
+
+pub fn session_with_extensions(
+    mock: &MockProvider,
+    context_window: u64,
+    settings: Value,
+    extensions: Vec<Arc<dyn filo_core::Extension>>,
+) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let client = fast_client();
     let model = mock_model(mock, context_window);
@@ -83,7 +92,7 @@ pub fn session_with(mock: &MockProvider, context_window: u64, settings: Value) -
         settings: Settings::in_memory(settings),
         api_key: Arc::new(|_| Some("test-key".to_string())),
         resources: Resources::default(),
-        extensions: Vec::new(),
+        extensions,
         date: "2026-11-30".into(),
     })
     .unwrap();

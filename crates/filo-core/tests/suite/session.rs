@@ -310,3 +310,99 @@ async fn navigate_tree_with_a_branch_summary() {
     );
     assert_eq!(m.label(&summary.id), Some("retry"));
 }
+
+/// An extension that decides every compaction itself.
+struct Decides(
+    filo_core::extension::CompactionDecision,
+    Mutex<Vec<(usize, u64, Option<String>)>>,
+);
+
+impl filo_core::Extension for Decides {
+    fn name(&self) -> &str {
+        "decides"
+    }
+    fn before_compact<'a>(
+        &'a self,
+        prep: &'a filo_core::compaction::CompactionPreparation,
+        ctx: &'a filo_core::extension::CompactionContext,
+    ) -> futures::future::BoxFuture<'a, Option<filo_core::extension::CompactionDecision>> {
+        self.1.lock().unwrap().push((
+            prep.messages_to_summarize.len(),
+            ctx.reserve_tokens,
+            ctx.custom_instructions.clone(),
+        ));
+        let decision = self.0.clone();
+        Box::pin(async move { Some(decision) })
+    }
+}
+
+#[tokio::test]
+async fn before_compact_replaces_the_summary_or_cancels_the_compaction() {
+    use filo_core::extension::CompactionDecision;
+    for cancel in [false, true] {
+        let mock = MockProvider::start(vec![
+            Turn::Reply(Reply::text("x".repeat(3000)).with_usage(Usage::new(400, 100))),
+            Turn::Reply(Reply::text("second").with_usage(Usage::new(500, 50))),
+        ])
+        .await;
+        let decision = if cancel {
+            CompactionDecision::Cancel {
+                reason: "not now".into(),
+            }
+        } else {
+            CompactionDecision::Replace {
+                summary: "the hook's summary".into(),
+                first_kept_entry_id: String::new(),
+                tokens_before: 123,
+                details: Some(json!({"by": "hook"})),
+            }
+        };
+        let ext = Arc::new(Decides(decision, Mutex::default()));
+        let f = super::session_with_extensions(
+            &mock,
+            100_000,
+            json!({"compaction": {"reserveTokens": 100, "keepRecentTokens": 5}}),
+            vec![ext.clone()],
+        );
+        for p in ["first", "second"] {
+            f.session.prompt(p, PromptOptions::default()).await.unwrap();
+        }
+        let before = f.session.session_manager().entries().len();
+        let result = f.session.compact(Some("focus on tests")).await;
+        assert_eq!(
+            mock.requests().len(),
+            2,
+            "no summary request went to the model"
+        );
+        let seen = ext.1.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(
+            (seen[0].1, seen[0].2.as_deref()),
+            (100, Some("focus on tests"))
+        );
+        let store = f.session.session_manager();
+        if cancel {
+            assert!(result.is_err());
+            assert_eq!(store.entries().len(), before, "nothing written");
+            continue;
+        }
+        let r = result.unwrap();
+        assert_eq!(r.summary, "the hook's summary");
+        let last = store.entries().last().unwrap().clone();
+        let EntryKind::Compaction {
+            summary,
+            tokens_before,
+            from_hook,
+            details,
+            ..
+        } = &last.kind
+        else {
+            panic!("{last:?}")
+        };
+        assert_eq!(
+            (summary.as_str(), *tokens_before, *from_hook),
+            ("the hook's summary", 123, Some(true))
+        );
+        assert_eq!(details.as_ref().unwrap()["by"], "hook");
+    }
+}
