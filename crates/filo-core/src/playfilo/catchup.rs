@@ -48,13 +48,13 @@ pub(crate) fn mirror_missing(
     let Some(leaf) = manager.leaf_id() else {
         return Ok(Caught { mirrored: 0 });
     };
-    if lock(&shared.store).node_id_by_external_id(leaf)?.is_some() {
+    if shared.store().node_id_by_external_id(leaf)?.is_some() {
         return Ok(Caught { mirrored: 0 });
     }
     let path: Vec<SessionEntry> = manager.branch_path(None).into_iter().cloned().collect();
     let head_ref = lock(&shared.state).head_ref.clone();
     let (found, head) = {
-        let store = lock(&shared.store);
+        let store = shared.store();
         let found = store.node_ids_by_external_ids(path.iter().map(|e| e.id.as_str()))?;
         (found, store.get_ref(&head_ref)?)
     };
@@ -83,7 +83,7 @@ pub(crate) fn mirror_missing(
         // Only the session's head moves here; `PI_HEAD` follows when the resume boots.
         let commit = super::entry_commit(entry, &ctx, parent.as_deref(), shared.now())
             .move_ref(head_ref.clone(), Expect::Any);
-        let id = lock(&shared.store).commit_node(&commit)?.id;
+        let id = shared.store().commit_node(&commit)?.id;
         let mut st = lock(&shared.state);
         st.head = Some(id.clone());
         st.nodes.insert(entry.id.clone(), id);

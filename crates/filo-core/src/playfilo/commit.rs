@@ -58,7 +58,7 @@ impl Shared {
         if known.is_some() || head.is_some() {
             return Placement::Under(known.or(head));
         }
-        let store = lock(&self.store);
+        let store = self.store();
         // A parent mirrored by an earlier process (a fork of a mirrored session).
         if let Some(p) = &entry.parent_id
             && let Ok(Some(id)) = store.node_id_by_external_id(p)
@@ -169,12 +169,16 @@ impl Shared {
         let mut told = false;
         loop {
             match self.commit_moving_heads(commit.clone(), parent) {
-                Err(e) if e.is_busy() && start.elapsed() < self.config.lock_patience => {
+                Err(e) if e.is_busy() && start.elapsed() < self.hub.config.lock_patience => {
                     if !told {
                         told = true;
                         self.warn_waiting();
                     }
-                    let left = self.config.lock_patience.saturating_sub(start.elapsed());
+                    let left = self
+                        .hub
+                        .config
+                        .lock_patience
+                        .saturating_sub(start.elapsed());
                     std::thread::sleep(delay.min(left));
                     delay = (delay * 2).min(Duration::from_secs(1));
                 }
@@ -188,7 +192,7 @@ impl Shared {
             s.emit(&SessionEvent::Warning {
                 message: format!(
                     "Playfilo: the memory database is locked by another process; waiting up to {} s to write",
-                    self.config.lock_patience.as_secs()
+                    self.hub.config.lock_patience.as_secs()
                 ),
             });
         }
@@ -217,7 +221,7 @@ impl Shared {
             let both = with_head
                 .clone()
                 .move_ref("PI_HEAD", Expect::Value(expected));
-            lock(&self.store).commit_node(&both).map_err(Some)
+            self.store().commit_node(&both).map_err(Some)
         };
         let committed = match attempt {
             Ok(c) => {
@@ -225,7 +229,7 @@ impl Shared {
                 c
             }
             Err(Some(DagError::RefConflict { .. })) | Err(None) => {
-                let c = lock(&self.store).commit_node(&with_head)?;
+                let c = self.store().commit_node(&with_head)?;
                 self.warn_pi_head_moved();
                 c
             }

@@ -2,6 +2,10 @@
 //! into the shared DAG, a session resumes from the DAG, and the model gets `life`, `recall`,
 //! `trace` and `tobe`. Built as an [`Extension`] of the SDK.
 //!
+//! A process opens a database once, as a [`MemoryHub`] (one SQLite connection, one background
+//! writer thread); each session's [`Playfilo`] is a view over it with its own head and state.
+//! [`Playfilo::open`] is a hub of one session.
+//!
 //! Deliberate differences from the reference, each for a bug in playfilo spec §10:
 //! - each session has its own head ref (`PI_HEAD:<session id>`, or `--head`), and `PI_HEAD` is
 //!   still written for other Playfilo tools, by compare-and-set: a conflict is reported, never
@@ -18,6 +22,7 @@
 
 mod catchup;
 mod commit;
+mod hub;
 mod mirror;
 mod resume;
 mod tobe;
@@ -25,7 +30,7 @@ mod tools;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use filo_agent::{AgentMessage, AgentTool};
 use filo_dag::{NewAction, Store};
@@ -36,11 +41,13 @@ use crate::agent_session::{SessionEvent, SessionHandle};
 use crate::extension::{BeforeAgentStart, EntryContext, Extension, SessionChange, SessionInfo};
 
 pub use commit::Unmirrored;
+pub use hub::{HubConfig, MemoryHub};
 pub use mirror::{config_json, entry_commit, entry_parts};
 pub use tobe::TravelError;
 pub use tools::SystemZone;
 
-/// Where the memory lives and how this session names its head.
+/// Where the memory lives and how this session names its head: a [`HubConfig`] plus the head,
+/// for [`Playfilo::open`] (a hub of one session).
 #[derive(Clone)]
 pub struct PlayfiloConfig {
     /// The database (`~/.playfilo/playfilo.db` by default).
@@ -61,15 +68,27 @@ pub struct PlayfiloConfig {
 impl PlayfiloConfig {
     /// The defaults under a home directory: `<home>/.playfilo/{playfilo.db,INCUBATION_SEED.md}`.
     pub fn under_home(home: &Path) -> Self {
-        let dir = home.join(".playfilo");
+        let hub = HubConfig::under_home(home);
         PlayfiloConfig {
-            db_path: dir.join("playfilo.db"),
+            db_path: hub.db_path,
             head: None,
-            seed_path: Some(dir.join("INCUBATION_SEED.md")),
-            clock: Arc::new(filo_session::ids::now_ms),
-            busy_timeout: std::time::Duration::from_secs(30),
-            lock_patience: std::time::Duration::from_secs(300),
+            seed_path: hub.seed_path,
+            clock: hub.clock,
+            busy_timeout: hub.busy_timeout,
+            lock_patience: hub.lock_patience,
         }
+    }
+
+    /// The database-level part and the head.
+    pub fn split(self) -> (HubConfig, Option<String>) {
+        let hub = HubConfig {
+            db_path: self.db_path,
+            seed_path: self.seed_path,
+            clock: self.clock,
+            busy_timeout: self.busy_timeout,
+            lock_patience: self.lock_patience,
+        };
+        (hub, self.head)
     }
 }
 
@@ -118,20 +137,17 @@ pub(crate) struct Held {
     pub entries: Vec<(SessionEntry, EntryContext)>,
 }
 
-/// Work for the background writer.
-enum Job {
-    Commit(Box<(SessionEntry, EntryContext)>),
-    Flush(std::sync::mpsc::Sender<()>),
-}
-
+/// One session's memory: its state over the hub's connection and writer.
 pub(crate) struct Shared {
-    /// Commits run on a background thread, off the agent's path; `flush` waits for them.
-    writer: Mutex<Option<std::sync::mpsc::Sender<Job>>>,
-    pub store: Mutex<Store>,
+    /// This value itself, for the jobs it queues.
+    me: Weak<Shared>,
+    /// The database, its connection and the writer; commits run on the writer thread, off the
+    /// agent's path, and `flush` waits for them.
+    pub hub: Arc<hub::Core>,
+    /// The configured head ref; `None` = `PI_HEAD:<session id>`.
+    head: Option<String>,
     pub state: Mutex<State>,
-    pub config: PlayfiloConfig,
     pub session: Mutex<Option<SessionHandle>>,
-    seed: Option<String>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -140,7 +156,12 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Shared {
     pub(crate) fn now(&self) -> i64 {
-        (self.config.clock)()
+        (self.hub.config.clock)()
+    }
+
+    /// The hub's one connection.
+    pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
+        self.hub.store()
     }
 
     pub(crate) fn session(&self) -> Option<crate::AgentSession> {
@@ -168,7 +189,7 @@ impl Shared {
             (st.head_ref.clone(), st.pi_head_seen.clone())
         };
         let result = {
-            let store = lock(&self.store);
+            let store = self.store();
             store.set_ref(&head_ref, node).and_then(|()| {
                 let current = store.get_ref("PI_HEAD")?;
                 let ours = current.is_none() || current == seen;
@@ -200,7 +221,7 @@ impl Shared {
             to_node: to.map(str::to_string),
             metadata,
         };
-        let r = lock(&self.store).log_action(&a);
+        let r = self.store().log_action(&a);
         if let Err(e) = r {
             self.fail("logging an action", &e);
         }
@@ -239,16 +260,16 @@ impl Shared {
     }
 
     fn enqueue(&self, entry: SessionEntry, ctx: EntryContext) {
-        let sent = lock(&self.writer)
-            .as_ref()
-            .map(|w| w.send(Job::Commit(Box::new((entry, ctx)))));
-        if let Some(Err(std::sync::mpsc::SendError(Job::Commit(job)))) = sent {
-            // The writer is gone (only while shutting down): commit here.
-            self.commit_entry(&job.0, &job.1);
+        let job = Box::new((entry, ctx));
+        match self.me.upgrade() {
+            Some(me) => self.hub.queue_commit(me, job),
+            // Only while this session's state is dropped: commit here.
+            None => self.commit_entry(&job.0, &job.1),
         }
     }
 
-    /// Wait until every queued commit was tried.
+    /// Wait until every queued commit was tried (this session's, and what other sessions of the
+    /// hub queued before).
     pub(crate) fn flush(&self) {
         if let Some(rx) = self.request_flush() {
             // An error means the writer stopped: nothing is left to wait for.
@@ -267,11 +288,7 @@ impl Shared {
     }
 
     fn request_flush(&self) -> Option<std::sync::mpsc::Receiver<()>> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        lock(&self.writer)
-            .as_ref()
-            .is_some_and(|w| w.send(Job::Flush(tx)).is_ok())
-            .then_some(rx)
+        self.hub.request_flush(Some(self.me.clone()))
     }
 
     /// Commit what a pending `tobe` held back (the jump did not happen).
@@ -317,69 +334,31 @@ impl Shared {
     }
 }
 
-/// The Playfilo extension for one session.
+/// The Playfilo extension for one session: a view over a [`MemoryHub`].
 pub struct Playfilo {
     shared: Arc<Shared>,
 }
 
 impl Drop for Playfilo {
-    /// Nothing queued is lost: wait for the writer, then let it stop.
+    /// Nothing queued is lost: wait for the writer. It stops once the last view and the hub are
+    /// gone.
     fn drop(&mut self) {
         self.shared.flush();
-        lock(&self.shared.writer).take();
     }
 }
 
 impl Playfilo {
-    /// Open (or create) the database. A file that is not a Playfilo database, cannot be written
-    /// or is damaged (SQLite's `quick_check`) is an error and is left untouched.
+    /// Open (or create) the database for one session: a hub of one (see [`MemoryHub::open`]).
+    /// A file that is not a Playfilo database, cannot be written or is damaged (SQLite's
+    /// `quick_check`) is an error and is left untouched.
     pub fn open(config: PlayfiloConfig) -> Result<Playfilo, filo_dag::DagError> {
-        if let Some(dir) = config.db_path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let store = Store::open(&config.db_path)?;
-        store.set_busy_timeout(config.busy_timeout)?;
-        store.check_writable()?;
-        let seed = config
-            .seed_path
-            .as_ref()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty());
-        let (tx, rx) = std::sync::mpsc::channel::<Job>();
-        let shared = Arc::new(Shared {
-            writer: Mutex::new(Some(tx)),
-            store: Mutex::new(store),
-            state: Mutex::new(State::default()),
-            config,
-            session: Mutex::new(None),
-            seed,
-        });
-        let weak = Arc::downgrade(&shared);
-        std::thread::Builder::new()
-            .name("playfilo-writer".into())
-            .spawn(move || {
-                for job in rx {
-                    match job {
-                        Job::Commit(job) => match weak.upgrade() {
-                            Some(shared) => shared.commit_entry(&job.0, &job.1),
-                            None => break,
-                        },
-                        Job::Flush(ack) => {
-                            if let Some(shared) = weak.upgrade() {
-                                shared.retry_pending();
-                            }
-                            // The waiter may have given up (`flush_within`): nothing to tell.
-                            ack.send(()).unwrap_or(());
-                        }
-                    }
-                }
-            })
-            .map_err(|e| filo_dag::DagError::Io {
-                path: shared.config.db_path.clone(),
-                cause: e,
-            })?;
-        Ok(Playfilo { shared })
+        let (hub, head) = config.split();
+        Ok(MemoryHub::open(hub)?.session(head))
+    }
+
+    /// The hub this view commits through (for more sessions over the same database).
+    pub fn hub(&self) -> MemoryHub {
+        MemoryHub::from_core(self.shared.hub.clone())
     }
 
     /// Travel to an earlier node now, as the `tobe` tool would, for a user (the `/life` view):
@@ -438,11 +417,10 @@ impl Playfilo {
         self.shared.flush();
         let name = self
             .shared
-            .config
             .head
             .clone()
             .unwrap_or_else(|| format!("PI_HEAD:{session_id}"));
-        let head = lock(&self.shared.store).get_ref(&name).ok().flatten();
+        let head = self.shared.store().get_ref(&name).ok().flatten();
         let mut st = lock(&self.shared.state);
         st.head_ref = name;
         st.head = head;
@@ -512,6 +490,7 @@ impl Extension for Playfilo {
         let out = BeforeAgentStart {
             system_prompt: self
                 .shared
+                .hub
                 .seed
                 .as_ref()
                 .map(|seed| format!("{seed}\n\n{system_prompt}")),

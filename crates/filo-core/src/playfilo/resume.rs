@@ -26,7 +26,7 @@ fn resume_target(
     manager: &SessionManager,
 ) -> Result<Option<(String, bool)>, filo_dag::DagError> {
     let head_ref = lock(&shared.state).head_ref.clone();
-    let store = lock(&shared.store);
+    let store = shared.store();
     if let Some(h) = store.get_ref(&head_ref)? {
         let leaf_ext = store.node(&h)?.and_then(|n| n.external_id);
         let agrees = leaf_ext.is_some() && leaf_ext.as_deref() == manager.leaf_id();
@@ -85,7 +85,7 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
             return notices;
         }
     };
-    let values = match lock(&shared.store).load_entries(Some(&target)) {
+    let values = match shared.store().load_entries(Some(&target)) {
         Ok(v) => v,
         Err(e) => {
             shared.fail("loading the lineage", &e);
@@ -163,7 +163,7 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
 /// logged.
 fn boot(shared: &Shared, target: &str) {
     {
-        let current = lock(&shared.store).get_ref("PI_HEAD").ok().flatten();
+        let current = shared.store().get_ref("PI_HEAD").ok().flatten();
         lock(&shared.state).pi_head_seen = current;
     }
     shared.move_heads(target);

@@ -56,7 +56,7 @@ pub(crate) struct TobeTool {
 /// `pi:<id>` is an external id first; bare text is a hash prefix first; each falls back to the
 /// other only when the first finds nothing (§10.2 #10). Ambiguity is reported (§10.4 #26).
 fn resolve(shared: &Shared, arg: &str) -> Result<String, TravelError> {
-    let store = lock(&shared.store);
+    let store = shared.store();
     let not_found = || TravelError::NotFound(arg.to_string());
     let by_ext = |s: &str| store.node_id_by_external_id(s).map_err(TravelError::Dag);
     if let Some(ext) = arg.strip_prefix("pi:") {
@@ -75,7 +75,7 @@ fn resolve(shared: &Shared, arg: &str) -> Result<String, TravelError> {
 /// Targets providers would reject (§10.4 #25): an assistant whose tool calls are unanswered there,
 /// and a departure node.
 fn refuse_reason(shared: &Shared, target: &str) -> Result<Option<String>, DagError> {
-    let store = lock(&shared.store);
+    let store = shared.store();
     let Some(node) = store.node(target)? else {
         return Ok(Some(format!("Node {} not found.", short_id(target))));
     };
@@ -134,7 +134,7 @@ fn jump(
             let commit = NodeCommit::new(role::TOOL_RESULT, now)
                 .parent(Parent::Node(node.clone()))
                 .part(blob);
-            match lock(&shared.store).commit_node(&commit) {
+            match shared.store().commit_node(&commit) {
                 Ok(c) => Some(c.id),
                 Err(e) => return Ok(format!("Error: {e}")),
             }
@@ -191,7 +191,8 @@ pub(crate) fn incarnate(
     leaf_after: Option<&str>,
 ) -> Result<Incarnation, TravelError> {
     let now = shared.now();
-    let values = lock(&shared.store)
+    let values = shared
+        .store()
         .load_entries(Some(target))
         .map_err(TravelError::Dag)?;
     let mut entries: Vec<SessionEntry> = values
@@ -242,7 +243,8 @@ pub(crate) fn incarnate(
         .parent(Parent::Node(target.to_string()))
         .part(NewBlob::text(text.clone()))
         .external_id(carry_id.clone());
-    let carry_node = lock(&shared.store)
+    let carry_node = shared
+        .store()
         .commit_node(&carry_commit)
         .map_err(TravelError::Dag)?
         .id;

@@ -78,7 +78,7 @@ fn text(args: &Value, key: &str) -> Option<String> {
 fn render(shared: &Shared, kind: Kind, args: &Value) -> Result<String, filo_dag::DagError> {
     shared.flush();
     let ref_name = lock(&shared.state).head_ref.clone();
-    let store = lock(&shared.store);
+    let store = shared.store();
     match kind {
         Kind::Life => {
             let opts = LifeOptions {

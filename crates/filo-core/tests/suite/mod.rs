@@ -1,5 +1,6 @@
 mod persist;
 mod playfilo;
+mod playfilo_hub;
 mod playfilo_lock;
 mod session;
 

@@ -51,12 +51,24 @@ pub fn memory_session_config(
     tweak: impl FnOnce(&mut PlayfiloConfig),
 ) -> Memory {
     let db = dir.join("playfilo.db");
-    let client = super::fast_client();
     let mut config = PlayfiloConfig::under_home(dir);
     config.db_path = db.clone();
     config.seed_path = Some(dir.join("seed.md"));
     tweak(&mut config);
     let playfilo = Arc::new(Playfilo::open(config).unwrap());
+    memory_session_on(mock, dir, manager, more, playfilo, db)
+}
+
+/// A session against the mock with `playfilo` (a view over `db`) as its memory.
+pub fn memory_session_on(
+    mock: &MockProvider,
+    dir: &Path,
+    manager: SessionManager,
+    more: Vec<Arc<dyn filo_core::Extension>>,
+    playfilo: Arc<Playfilo>,
+    db: std::path::PathBuf,
+) -> Memory {
+    let client = super::fast_client();
     let model = mock_model(mock, 100_000);
     let session = AgentSession::create(AgentSessionOptions {
         cwd: dir.to_path_buf(),
