@@ -24,6 +24,7 @@ use crate::failover::{
 use crate::lanes::{
     CommandQueue, EnqueueOptions, MAIN_LANE, resolve_global_lane, resolve_session_lane,
 };
+use crate::memory::MemoryHubs;
 use crate::paths::EmbedPaths;
 use crate::registry::ActiveRuns;
 use crate::run::compact::{CompactResult, compact_file};
@@ -63,6 +64,8 @@ pub(crate) struct Inner {
     pub tool_factories: RwLock<Vec<ToolFactory>>,
     /// Idle sessions kept between turns (C5).
     pub sessions: EmbedSessionCache,
+    /// The memory: one hub per database for every session (G11).
+    pub memory: MemoryHubs,
 }
 
 /// What a tool factory knows about the run it makes tools for.
@@ -193,6 +196,7 @@ impl Embedder {
                     DEFAULT_CACHE_TTL_MS,
                     deps.clock.clone(),
                 ),
+                memory: MemoryHubs::default(),
             }),
         })
     }
@@ -446,6 +450,7 @@ impl Embedder {
                 .await;
         }
         self.inner.sessions.clear();
+        self.inner.memory.flush();
     }
 }
 

@@ -3,14 +3,17 @@
 //! tools), `life` / `recall` / `trace` / `tobe` offered under the tool policy like any other tool.
 //! Config `memory {enabled, db}` turns it off or moves the database.
 //!
-//! The memory is opened per attempt and flushed before the attempt returns, so what a run
+//! Every session of the embedder shares one hub per database (one connection, one writer
+//! thread, G11); a session's view is opened per attempt (or kept with its cached session) and
+//! flushed before the attempt returns, so what a run
 //! answered is in the DAG when the caller sees the answer; entries that could not be committed
 //! are named in the run's warnings and mirrored when the session next resumes.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use filo_core::playfilo::{Playfilo, PlayfiloConfig};
+use filo_core::playfilo::{HubConfig, MemoryHub, Playfilo, PlayfiloConfig};
 
 use crate::clock::Clock;
 use crate::config::MemoryConfig;
@@ -37,9 +40,49 @@ pub fn memory_db_path(config: &MemoryConfig, paths: &EmbedPaths) -> PathBuf {
     }
 }
 
-/// Opens the memory for one attempt; `Ok(None)` when the config turns it off. An error is the
-/// text of the run warning (the run goes on without the memory, and the database is untouched).
+/// One memory hub per database for the whole embedder (G11): one SQLite connection and one
+/// writer thread however many sessions run, each session a cheap view with its own head.
+#[derive(Default)]
+pub(crate) struct MemoryHubs {
+    hubs: Mutex<HashMap<PathBuf, MemoryHub>>,
+}
+
+impl MemoryHubs {
+    /// The hub of `db`, opened on first use. A database that cannot be opened is not remembered:
+    /// the next attempt tries again (the file may have been fixed or unlocked meanwhile).
+    fn hub(&self, db: PathBuf, home: &Path, clock: Arc<dyn Clock>) -> Result<MemoryHub, String> {
+        let mut hubs = self.hubs.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(h) = hubs.get(&db) {
+            return Ok(h.clone());
+        }
+        let mut config = HubConfig::under_home(home);
+        config.db_path = db.clone();
+        config.clock = Arc::new(move || clock.now_ms());
+        let hub = MemoryHub::open(config).map_err(|e| e.to_string())?;
+        hubs.insert(db, hub.clone());
+        Ok(hub)
+    }
+
+    /// Waits until every queued commit of every session is written.
+    pub fn flush(&self) {
+        let hubs: Vec<MemoryHub> = self
+            .hubs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect();
+        for h in hubs {
+            h.flush();
+        }
+    }
+}
+
+/// The memory of one session for an attempt; `Ok(None)` when the config turns it off. An error
+/// is the text of the run warning (the run goes on without the memory, and the database is left
+/// untouched).
 pub(crate) fn open_memory(
+    hubs: &MemoryHubs,
     config: &MemoryConfig,
     paths: &EmbedPaths,
     clock: Arc<dyn Clock>,
@@ -47,16 +90,14 @@ pub(crate) fn open_memory(
     if !config.enabled {
         return Ok(None);
     }
-    let mut pf = PlayfiloConfig::under_home(&paths.home);
-    pf.db_path = memory_db_path(config, paths);
-    pf.clock = Arc::new(move || clock.now_ms());
-    let db = pf.db_path.clone();
-    Playfilo::open(pf).map(|p| Some(Arc::new(p))).map_err(|e| {
-        format!(
+    let db = memory_db_path(config, paths);
+    match hubs.hub(db.clone(), &paths.home, clock) {
+        Ok(hub) => Ok(Some(Arc::new(hub.session(None)))),
+        Err(e) => Err(format!(
             "memory disabled for this run: {e} (nothing is mirrored; `filo dag --db {} fsck` tells more; memory.enabled=false silences this)",
             db.display()
-        )
-    })
+        )),
+    }
 }
 
 /// Waits until every entry the attempt appended is committed, and names those that are not.

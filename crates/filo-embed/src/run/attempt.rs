@@ -141,7 +141,12 @@ async fn build_session(
     let (inner, p) = (spec.inner, spec.params);
     let cwd = p.workspace_dir.to_string_lossy().into_owned();
     let manager = open_session(spec.session_file.clone(), Some(p.session_id.clone()), cwd).await?;
-    let memory = match open_memory(&inner.config().memory, &inner.paths, inner.clock.clone()) {
+    let memory = match open_memory(
+        &inner.memory,
+        &inner.config().memory,
+        &inner.paths,
+        inner.clock.clone(),
+    ) {
         Ok(m) => m,
         Err(w) => {
             warnings.push(w);

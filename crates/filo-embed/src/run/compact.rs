@@ -67,9 +67,14 @@ pub(crate) async fn compact_file(
     }
     // The compaction entry is mirrored like any other (a memory that cannot be opened does not
     // stop the compaction: the entry is mirrored when the session next resumes with it).
-    let memory = open_memory(&inner.config().memory, &inner.paths, inner.clock.clone())
-        .ok()
-        .flatten();
+    let memory = open_memory(
+        &inner.memory,
+        &inner.config().memory,
+        &inner.paths,
+        inner.clock.clone(),
+    )
+    .ok()
+    .flatten();
     let extensions = memory
         .iter()
         .map(|m| m.clone() as Arc<dyn filo_core::Extension>)

@@ -121,3 +121,32 @@ async fn a_memory_that_cannot_be_opened_is_reported_and_left_untouched() {
         "the turn is saved in the session file"
     );
 }
+
+fn writer_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.trim() == "playfilo-writer")
+        .count()
+}
+
+#[tokio::test]
+async fn every_session_shares_one_memory_writer() {
+    let turns = (0..6).map(|i| Turn::text(format!("answer {i}"))).collect();
+    let h = Harness::new(turns, json!({})).await;
+    for i in 0..6 {
+        h.embedder
+            .run(h.params(&format!("many-{i}"), "hello"), Arc::new(NullSink))
+            .await
+            .unwrap();
+    }
+    assert_eq!(h.embedder.cached_sessions(), 6, "six idle sessions, each with its memory view");
+    assert_eq!(writer_threads(), 1, "one writer thread for all of them");
+    let db = h.dir.path().join("home/.playfilo/playfilo.db");
+    let store = filo_dag::Store::open(&db).unwrap();
+    for i in 0..6 {
+        let head = store.get_ref(&format!("PI_HEAD:many-{i}")).unwrap().expect("own head");
+        let entries = store.load_entries(Some(&head)).unwrap();
+        assert!(entries.iter().any(|e| e.to_string().contains(&format!("answer {i}"))));
+    }
+}
