@@ -27,7 +27,7 @@ use crate::run::events::{AttemptListener, Observed};
 use crate::run::params::{RunParams, Verbose};
 use crate::run::session::{
     CachedSession, EmbedHooks, Fingerprint, SessionSetup, create_session, lock_session,
-    open_session, put_cached, take_cached,
+    open_session, put_cached, safeguard_for, take_cached,
 };
 use crate::sink::{ReplySink, SinkAdapter, SinkCall, deliver};
 use crate::stream::chunker::BlockChunker;
@@ -155,6 +155,7 @@ async fn build_session(
     };
     let hooks = Arc::new(EmbedHooks::new(spec.system_prompt.clone(), dispatcher));
     let mut extensions: Vec<Arc<dyn Extension>> = vec![hooks.clone()];
+    extensions.extend(safeguard_for(inner, &spec.model));
     extensions.extend(memory.iter().map(|m| m.clone() as Arc<dyn Extension>));
     let session = create_session(
         inner,

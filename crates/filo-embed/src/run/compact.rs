@@ -9,7 +9,9 @@ use filo_ai::{Model, ThinkingLevel};
 use crate::embedder::Inner;
 use crate::error::RunError;
 use crate::memory::open_memory;
-use crate::run::session::{SessionSetup, create_session, lock_session, open_session};
+use crate::run::session::{
+    SessionSetup, create_session, lock_session, open_session, safeguard_for,
+};
 
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,9 +77,13 @@ pub(crate) async fn compact_file(
     )
     .ok()
     .flatten();
-    let extensions = memory
-        .iter()
-        .map(|m| m.clone() as Arc<dyn filo_core::Extension>)
+    let extensions = safeguard_for(inner, &model)
+        .into_iter()
+        .chain(
+            memory
+                .iter()
+                .map(|m| m.clone() as Arc<dyn filo_core::Extension>),
+        )
         .collect();
     let session = create_session(
         inner,

@@ -21,6 +21,7 @@ use serde_json::json;
 
 use crate::embedder::Inner;
 use crate::error::RunError;
+use crate::history::safeguard::Safeguard;
 use crate::session_store::cache::Take;
 use crate::sink::SinkCall;
 use crate::subscriber::dispatch::BlockDispatcher;
@@ -106,6 +107,23 @@ impl Extension for EmbedHooks {
             None
         })
     }
+}
+
+/// The compaction safeguard (C15) when `agents.defaults.compaction.mode` is `safeguard`.
+pub(crate) fn safeguard_for(inner: &Inner, model: &Model) -> Option<Arc<dyn Extension>> {
+    let config = inner.config();
+    let c = &config.defaults.compaction;
+    (c.mode.trim() == "safeguard").then(|| {
+        let share = if c.max_history_share.is_finite() && c.max_history_share > 0.0 {
+            c.max_history_share.min(1.0)
+        } else {
+            0.5
+        };
+        Arc::new(Safeguard {
+            max_history_share: share,
+            context_window: model.context_window,
+        }) as Arc<dyn Extension>
+    })
 }
 
 /// What an embedded session is built from.

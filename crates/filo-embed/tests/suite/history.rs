@@ -342,3 +342,94 @@ async fn after_the_prompt_cache_expires_old_tool_results_are_pruned_from_the_con
         "the session file keeps the full result"
     );
 }
+
+/// A seeded session whose first exchange has a failed `exec` call.
+fn seed_with_failure(path: &std::path::Path, id: &str) {
+    seed_session(path, id, 12);
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let usage = json!({"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
+    let call = json!({"type": "message", "id": "f1", "parentId": "e0u", "timestamp": "2026-12-01T10:00:01.000Z",
+        "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "exec", "arguments": {"command": "cat missing"}}],
+            "api": "openai-completions", "provider": "openai", "model": "mock-model", "usage": usage, "stopReason": "toolUse", "timestamp": 2}});
+    let result = json!({"type": "message", "id": "f2", "parentId": "f1", "timestamp": "2026-12-01T10:00:01.000Z",
+        "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "exec",
+            "content": [{"type": "text", "text": "ENOENT:   missing\nfile"}], "details": {"status": "failed", "exitCode": 1},
+            "isError": true, "timestamp": 3}});
+    // u0 → call → result → a0 → …
+    lines[2]["parentId"] = json!("f2");
+    lines.insert(2, result);
+    lines.insert(2, call);
+    let out: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(path, out).unwrap();
+}
+
+fn compact_params(h: &Harness, id: &str) -> filo_embed::CompactParams {
+    filo_embed::CompactParams {
+        session_id: id.into(),
+        session_key: None,
+        session_file: None,
+        agent_id: None,
+        workspace_dir: h.workspace(),
+        provider: None,
+        model: None,
+        custom_instructions: None,
+    }
+}
+
+#[tokio::test]
+async fn the_safeguard_summary_keeps_tool_failures_and_a_failed_summary_keeps_the_history() {
+    let config = json!({"agents": {"defaults": {"compaction": {"mode": "safeguard"}}}});
+    let h = Harness::new(
+        vec![
+            Turn::text("## Decisions\nship it"),
+            Fault::Http {
+                status: 500,
+                retry_after: None,
+                body: None,
+            }
+            .into(),
+        ],
+        config,
+    )
+    .await;
+    let path = h.session_file("sg");
+    seed_with_failure(&path, "sg");
+    let r = h.embedder.compact(compact_params(&h, "sg")).await;
+    assert!(r.ok && r.compacted, "{r:?}");
+    let summary = r.summary.unwrap();
+    assert!(summary.starts_with("## Decisions\nship it"), "{summary}");
+    assert!(
+        summary.contains(
+            "\n\n## Tool Failures\n- exec (status=failed exitCode=1): ENOENT: missing file"
+        ),
+        "{summary}"
+    );
+    let file = std::fs::read_to_string(&path).unwrap();
+    let entry: serde_json::Value = serde_json::from_str(file.lines().last().unwrap()).unwrap();
+    assert_eq!(entry["type"], "compaction");
+    assert_eq!(entry["fromHook"], true);
+    let req = h.mock.requests()[0].body.to_string();
+    assert!(
+        req.contains("<conversation>"),
+        "summarised through the model"
+    );
+
+    // The next compaction's summary fails: cancelled, nothing written, the history kept.
+    let other = h.session_file("sg2");
+    seed_with_failure(&other, "sg2");
+    let before = std::fs::read_to_string(&other).unwrap();
+    let r = h.embedder.compact(compact_params(&h, "sg2")).await;
+    assert!(!r.compacted, "{r:?}");
+    let after = std::fs::read_to_string(&other).unwrap();
+    let added: Vec<&str> = after.lines().skip(before.lines().count()).collect();
+    assert!(after.starts_with(&before), "earlier lines untouched");
+    assert!(
+        !after.contains(r#""type":"compaction""#),
+        "no compaction written: {added:?}"
+    );
+}

@@ -140,13 +140,24 @@ async fn every_session_shares_one_memory_writer() {
             .await
             .unwrap();
     }
-    assert_eq!(h.embedder.cached_sessions(), 6, "six idle sessions, each with its memory view");
+    assert_eq!(
+        h.embedder.cached_sessions(),
+        6,
+        "six idle sessions, each with its memory view"
+    );
     assert_eq!(writer_threads(), 1, "one writer thread for all of them");
     let db = h.dir.path().join("home/.playfilo/playfilo.db");
     let store = filo_dag::Store::open(&db).unwrap();
     for i in 0..6 {
-        let head = store.get_ref(&format!("PI_HEAD:many-{i}")).unwrap().expect("own head");
+        let head = store
+            .get_ref(&format!("PI_HEAD:many-{i}"))
+            .unwrap()
+            .expect("own head");
         let entries = store.load_entries(Some(&head)).unwrap();
-        assert!(entries.iter().any(|e| e.to_string().contains(&format!("answer {i}"))));
+        assert!(
+            entries
+                .iter()
+                .any(|e| e.to_string().contains(&format!("answer {i}")))
+        );
     }
 }
