@@ -14,8 +14,9 @@ use serde_json::{Map, Value, json};
 use crate::canon;
 use crate::error::Result;
 use crate::model::{blob_type, role};
-use crate::read::{LINEAGE_CTE, MAX_WALK};
+use crate::read::MAX_WALK;
 use crate::render::preview_truthy as truthy;
+use crate::sql;
 use crate::store::Store;
 use crate::text::iso_utc;
 
@@ -103,14 +104,7 @@ fn loaded_type(kind: &str) -> Option<&'static str> {
 }
 
 fn walk(conn: &rusqlite::Connection, head: &str) -> Result<Vec<Step>> {
-    let sql = format!(
-        "{LINEAGE_CTE} SELECT c.depth, n.id, n.role, n.timestamp, n.config_json, n.external_id, \
-           p.key, b.type, b.content, n.thought_signatures \
-         FROM chain c JOIN nodes n ON n.rowid = c.rid \
-         LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
-         LEFT JOIN blobs b ON b.hash = p.value"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut stmt = conn.prepare_cached(sql::LINEAGE_ENTRIES)?;
     let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
     let mut steps: Vec<Step> = Vec::new();
     while let Some(row) = rows.next()? {

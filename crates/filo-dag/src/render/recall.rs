@@ -5,6 +5,7 @@ use rusqlite::params;
 use crate::error::{DagError, Result};
 use crate::read::{MAX_WALK, load_blobs};
 use crate::render::preview::{FilterMode, full_text};
+use crate::sql;
 use crate::store::Store;
 use crate::text::{truncate, utf16_len, utf16_prefix};
 
@@ -50,12 +51,7 @@ fn resolve(store: &Store, opts: &RecallOptions) -> Result<String> {
 /// How many ancestors of `start` (inclusive) pass the filter: one CTE, no blob reads.
 fn count_visible(store: &Store, start: Option<&str>, filter: FilterMode) -> Result<usize> {
     let Some(start) = start else { return Ok(0) };
-    let sql = "WITH RECURSIVE chain(id, depth) AS ( \
-           SELECT ?1, 0 \
-           UNION ALL SELECT n.parent_id, c.depth + 1 FROM chain c JOIN nodes n ON n.id = c.id \
-             WHERE n.parent_id IS NOT NULL AND c.depth < ?2) \
-         SELECT n.role, COUNT(*) FROM chain c JOIN nodes n ON n.id = c.id GROUP BY n.role";
-    let mut stmt = store.conn.prepare_cached(sql)?;
+    let mut stmt = store.conn.prepare_cached(sql::LINEAGE_ROLE_COUNTS)?;
     let rows = stmt.query_map(params![start, MAX_WALK], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
     })?;

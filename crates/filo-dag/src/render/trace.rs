@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::model::short_id;
 use crate::read::{MAX_WALK, action_from_row};
 use crate::render::preview::truthy;
+use crate::sql;
 use crate::store::Store;
 use crate::text::{local_minutes, utf16_len, utf16_prefix};
 
@@ -91,17 +92,8 @@ pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Resu
     let types = opts.mode.types().map(|t| {
         Value::Array(t.iter().map(|s| Value::String((*s).to_owned())).collect()).to_string()
     });
-    let sql = "WITH RECURSIVE chain(id, depth) AS ( \
-           SELECT ?1, 0 \
-           UNION ALL SELECT n.parent_id, c.depth + 1 FROM chain c JOIN nodes n ON n.id = c.id \
-             WHERE n.parent_id IS NOT NULL AND c.depth < ?2) \
-         SELECT a.id, a.timestamp, a.action_type, a.from_node, a.to_node, a.metadata \
-         FROM action_log a \
-         WHERE a.to_node IN (SELECT id FROM chain) \
-           AND (?3 IS NULL OR a.action_type IN (SELECT value FROM json_each(?3))) \
-         ORDER BY a.timestamp DESC, a.id ASC LIMIT ?4";
     let limit = i64::try_from(opts.limit).unwrap_or(i64::MAX);
-    let mut stmt = store.conn.prepare_cached(sql)?;
+    let mut stmt = store.conn.prepare_cached(sql::TRACE_ACTIONS)?;
     let rows = stmt.query_map(params![head, MAX_WALK, types, limit], action_from_row)?;
     let actions = rows.collect::<rusqlite::Result<Vec<_>>>()?;
     if actions.is_empty() {

@@ -1,0 +1,158 @@
+//! The SQL of the read paths (life, recall, trace, session loading), in one place so that
+//! `plan_tests` can check the query plan of every statement they run.
+//!
+//! Every walk is driven from a small CTE queue into a primary-key or `idx_nodes_parent` lookup.
+//! Where the planner could instead scan `nodes` (to skip a sort, or because it guesses the CTE is
+//! large), the join is written as `CROSS JOIN` with the CTE on the left: SQLite never reorders
+//! the two sides of a `CROSS JOIN`.
+
+/// The columns [`crate::read::node_from_row`] maps, for a table aliased `n`.
+macro_rules! node_columns {
+    () => {
+        "n.id, n.parent_id, n.role, n.parts_list, n.timestamp, n.config_json, \
+         n.thought_signatures, n.system_prompt_hash, n.external_id"
+    };
+}
+
+/// The recursive CTE of a lineage (`?1` head id, `?2` maximum number of nodes): one primary-key
+/// lookup per step, rows in walk order (the recursion queue is FIFO). The queue only carries
+/// `(depth, rowid, parent_id)`; callers join `nodes` back on the rowid, which hits the page the
+/// step just read.
+macro_rules! lineage_cte {
+    () => {
+        "WITH RECURSIVE chain(depth, rid, parent_id) AS ( \
+           SELECT 0, n.rowid, n.parent_id FROM nodes n WHERE n.id = ?1 \
+           UNION ALL SELECT c.depth + 1, n.rowid, n.parent_id \
+             FROM chain c CROSS JOIN nodes n ON n.id = c.parent_id WHERE c.depth + 1 < ?2) "
+    };
+}
+
+/// The ids of a lineage (`?1` head id, which need not exist; `?2` depth bound), head first.
+macro_rules! chain_ids_cte {
+    () => {
+        "WITH RECURSIVE chain(id, depth) AS ( \
+           SELECT ?1, 0 \
+           UNION ALL SELECT n.parent_id, c.depth + 1 FROM chain c CROSS JOIN nodes n \
+             ON n.id = c.id WHERE n.parent_id IS NOT NULL AND c.depth < ?2) "
+    };
+}
+
+pub(crate) const SELECT_REF: &str = "SELECT node_id FROM refs WHERE name = ?1";
+
+pub(crate) const NODE_BY_ID: &str =
+    concat!("SELECT ", node_columns!(), " FROM nodes n WHERE n.id = ?1");
+
+pub(crate) const BLOB_BY_HASH: &str =
+    "SELECT hash, type, content, thought_signature FROM blobs WHERE hash = ?1";
+
+/// `?1` a JSON array of hashes.
+pub(crate) const BLOBS_BY_HASHES: &str = "SELECT b.hash, b.type, b.content, b.thought_signature \
+     FROM json_each(?1) j CROSS JOIN blobs b ON b.hash = j.value";
+
+pub(crate) const ID_EXACT: &str = "SELECT id FROM nodes WHERE id = ?1";
+
+pub(crate) const IDS_IN_RANGE: &str =
+    "SELECT id FROM nodes WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 2";
+
+pub(crate) const COUNT_IN_RANGE: &str = "SELECT COUNT(*) FROM nodes WHERE id >= ?1 AND id < ?2";
+
+pub(crate) const ID_BY_EXTERNAL_ID: &str =
+    "SELECT id FROM nodes WHERE external_id = ?1 ORDER BY rowid LIMIT 1";
+
+/// `?1` a JSON array of external ids.
+pub(crate) const IDS_BY_EXTERNAL_IDS: &str = "SELECT j.value, (SELECT n.id FROM nodes n \
+     WHERE n.external_id = j.value ORDER BY n.rowid LIMIT 1) FROM json_each(?1) j \
+     WHERE j.value <> ''";
+
+pub(crate) const CHILDREN: &str = concat!(
+    "SELECT ",
+    node_columns!(),
+    " FROM nodes n WHERE n.parent_id = ?1 ORDER BY n.rowid"
+);
+
+/// `?1` the root (excluded), `?2` the deepest depth (children are depth 0). The queue carries
+/// rowids, so the final join is a rowid lookup and the sort is over the (small) result.
+pub(crate) const SUBTREE: &str = concat!(
+    "WITH RECURSIVE sub(rid, id, depth) AS ( \
+       SELECT rowid, id, 0 FROM nodes WHERE parent_id = ?1 \
+       UNION ALL SELECT n.rowid, n.id, s.depth + 1 FROM sub s CROSS JOIN nodes n \
+         ON n.parent_id = s.id WHERE s.depth < ?2) \
+     SELECT s.depth, ",
+    node_columns!(),
+    " FROM sub s CROSS JOIN nodes n ON n.rowid = s.rid ORDER BY s.rid"
+);
+
+/// `?1` the parent, `?2` the depth bound: descendants per child.
+pub(crate) const DESCENDANT_COUNTS: &str = "WITH RECURSIVE d(root, id, depth) AS ( \
+       SELECT rowid, id, 0 FROM nodes WHERE parent_id = ?1 \
+       UNION ALL SELECT d.root, n.id, d.depth + 1 FROM d CROSS JOIN nodes n \
+         ON n.parent_id = d.id WHERE d.depth < ?2) \
+     SELECT n.id, g.c FROM (SELECT root, COUNT(*) - 1 AS c FROM d GROUP BY root) g \
+     CROSS JOIN nodes n ON n.rowid = g.root";
+
+pub(crate) const LINEAGE: &str = concat!(
+    lineage_cte!(),
+    "SELECT c.depth, ",
+    node_columns!(),
+    " FROM chain c CROSS JOIN nodes n ON n.rowid = c.rid"
+);
+
+/// The lineage joined with each node's parts (in order) and their blobs.
+pub(crate) const LINEAGE_WITH_BLOBS: &str = concat!(
+    lineage_cte!(),
+    "SELECT c.depth, ",
+    node_columns!(),
+    ", p.key, b.hash, b.type, b.content, b.thought_signature \
+     FROM chain c CROSS JOIN nodes n ON n.rowid = c.rid \
+     LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
+     LEFT JOIN blobs b ON b.hash = p.value"
+);
+
+/// What session loading reads of a lineage: the node fields entries need, parts and blobs.
+pub(crate) const LINEAGE_ENTRIES: &str = concat!(
+    lineage_cte!(),
+    "SELECT c.depth, n.id, n.role, n.timestamp, n.config_json, n.external_id, \
+       p.key, b.type, b.content, n.thought_signatures \
+     FROM chain c CROSS JOIN nodes n ON n.rowid = c.rid \
+     LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
+     LEFT JOIN blobs b ON b.hash = p.value"
+);
+
+/// recall: the roles along the lineage from `?1` and how many nodes have each.
+pub(crate) const LINEAGE_ROLE_COUNTS: &str = concat!(
+    chain_ids_cte!(),
+    "SELECT n.role, COUNT(*) FROM chain c CROSS JOIN nodes n ON n.id = c.id GROUP BY n.role"
+);
+
+/// trace: the actions whose `to_node` is on the lineage of `?1`; `?3` a JSON array of action
+/// types (NULL for all), `?4` the limit. The lineage is materialized once and probed per action.
+pub(crate) const TRACE_ACTIONS: &str = concat!(
+    chain_ids_cte!(),
+    "SELECT a.id, a.timestamp, a.action_type, a.from_node, a.to_node, a.metadata \
+     FROM action_log a \
+     WHERE a.to_node IN (SELECT id FROM chain) \
+       AND (?3 IS NULL OR a.action_type IN (SELECT value FROM json_each(?3))) \
+     ORDER BY a.timestamp DESC, a.id ASC LIMIT ?4"
+);
+
+/// Every statement of the read paths, by name.
+#[cfg(test)]
+pub(crate) const ALL: &[(&str, &str)] = &[
+    ("SELECT_REF", SELECT_REF),
+    ("NODE_BY_ID", NODE_BY_ID),
+    ("BLOB_BY_HASH", BLOB_BY_HASH),
+    ("BLOBS_BY_HASHES", BLOBS_BY_HASHES),
+    ("ID_EXACT", ID_EXACT),
+    ("IDS_IN_RANGE", IDS_IN_RANGE),
+    ("COUNT_IN_RANGE", COUNT_IN_RANGE),
+    ("ID_BY_EXTERNAL_ID", ID_BY_EXTERNAL_ID),
+    ("IDS_BY_EXTERNAL_IDS", IDS_BY_EXTERNAL_IDS),
+    ("CHILDREN", CHILDREN),
+    ("SUBTREE", SUBTREE),
+    ("DESCENDANT_COUNTS", DESCENDANT_COUNTS),
+    ("LINEAGE", LINEAGE),
+    ("LINEAGE_WITH_BLOBS", LINEAGE_WITH_BLOBS),
+    ("LINEAGE_ENTRIES", LINEAGE_ENTRIES),
+    ("LINEAGE_ROLE_COUNTS", LINEAGE_ROLE_COUNTS),
+    ("TRACE_ACTIONS", TRACE_ACTIONS),
+];
