@@ -118,22 +118,22 @@ pub(crate) const LINEAGE_ENTRIES: &str = concat!(
      LEFT JOIN blobs b ON b.hash = p.value"
 );
 
-/// recall: the roles along the lineage from `?1` and how many nodes have each.
-pub(crate) const LINEAGE_ROLE_COUNTS: &str = concat!(
-    chain_ids_cte!(),
-    "SELECT n.role, COUNT(*) FROM chain c CROSS JOIN nodes n ON n.id = c.id GROUP BY n.role"
-);
+/// recall: how many nodes of the lineage from `?1` (`?2` the depth bound) pass the role filter:
+/// `?3` the only role shown, `?4` the role hidden (NULL for no such condition). The queue
+/// carries the role, so each step is one id lookup and no node is read twice, and the count
+/// needs no sort.
+pub(crate) const LINEAGE_VISIBLE_COUNT: &str = "WITH RECURSIVE chain(parent_id, role, depth) AS ( \
+       SELECT n.parent_id, n.role, 0 FROM nodes n WHERE n.id = ?1 \
+       UNION ALL SELECT n.parent_id, n.role, c.depth + 1 FROM chain c CROSS JOIN nodes n \
+         ON n.id = c.parent_id WHERE c.depth + 1 < ?2) \
+     SELECT COUNT(*) FROM chain WHERE (?3 IS NULL OR role = ?3) AND (?4 IS NULL OR role <> ?4)";
 
-/// trace: the actions whose `to_node` is on the lineage of `?1`; `?3` a JSON array of action
-/// types (NULL for all), `?4` the limit. The lineage is materialized once and probed per action.
-pub(crate) const TRACE_ACTIONS: &str = concat!(
-    chain_ids_cte!(),
-    "SELECT a.id, a.timestamp, a.action_type, a.from_node, a.to_node, a.metadata \
-     FROM action_log a \
-     WHERE a.to_node IN (SELECT id FROM chain) \
-       AND (?3 IS NULL OR a.action_type IN (SELECT value FROM json_each(?3))) \
-     ORDER BY a.timestamp DESC, a.id ASC LIMIT ?4"
-);
+/// trace: the ids of the lineage of `?1` (which need not exist), head first.
+pub(crate) const LINEAGE_IDS: &str = concat!(chain_ids_cte!(), "SELECT id FROM chain");
+
+/// trace: the actions that point at a node, of the types in the JSON array `?1` (NULL: all).
+pub(crate) const ACTIONS_TO_NODES: &str = "SELECT id, timestamp, action_type, from_node, to_node, metadata FROM action_log \
+     WHERE to_node IS NOT NULL AND (?1 IS NULL OR action_type IN (SELECT value FROM json_each(?1)))";
 
 /// Every statement of the read paths, by name.
 #[cfg(test)]
@@ -153,6 +153,7 @@ pub(crate) const ALL: &[(&str, &str)] = &[
     ("LINEAGE", LINEAGE),
     ("LINEAGE_WITH_BLOBS", LINEAGE_WITH_BLOBS),
     ("LINEAGE_ENTRIES", LINEAGE_ENTRIES),
-    ("LINEAGE_ROLE_COUNTS", LINEAGE_ROLE_COUNTS),
-    ("TRACE_ACTIONS", TRACE_ACTIONS),
+    ("LINEAGE_VISIBLE_COUNT", LINEAGE_VISIBLE_COUNT),
+    ("LINEAGE_IDS", LINEAGE_IDS),
+    ("ACTIONS_TO_NODES", ACTIONS_TO_NODES),
 ];

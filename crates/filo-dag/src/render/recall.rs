@@ -51,18 +51,12 @@ fn resolve(store: &Store, opts: &RecallOptions) -> Result<String> {
 /// How many ancestors of `start` (inclusive) pass the filter: one CTE, no blob reads.
 fn count_visible(store: &Store, start: Option<&str>, filter: FilterMode) -> Result<usize> {
     let Some(start) = start else { return Ok(0) };
-    let mut stmt = store.conn.prepare_cached(sql::LINEAGE_ROLE_COUNTS)?;
-    let rows = stmt.query_map(params![start, MAX_WALK], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-    })?;
-    let mut total = 0usize;
-    for row in rows {
-        let (role, n) = row?;
-        if filter.shows(&role) {
-            total += usize::try_from(n).unwrap_or(0);
-        }
-    }
-    Ok(total)
+    let (only, hidden) = filter.sql_roles();
+    let count: i64 = store
+        .conn
+        .prepare_cached(sql::LINEAGE_VISIBLE_COUNT)?
+        .query_row(params![start, MAX_WALK, only, hidden], |r| r.get(0))?;
+    Ok(usize::try_from(count).unwrap_or(0))
 }
 
 /// Renders `recall`.

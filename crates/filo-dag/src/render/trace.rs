@@ -1,11 +1,14 @@
 //! `trace`: the navigation log of the current lineage (spec §7.3).
 
+use std::collections::HashSet;
+
 use rusqlite::params;
+use rusqlite::types::ValueRef;
 use serde_json::Value;
 
 use crate::canon;
 use crate::error::Result;
-use crate::model::short_id;
+use crate::model::{Action, short_id};
 use crate::read::{MAX_WALK, action_from_row};
 use crate::render::preview::truthy;
 use crate::sql;
@@ -83,19 +86,21 @@ impl LocalOffset for FixedOffset {
 const HEADER: &str = "--- archived action log ---";
 const FOOTER: &str = "--- end of archive ---";
 
-/// Renders `trace`: the lineage is a recursive CTE joined with the action log in one query, so
-/// it has no depth limit (the reference binds one SQL variable per ancestor, §10.5 #32).
+/// Renders `trace`. The reference binds one SQL variable per ancestor (§10.5 #32); filo reads the
+/// (few) actions of the wanted types first, then walks the lineage once, in one recursive CTE,
+/// until every action's target has been met or the root is reached. No depth limit.
 pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Result<String> {
-    let Some(head) = store.get_ref(&opts.ref_name)? else {
+    let found = store.read(|_| {
+        let Some(head) = store.get_ref(&opts.ref_name)? else {
+            return Ok(None);
+        };
+        let mut actions = on_lineage(store, &head, opts.mode)?;
+        actions.truncate(opts.limit);
+        Ok(Some(actions))
+    })?;
+    let Some(actions) = found else {
         return Ok([HEADER, "(no PI_HEAD set)", FOOTER].join("\n"));
     };
-    let types = opts.mode.types().map(|t| {
-        Value::Array(t.iter().map(|s| Value::String((*s).to_owned())).collect()).to_string()
-    });
-    let limit = i64::try_from(opts.limit).unwrap_or(i64::MAX);
-    let mut stmt = store.conn.prepare_cached(sql::TRACE_ACTIONS)?;
-    let rows = stmt.query_map(params![head, MAX_WALK, types, limit], action_from_row)?;
-    let actions = rows.collect::<rusqlite::Result<Vec<_>>>()?;
     if actions.is_empty() {
         return Ok([HEADER, "(no actions recorded)", FOOTER].join("\n"));
     }
@@ -113,6 +118,40 @@ pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Resu
     }
     lines.push(FOOTER.into());
     Ok(lines.join("\n"))
+}
+
+/// The actions of the mode's types whose `to_node` is `head` or one of its ancestors, newest
+/// first (ties by id).
+fn on_lineage(store: &Store, head: &str, mode: TraceMode) -> Result<Vec<Action>> {
+    let types = mode.types().map(|t| {
+        Value::Array(t.iter().map(|s| Value::String((*s).to_owned())).collect()).to_string()
+    });
+    let mut actions = store
+        .conn
+        .prepare_cached(sql::ACTIONS_TO_NODES)?
+        .query_map(params![types], action_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut found: HashSet<String> = HashSet::new();
+    {
+        let mut wanted: HashSet<&str> = actions
+            .iter()
+            .filter_map(|a| a.to_node.as_deref())
+            .collect();
+        let mut stmt = store.conn.prepare_cached(sql::LINEAGE_IDS)?;
+        let mut rows = stmt.query(params![head, MAX_WALK])?;
+        while !wanted.is_empty() {
+            let Some(row) = rows.next()? else { break };
+            if let ValueRef::Text(id) = row.get_ref(0)? {
+                let id = std::str::from_utf8(id).unwrap_or_default();
+                if wanted.remove(id) {
+                    found.insert(id.to_owned());
+                }
+            }
+        }
+    }
+    actions.retain(|a| a.to_node.as_ref().is_some_and(|t| found.contains(t)));
+    actions.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then(a.id.cmp(&b.id)));
+    Ok(actions)
 }
 
 /// The reference's metadata heuristics (kept as they are, §10.5 #35).
