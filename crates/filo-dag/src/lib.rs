@@ -23,6 +23,7 @@ pub mod render;
 mod sql;
 mod store;
 pub mod text;
+mod walk;
 mod write;
 
 #[cfg(test)]

@@ -12,6 +12,8 @@ use crate::store::Store;
 
 /// Upper bound on walks, so that a forged cycle cannot loop forever.
 pub(crate) const MAX_WALK: i64 = 100_000_000;
+/// [`MAX_WALK`] as a node count.
+pub(crate) const MAX_WALK_NODES: usize = 100_000_000;
 
 /// Maps a row selected with `sql::node_columns!()` starting at column `offset`.
 pub(crate) fn node_from_row(row: &Row<'_>, offset: usize) -> rusqlite::Result<Node> {

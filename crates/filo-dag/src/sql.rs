@@ -6,6 +6,8 @@
 //! large), the join is written as `CROSS JOIN` with the CTE on the left: SQLite never reorders
 //! the two sides of a `CROSS JOIN`.
 
+use crate::walk::WalkSql;
+
 /// The columns [`crate::read::node_from_row`] maps, for a table aliased `n`.
 macro_rules! node_columns {
     () => {
@@ -24,16 +26,6 @@ macro_rules! lineage_cte {
            SELECT 0, n.rowid, n.parent_id FROM nodes n WHERE n.id = ?1 \
            UNION ALL SELECT c.depth + 1, n.rowid, n.parent_id \
              FROM chain c CROSS JOIN nodes n ON n.id = c.parent_id WHERE c.depth + 1 < ?2) "
-    };
-}
-
-/// The ids of a lineage (`?1` head id, which need not exist; `?2` depth bound), head first.
-macro_rules! chain_ids_cte {
-    () => {
-        "WITH RECURSIVE chain(id, depth) AS ( \
-           SELECT ?1, 0 \
-           UNION ALL SELECT n.parent_id, c.depth + 1 FROM chain c CROSS JOIN nodes n \
-             ON n.id = c.id WHERE n.parent_id IS NOT NULL AND c.depth < ?2) "
     };
 }
 
@@ -108,28 +100,21 @@ pub(crate) const LINEAGE_WITH_BLOBS: &str = concat!(
      LEFT JOIN blobs b ON b.hash = p.value"
 );
 
-/// What session loading reads of a lineage: the node fields entries need, parts and blobs.
-pub(crate) const LINEAGE_ENTRIES: &str = concat!(
-    lineage_cte!(),
-    "SELECT c.depth, n.id, n.role, n.timestamp, n.config_json, n.external_id, \
-       p.key, b.type, b.content, n.thought_signatures \
-     FROM chain c CROSS JOIN nodes n ON n.rowid = c.rid \
-     LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
-     LEFT JOIN blobs b ON b.hash = p.value"
-);
+/// [`crate::walk`] over what counting and matching need: rowid, id, parent id, role.
+pub(crate) const WALK_ROLES: WalkSql = WalkSql {
+    by_id: "SELECT rowid, id, parent_id, role FROM nodes WHERE id = ?1",
+    window: "SELECT rowid, id, parent_id, role FROM nodes \
+             WHERE rowid < ?1 AND rowid >= ?2 ORDER BY rowid DESC",
+};
 
-/// recall: how many nodes of the lineage from `?1` (`?2` the depth bound) pass the role filter:
-/// `?3` the only role shown, `?4` the role hidden (NULL for no such condition). The queue
-/// carries the role, so each step is one id lookup and no node is read twice, and the count
-/// needs no sort.
-pub(crate) const LINEAGE_VISIBLE_COUNT: &str = "WITH RECURSIVE chain(parent_id, role, depth) AS ( \
-       SELECT n.parent_id, n.role, 0 FROM nodes n WHERE n.id = ?1 \
-       UNION ALL SELECT n.parent_id, n.role, c.depth + 1 FROM chain c CROSS JOIN nodes n \
-         ON n.id = c.parent_id WHERE c.depth + 1 < ?2) \
-     SELECT COUNT(*) FROM chain WHERE (?3 IS NULL OR role = ?3) AND (?4 IS NULL OR role <> ?4)";
-
-/// trace: the ids of the lineage of `?1` (which need not exist), head first.
-pub(crate) const LINEAGE_IDS: &str = concat!(chain_ids_cte!(), "SELECT id FROM chain");
+/// [`crate::walk`] over what session entries need (columns 3…: role, timestamp, config_json,
+/// external_id, parts_list, thought_signatures).
+pub(crate) const WALK_ENTRIES: WalkSql = WalkSql {
+    by_id: "SELECT rowid, id, parent_id, role, timestamp, config_json, external_id, parts_list, \
+            thought_signatures FROM nodes WHERE id = ?1",
+    window: "SELECT rowid, id, parent_id, role, timestamp, config_json, external_id, parts_list, \
+             thought_signatures FROM nodes WHERE rowid < ?1 AND rowid >= ?2 ORDER BY rowid DESC",
+};
 
 /// trace: the actions that point at a node, of the types in the JSON array `?1` (NULL: all).
 pub(crate) const ACTIONS_TO_NODES: &str = "SELECT id, timestamp, action_type, from_node, to_node, metadata FROM action_log \
@@ -152,8 +137,9 @@ pub(crate) const ALL: &[(&str, &str)] = &[
     ("DESCENDANT_COUNTS", DESCENDANT_COUNTS),
     ("LINEAGE", LINEAGE),
     ("LINEAGE_WITH_BLOBS", LINEAGE_WITH_BLOBS),
-    ("LINEAGE_ENTRIES", LINEAGE_ENTRIES),
-    ("LINEAGE_VISIBLE_COUNT", LINEAGE_VISIBLE_COUNT),
-    ("LINEAGE_IDS", LINEAGE_IDS),
+    ("WALK_ROLES.by_id", WALK_ROLES.by_id),
+    ("WALK_ROLES.window", WALK_ROLES.window),
+    ("WALK_ENTRIES.by_id", WALK_ENTRIES.by_id),
+    ("WALK_ENTRIES.window", WALK_ENTRIES.window),
     ("ACTIONS_TO_NODES", ACTIONS_TO_NODES),
 ];

@@ -42,16 +42,6 @@ impl FilterMode {
             Self::Default => node_role != role::PI_INTERNAL,
         }
     }
-
-    /// [`FilterMode::shows`] as two SQL parameters: the only role shown, the role hidden.
-    pub(crate) fn sql_roles(self) -> (Option<&'static str>, Option<&'static str>) {
-        match self {
-            Self::UserOnly => (Some(role::USER), None),
-            Self::NoTools => (None, Some(role::TOOL_RESULT)),
-            Self::All => (None, None),
-            Self::Default => (None, Some(role::PI_INTERNAL)),
-        }
-    }
 }
 
 /// The parsed blobs of a node in part order. Missing blobs and content that does not parse are
@@ -224,33 +214,4 @@ pub(crate) fn full_text(node: &Node, blobs: &HashMap<String, Blob>) -> String {
         }
     }
     out.join("\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::FilterMode;
-
-    #[test]
-    fn sql_roles_agree_with_shows() {
-        let roles = [
-            "user",
-            "assistant",
-            "toolResult",
-            "pi_internal",
-            "model",
-            "",
-        ];
-        for mode in [
-            FilterMode::Default,
-            FilterMode::NoTools,
-            FilterMode::UserOnly,
-            FilterMode::All,
-        ] {
-            let (only, hidden) = mode.sql_roles();
-            for r in roles {
-                let sql = only.is_none_or(|o| o == r) && hidden.is_none_or(|h| h != r);
-                assert_eq!(sql, mode.shows(r), "{mode:?} {r}");
-            }
-        }
-    }
 }

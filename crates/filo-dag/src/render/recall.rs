@@ -1,13 +1,12 @@
 //! `recall`: one node with its budgeted context (spec §7.2).
 
-use rusqlite::params;
-
 use crate::error::{DagError, Result};
-use crate::read::{MAX_WALK, load_blobs};
+use crate::read::{MAX_WALK_NODES, load_blobs};
 use crate::render::preview::{FilterMode, full_text};
 use crate::sql;
 use crate::store::Store;
 use crate::text::{truncate, utf16_len, utf16_prefix};
+use crate::walk::{text, walk};
 
 /// The parameters of the `recall` tool, plus the ref `HEAD` stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,15 +47,23 @@ fn resolve(store: &Store, opts: &RecallOptions) -> Result<String> {
     store.resolve_prefix(x)
 }
 
-/// How many ancestors of `start` (inclusive) pass the filter: one CTE, no blob reads.
+/// How many ancestors of `start` (inclusive) pass the filter: one walk, no blob reads.
 fn count_visible(store: &Store, start: Option<&str>, filter: FilterMode) -> Result<usize> {
     let Some(start) = start else { return Ok(0) };
-    let (only, hidden) = filter.sql_roles();
-    let count: i64 = store
-        .conn
-        .prepare_cached(sql::LINEAGE_VISIBLE_COUNT)?
-        .query_row(params![start, MAX_WALK, only, hidden], |r| r.get(0))?;
-    Ok(usize::try_from(count).unwrap_or(0))
+    let mut total = 0usize;
+    walk(
+        &store.conn,
+        &sql::WALK_ROLES,
+        start,
+        MAX_WALK_NODES,
+        |row| {
+            if text(row, 3)?.is_some_and(|r| filter.shows(r)) {
+                total += 1;
+            }
+            Ok(true)
+        },
+    )?;
+    Ok(total)
 }
 
 /// Renders `recall`.

@@ -3,17 +3,17 @@
 use std::collections::HashSet;
 
 use rusqlite::params;
-use rusqlite::types::ValueRef;
 use serde_json::Value;
 
 use crate::canon;
 use crate::error::Result;
 use crate::model::{Action, short_id};
-use crate::read::{MAX_WALK, action_from_row};
+use crate::read::{MAX_WALK_NODES, action_from_row};
 use crate::render::preview::truthy;
 use crate::sql;
 use crate::store::Store;
 use crate::text::{local_minutes, utf16_len, utf16_prefix};
+use crate::walk::{text, walk};
 
 /// trace's type filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,8 +87,8 @@ const HEADER: &str = "--- archived action log ---";
 const FOOTER: &str = "--- end of archive ---";
 
 /// Renders `trace`. The reference binds one SQL variable per ancestor (§10.5 #32); filo reads the
-/// (few) actions of the wanted types first, then walks the lineage once, in one recursive CTE,
-/// until every action's target has been met or the root is reached. No depth limit.
+/// (few) actions of the wanted types first, then walks the lineage once ([`walk`]) until every
+/// action's target has been met or the root is reached. No depth limit.
 pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Result<String> {
     let found = store.read(|_| {
         let Some(head) = store.get_ref(&opts.ref_name)? else {
@@ -131,22 +131,24 @@ fn on_lineage(store: &Store, head: &str, mode: TraceMode) -> Result<Vec<Action>>
         .prepare_cached(sql::ACTIONS_TO_NODES)?
         .query_map(params![types], action_from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    // The lineage as the reference sees it: the head (even without a node), then each node's
+    // parent id (even when that parent is missing).
     let mut found: HashSet<String> = HashSet::new();
     {
         let mut wanted: HashSet<&str> = actions
             .iter()
             .filter_map(|a| a.to_node.as_deref())
             .collect();
-        let mut stmt = store.conn.prepare_cached(sql::LINEAGE_IDS)?;
-        let mut rows = stmt.query(params![head, MAX_WALK])?;
-        while !wanted.is_empty() {
-            let Some(row) = rows.next()? else { break };
-            if let ValueRef::Text(id) = row.get_ref(0)? {
-                let id = std::str::from_utf8(id).unwrap_or_default();
-                if wanted.remove(id) {
-                    found.insert(id.to_owned());
-                }
+        let mut meet = |id: &str| {
+            if wanted.remove(id) {
+                found.insert(id.to_owned());
             }
+            !wanted.is_empty()
+        };
+        if meet(head) {
+            walk(&store.conn, &sql::WALK_ROLES, head, MAX_WALK_NODES, |row| {
+                Ok(text(row, 2)?.is_none_or(&mut meet))
+            })?;
         }
     }
     actions.retain(|a| a.to_node.as_ref().is_some_and(|t| found.contains(t)));
