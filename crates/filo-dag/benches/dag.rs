@@ -10,7 +10,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use filo_dag::canon;
-use filo_dag::render::{FixedOffset, LifeOptions, TraceOptions, life, trace};
+use filo_dag::render::{
+    FixedOffset, LifeOptions, RecallOptions, TraceOptions, life, recall, trace,
+};
 use filo_dag::{Expect, NewAction, NewBlob, NodeCommit, Parent, Store, role};
 use rusqlite::params;
 use serde_json::json;
@@ -167,6 +169,22 @@ fn lineage_rows(dir: &Path, ids: &[String], rows: &mut Vec<Row>) -> Res<()> {
             note: format!("{} entries", entries),
         });
     }
+    let (out, d) = best(3, || Ok(recall(&store, &RecallOptions::new("HEAD"))?))?;
+    rows.push(Row {
+        name: "recall of the deepest node, 100,000-node lineage".into(),
+        filo: d,
+        reference: None,
+        note: format!("{} lines", out.lines().count()),
+    });
+    let (out, d) = best(3, || {
+        Ok(life(&store, &LifeOptions::default(), T0 + 100_000_000)?)
+    })?;
+    rows.push(Row {
+        name: "life at the head of a 100,000-node lineage".into(),
+        filo: d,
+        reference: None,
+        note: format!("{} lines", out.lines().count()),
+    });
     // 1,000 navigation events, half of them on the lineage.
     let actions: Vec<NewAction> = (0..1_000usize)
         .map(|i| NewAction {

@@ -9,12 +9,14 @@
 //!   the hash), so nodes without an external id (departure, terminal) do not cut the chain;
 //! * #15 — meta entries get their `parentId` rewritten from the DAG parent.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::canon;
 use crate::error::Result;
 use crate::model::{blob_type, role};
-use crate::read::{MAX_WALK_NODES, load_blobs, parse_parts};
+use crate::read::{MAX_WALK_NODES, parse_parts};
 use crate::render::preview_truthy as truthy;
 use crate::sql;
 use crate::store::Store;
@@ -49,7 +51,7 @@ impl Store {
             let mut models = ModelCache::default();
             for step in steps.into_iter().rev() {
                 let id = step.entry_id.clone();
-                if let Some(entry) = entry_of(step, parent.as_deref(), &mut models) {
+                if let Some(entry) = entry_of(step, parent.take(), &mut models) {
                     out.push(entry);
                 }
                 parent = Some(id);
@@ -135,23 +137,70 @@ fn steps(conn: &rusqlite::Connection, head: &str) -> Result<Vec<Step>> {
         Ok(true)
     })?;
     for (chunk, chunk_hashes) in steps.chunks_mut(BLOB_BATCH).zip(hashes.chunks(BLOB_BATCH)) {
-        let blobs = load_blobs(conn, chunk_hashes.iter().flatten())?;
+        let mut parts = load_parts(conn, chunk_hashes)?;
         for (step, list) in chunk.iter_mut().zip(chunk_hashes) {
             for (index, hash) in list.iter().enumerate() {
-                let Some(blob) = blobs.get(hash) else {
+                let Some(part) = parts.get_mut(hash.as_str()) else {
                     continue;
                 };
                 step.found += 1;
-                let Some(kind) = loaded_type(&blob.blob_type) else {
-                    continue;
+                part.uses -= 1;
+                let value = match (&part.value, part.uses) {
+                    (None, _) => continue,
+                    (Some(_), 0) => part.value.take(),
+                    (Some(v), _) => Some(v.clone()),
                 };
-                if let Ok(value) = serde_json::from_str::<Value>(&blob.content) {
+                if let (Some(kind), Some(value)) = (part.kind, value) {
                     step.parts.push((index, kind, value));
                 }
             }
         }
     }
     Ok(steps)
+}
+
+/// A blob as the loader sees it: its type if the loader reads it, its parsed content (`None`
+/// for other types and content that is not JSON), and how many parts still refer to it.
+struct Part {
+    kind: Option<&'static str>,
+    value: Option<Value>,
+    uses: usize,
+}
+
+/// The blobs of a batch of nodes in one query, parsed straight from the row (no copy of the
+/// content), keyed by hash.
+fn load_parts<'h>(
+    conn: &rusqlite::Connection,
+    hashes: &'h [Vec<String>],
+) -> Result<HashMap<&'h str, Part>> {
+    let mut uses: HashMap<&'h str, usize> = HashMap::new();
+    for hash in hashes.iter().flatten() {
+        *uses.entry(hash.as_str()).or_default() += 1;
+    }
+    let unique: Vec<&str> = uses.keys().copied().collect();
+    let list = serde_json::to_string(&unique).unwrap_or_else(|_| "[]".into());
+    let mut stmt = conn.prepare_cached(sql::BLOBS_BY_HASHES)?;
+    let mut rows = stmt.query([list])?;
+    let mut out = HashMap::with_capacity(unique.len());
+    while let Some(row) = rows.next()? {
+        let Some((&hash, &n)) = text(row, 0)?.and_then(|h| uses.get_key_value(h)) else {
+            continue;
+        };
+        let kind = text(row, 1)?.and_then(loaded_type);
+        let value = match (kind, text(row, 2)?) {
+            (Some(_), Some(content)) => serde_json::from_str::<Value>(content).ok(),
+            _ => None,
+        };
+        out.insert(
+            hash,
+            Part {
+                kind,
+                value,
+                uses: n,
+            },
+        );
+    }
+    Ok(out)
 }
 
 /// The hashes of a `parts_list`, as `json_each` over it yields them: the string elements of a
@@ -189,6 +238,8 @@ fn is_meta(step: &Step, v: &Value) -> bool {
 struct ModelCache {
     config: Option<String>,
     value: (String, String),
+    /// The zero `usage` object of every rebuilt assistant message, built once and cloned.
+    usage: Option<Value>,
 }
 
 impl ModelCache {
@@ -201,8 +252,8 @@ impl ModelCache {
     }
 }
 
-fn entry_of(mut step: Step, parent: Option<&str>, models: &mut ModelCache) -> Option<Value> {
-    let parent_id = parent.map_or(Value::Null, |p| Value::String(p.to_owned()));
+fn entry_of(mut step: Step, parent: Option<String>, models: &mut ModelCache) -> Option<Value> {
+    let parent_id = parent.map_or(Value::Null, Value::String);
     let timestamp = iso_utc(step.timestamp);
     let mut meta: Option<Value> = None;
     let mut whole_message: Option<Value> = None;
@@ -362,7 +413,7 @@ fn provider_model(config: Option<&str>) -> (String, String) {
 }
 
 fn plain_message(step: &Step, content: Vec<Value>, models: &mut ModelCache) -> Value {
-    let mut message = Map::new();
+    let mut message = Map::with_capacity(8);
     message.insert("role".into(), Value::String(step.role.clone()));
     message.insert("content".into(), Value::Array(content));
     if step.role == role::ASSISTANT {
@@ -370,13 +421,13 @@ fn plain_message(step: &Step, content: Vec<Value>, models: &mut ModelCache) -> V
         message.insert("api".into(), "chat".into());
         message.insert("provider".into(), provider.into());
         message.insert("model".into(), model.into());
-        message.insert(
-            "usage".into(),
+        let usage = models.usage.get_or_insert_with(|| {
             json!({
                 "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
                 "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 },
-            }),
-        );
+            })
+        });
+        message.insert("usage".into(), usage.clone());
         message.insert("stopReason".into(), "stop".into());
     }
     message.insert("timestamp".into(), step.timestamp.into());
