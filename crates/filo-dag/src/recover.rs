@@ -306,7 +306,7 @@ fn entry_of(mut step: Step, parent: Option<String>, models: &mut ModelCache) -> 
         if step.role == role::PI_INTERNAL && content.is_empty() {
             return None;
         }
-        plain_message(&step, content, models)
+        plain_message(&mut step, content, models)
     };
     Some(obj([
         ("type", "message".into()),
@@ -412,11 +412,12 @@ fn provider_model(config: Option<&str>) -> (String, String) {
     }
 }
 
-fn plain_message(step: &Step, content: Vec<Value>, models: &mut ModelCache) -> Value {
+fn plain_message(step: &mut Step, content: Vec<Value>, models: &mut ModelCache) -> Value {
+    let is_assistant = step.role == role::ASSISTANT;
     let mut message = Map::with_capacity(8);
-    message.insert("role".into(), Value::String(step.role.clone()));
+    message.insert("role".into(), Value::String(std::mem::take(&mut step.role)));
     message.insert("content".into(), Value::Array(content));
-    if step.role == role::ASSISTANT {
+    if is_assistant {
         let (provider, model) = models.get(step.config.as_deref());
         message.insert("api".into(), "chat".into());
         message.insert("provider".into(), provider.into());
