@@ -7,7 +7,10 @@
 //! window of rows) and takes the row whose id is the expected parent. When the parent is not
 //! among the next [`MAX_MISSES`] rows (interleaved sessions, a parent written later), one
 //! primary-key lookup finds it and the scan goes on below it. Ids are unique, so the row found
-//! either way is the parent: the result is the lineage, whatever the layout of the file.
+//! either way is the parent: the result is the lineage, whatever the layout of the file. The
+//! worst layout (every parent more than [`MAX_MISSES`] rows away) costs those row reads plus the
+//! lookup per node, a few times the CTE's cost; files written by agents, parent right before
+//! child, cost one sequential row read per node.
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, params};
