@@ -2,6 +2,7 @@
 //! writes), on the same generated databases. Prints a Markdown table.
 //!
 //! `cargo bench -p filo-dag --bench dag` (release build; a few minutes on 2 cores).
+//! `FILO_BENCH_DIR=<dir>` keeps the generated databases in `<dir>`.
 
 use std::error::Error;
 use std::io::Write;
@@ -9,7 +10,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use filo_dag::canon;
-use filo_dag::render::{FixedOffset, LifeOptions, TraceOptions, life, trace};
+use filo_dag::render::{
+    FixedOffset, LifeOptions, RecallOptions, TraceOptions, life, recall, trace,
+};
 use filo_dag::{Expect, NewAction, NewBlob, NodeCommit, Parent, Store, role};
 use rusqlite::params;
 use serde_json::json;
@@ -115,7 +118,7 @@ fn commit_rows(dir: &Path, rows: &mut Vec<Row>) -> Res<Vec<String>> {
         filo: d,
         reference: Some(r),
         note: format!(
-            "{:.0} nodes/s vs {:.0} (autocommit per statement)",
+            "{:.0} nodes/s vs {:.0} (autocommit per statement, WAL, synchronous = NORMAL)",
             rate(n, d),
             rate(n, r)
         ),
@@ -166,6 +169,22 @@ fn lineage_rows(dir: &Path, ids: &[String], rows: &mut Vec<Row>) -> Res<()> {
             note: format!("{} entries", entries),
         });
     }
+    let (out, d) = best(3, || Ok(recall(&store, &RecallOptions::new("HEAD"))?))?;
+    rows.push(Row {
+        name: "recall of the deepest node, 100,000-node lineage".into(),
+        filo: d,
+        reference: None,
+        note: format!("{} lines", out.lines().count()),
+    });
+    let (out, d) = best(3, || {
+        Ok(life(&store, &LifeOptions::default(), T0 + 100_000_000)?)
+    })?;
+    rows.push(Row {
+        name: "life at the head of a 100,000-node lineage".into(),
+        filo: d,
+        reference: None,
+        note: format!("{} lines", out.lines().count()),
+    });
     // 1,000 navigation events, half of them on the lineage.
     let actions: Vec<NewAction> = (0..1_000usize)
         .map(|i| NewAction {
@@ -313,17 +332,21 @@ fn main() -> Res<()> {
         .filter(|a| !a.starts_with("--"))
         .collect();
     let wants = |group: &str| only.is_empty() || only.iter().any(|o| o == group);
-    let dir = tempfile::tempdir()?;
+    // FILO_BENCH_DIR=<empty dir> keeps the databases there (for `filo dag` timings).
+    let temp = tempfile::tempdir()?;
+    let kept = std::env::var_os("FILO_BENCH_DIR").map(std::path::PathBuf::from);
+    let dir = kept.as_deref().unwrap_or(temp.path());
+    std::fs::create_dir_all(dir)?;
     let mut rows = Vec::new();
     if wants("commit") || wants("lineage") {
-        let ids = commit_rows(dir.path(), &mut rows)?;
+        let ids = commit_rows(dir, &mut rows)?;
         if wants("lineage") {
-            lineage_rows(dir.path(), &ids, &mut rows)?;
+            lineage_rows(dir, &ids, &mut rows)?;
         }
     }
     if only.iter().any(|o| o == "profile-load") {
         // Not a table row: a loop to run under `perf record`.
-        let store = Store::open(dir.path().join("profile.db"))?;
+        let store = Store::open(dir.join("profile.db"))?;
         let ids = build_chain(&store, 100_000, 1_000)?;
         let ((), d) = timed(|| {
             for _ in 0..10 {
@@ -339,10 +362,10 @@ fn main() -> Res<()> {
         });
     }
     if wants("life") {
-        life_rows(dir.path(), &mut rows)?;
+        life_rows(dir, &mut rows)?;
     }
     if wants("prefix") {
-        prefix_rows(dir.path(), &mut rows)?;
+        prefix_rows(dir, &mut rows)?;
     }
     let mut out = std::io::stdout().lock();
     writeln!(

@@ -20,9 +20,14 @@ mod model;
 mod read;
 mod recover;
 pub mod render;
+mod sql;
 mod store;
 pub mod text;
+mod walk;
 mod write;
+
+#[cfg(test)]
+mod plan_tests;
 
 pub use diagnose::{Diagnosis, diagnose};
 pub use error::{DagError, Result};

@@ -7,15 +7,15 @@ use serde_json::Value;
 
 use crate::error::{DagError, Result};
 use crate::model::{Action, Blob, Node};
+use crate::sql;
 use crate::store::Store;
-
-pub(crate) const NODE_COLUMNS: &str = "n.id, n.parent_id, n.role, n.parts_list, n.timestamp, \
-     n.config_json, n.thought_signatures, n.system_prompt_hash, n.external_id";
 
 /// Upper bound on walks, so that a forged cycle cannot loop forever.
 pub(crate) const MAX_WALK: i64 = 100_000_000;
+/// [`MAX_WALK`] as a node count.
+pub(crate) const MAX_WALK_NODES: usize = 100_000_000;
 
-/// Maps a row selected with [`NODE_COLUMNS`] starting at column `offset`.
+/// Maps a row selected with `sql::node_columns!()` starting at column `offset`.
 pub(crate) fn node_from_row(row: &Row<'_>, offset: usize) -> rusqlite::Result<Node> {
     let parts_list: String = row.get(offset + 3)?;
     Ok(Node {
@@ -74,20 +74,18 @@ fn prefix_end(prefix: &str) -> String {
 impl Store {
     /// One node by exact id.
     pub fn node(&self, id: &str) -> Result<Option<Node>> {
-        let sql = format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.id = ?1");
         let node = self
             .conn
-            .prepare_cached(&sql)?
+            .prepare_cached(sql::NODE_BY_ID)?
             .query_row([id], |r| node_from_row(r, 0));
         Ok(node.optional()?)
     }
 
     /// One blob by hash.
     pub fn blob(&self, hash: &str) -> Result<Option<Blob>> {
-        let sql = "SELECT hash, type, content, thought_signature FROM blobs WHERE hash = ?1";
         Ok(self
             .conn
-            .prepare_cached(sql)?
+            .prepare_cached(sql::BLOB_BY_HASH)?
             .query_row([hash], blob_from_row)
             .optional()?)
     }
@@ -112,10 +110,9 @@ impl Store {
         if ext.is_empty() {
             return Ok(None);
         }
-        let sql = "SELECT id FROM nodes WHERE external_id = ?1 ORDER BY rowid LIMIT 1";
         Ok(self
             .conn
-            .prepare_cached(sql)?
+            .prepare_cached(sql::ID_BY_EXTERNAL_ID)?
             .query_row([ext], |r| r.get(0))
             .optional()?)
     }
@@ -132,9 +129,7 @@ impl Store {
                 .map(|i| Value::String(i.to_owned()))
                 .collect(),
         );
-        let sql = "SELECT j.value, (SELECT n.id FROM nodes n WHERE n.external_id = j.value \
-                   ORDER BY n.rowid LIMIT 1) FROM json_each(?1) j WHERE j.value <> ''";
-        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut stmt = self.conn.prepare_cached(sql::IDS_BY_EXTERNAL_IDS)?;
         let rows = stmt.query_map([list.to_string()], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
         })?;
@@ -171,9 +166,7 @@ impl Store {
 
     /// The children of a node in insertion (rowid) order, in one indexed query.
     pub fn children(&self, id: &str) -> Result<Vec<Node>> {
-        let sql =
-            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.parent_id = ?1 ORDER BY n.rowid");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut stmt = self.conn.prepare_cached(sql::CHILDREN)?;
         let rows = stmt.query_map([id], |r| node_from_row(r, 0))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
@@ -188,13 +181,7 @@ impl Store {
     pub fn descendant_counts(&self, parent: &str) -> Result<HashMap<String, u64>> {
         // Ids are hashes over the parent id, so the graph has no cycles; the depth bound only
         // protects against forged rows.
-        let sql = "WITH RECURSIVE d(root, id, depth) AS ( \
-               SELECT rowid, id, 0 FROM nodes WHERE parent_id = ?1 \
-               UNION ALL SELECT d.root, n.id, d.depth + 1 FROM d JOIN nodes n ON n.parent_id = d.id \
-                 WHERE d.depth < ?2) \
-             SELECT n.id, g.c FROM (SELECT root, COUNT(*) - 1 AS c FROM d GROUP BY root) g \
-             JOIN nodes n ON n.rowid = g.root";
-        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut stmt = self.conn.prepare_cached(sql::DESCENDANT_COUNTS)?;
         let rows = stmt.query_map(rusqlite::params![parent, MAX_WALK], |r| {
             Ok((
                 r.get::<_, String>(0)?,
@@ -235,9 +222,7 @@ pub(crate) fn load_blobs<'a>(
             .map(|h| Value::String(h.clone()))
             .collect(),
     );
-    let sql = "SELECT hash, type, content, thought_signature FROM blobs \
-               WHERE hash IN (SELECT value FROM json_each(?1))";
-    let mut stmt = conn.prepare_cached(sql)?;
+    let mut stmt = conn.prepare_cached(sql::BLOBS_BY_HASHES)?;
     let rows = stmt.query_map([list.to_string()], blob_from_row)?;
     let mut out = HashMap::new();
     for blob in rows {
@@ -249,15 +234,14 @@ pub(crate) fn load_blobs<'a>(
 
 pub(crate) fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> {
     let exact: Option<String> = conn
-        .prepare_cached("SELECT id FROM nodes WHERE id = ?1")?
+        .prepare_cached(sql::ID_EXACT)?
         .query_row([prefix], |r| r.get(0))
         .optional()?;
     if let Some(id) = exact {
         return Ok(id);
     }
     let end = prefix_end(prefix);
-    let sql = "SELECT id FROM nodes WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 2";
-    let mut stmt = conn.prepare_cached(sql)?;
+    let mut stmt = conn.prepare_cached(sql::IDS_IN_RANGE)?;
     let ids = stmt
         .query_map([prefix, end.as_str()], |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -266,7 +250,7 @@ pub(crate) fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> 
         [one] => Ok(one.clone()),
         _ => {
             let count: i64 = conn
-                .prepare_cached("SELECT COUNT(*) FROM nodes WHERE id >= ?1 AND id < ?2")?
+                .prepare_cached(sql::COUNT_IN_RANGE)?
                 .query_row([prefix, end.as_str()], |r| r.get(0))?;
             let count = u64::try_from(count).unwrap_or(0);
             Err(DagError::Ambiguous {
@@ -277,23 +261,12 @@ pub(crate) fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> 
     }
 }
 
-/// The recursive CTE of a lineage: one primary-key lookup per step, rows in walk order (the
-/// recursion queue is FIFO). The queue only carries `(depth, rowid, parent_id)`; callers join
-/// `nodes` back on the rowid, which hits the page the step just read.
-pub(crate) const LINEAGE_CTE: &str = "WITH RECURSIVE chain(depth, rid, parent_id) AS ( \
-       SELECT 0, n.rowid, n.parent_id FROM nodes n WHERE n.id = ?1 \
-       UNION ALL SELECT c.depth + 1, n.rowid, n.parent_id \
-         FROM chain c JOIN nodes n ON n.id = c.parent_id WHERE c.depth + 1 < ?2)";
-
 pub(crate) fn lineage(conn: &Connection, head: &str, limit: Option<usize>) -> Result<Vec<Node>> {
     let limit = limit.map_or(MAX_WALK, |l| i64::try_from(l).unwrap_or(MAX_WALK));
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let sql = format!(
-        "{LINEAGE_CTE} SELECT c.depth, {NODE_COLUMNS} FROM chain c JOIN nodes n ON n.rowid = c.rid"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut stmt = conn.prepare_cached(sql::LINEAGE)?;
     let rows = stmt.query_map(rusqlite::params![head, limit], |r| {
         Ok((r.get::<_, i64>(0)?, node_from_row(r, 1)?))
     })?;
@@ -307,14 +280,7 @@ pub(crate) fn lineage(conn: &Connection, head: &str, limit: Option<usize>) -> Re
 /// left out), in one query: the lineage CTE joined with `json_each(parts_list)` and the blobs'
 /// primary key.
 pub(crate) fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
-    let sql = format!(
-        "{LINEAGE_CTE} SELECT c.depth, {NODE_COLUMNS}, \
-           p.key, b.hash, b.type, b.content, b.thought_signature \
-         FROM chain c JOIN nodes n ON n.rowid = c.rid \
-         LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
-         LEFT JOIN blobs b ON b.hash = p.value"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut stmt = conn.prepare_cached(sql::LINEAGE_WITH_BLOBS)?;
     let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
     // Rows come in walk order, each node's parts in order; `depths` checks that.
     let mut out: Vec<(Node, Vec<(i64, Blob)>)> = Vec::new();
@@ -367,14 +333,7 @@ pub(crate) fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(N
 
 pub(crate) fn subtree(conn: &Connection, id: &str, max_depth: usize) -> Result<Vec<(Node, usize)>> {
     let max = i64::try_from(max_depth).unwrap_or(MAX_WALK);
-    let sql = format!(
-        "WITH RECURSIVE sub(id, depth) AS ( \
-           SELECT id, 0 FROM nodes WHERE parent_id = ?1 \
-           UNION ALL SELECT n.id, s.depth + 1 FROM sub s JOIN nodes n ON n.parent_id = s.id \
-             WHERE s.depth < ?2) \
-         SELECT s.depth, {NODE_COLUMNS} FROM sub s JOIN nodes n ON n.id = s.id ORDER BY n.rowid"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut stmt = conn.prepare_cached(sql::SUBTREE)?;
     let rows = stmt.query_map(rusqlite::params![id, max], |r| {
         let depth: i64 = r.get(0)?;
         Ok((node_from_row(r, 1)?, usize::try_from(depth).unwrap_or(0)))

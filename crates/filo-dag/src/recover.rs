@@ -9,15 +9,19 @@
 //!   the hash), so nodes without an external id (departure, terminal) do not cut the chain;
 //! * #15 — meta entries get their `parentId` rewritten from the DAG parent.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::canon;
 use crate::error::Result;
 use crate::model::{blob_type, role};
-use crate::read::{LINEAGE_CTE, MAX_WALK};
+use crate::read::{MAX_WALK_NODES, parse_parts};
 use crate::render::preview_truthy as truthy;
+use crate::sql;
 use crate::store::Store;
 use crate::text::iso_utc;
+use crate::walk::{text, walk};
 
 /// Entry types a whole-entry `pi_meta` can carry.
 const ENTRY_TYPES: &[&str] = &[
@@ -34,21 +38,20 @@ const ENTRY_TYPES: &[&str] = &[
 ];
 
 impl Store {
-    /// The pi session entries of the lineage ending at `head`, root first. One query: the
-    /// lineage CTE joined with `json_each(parts_list)` and `blobs`, read row by row into the
-    /// entries without materializing nodes and blobs first.
+    /// The pi session entries of the lineage ending at `head`, root first: one walk over the
+    /// nodes in rowid order ([`crate::walk`]), then the blobs in batches.
     pub fn load_entries(&self, head: Option<&str>) -> Result<Vec<Value>> {
         let Some(head) = head else {
             return Ok(Vec::new());
         };
         self.read(|_| {
-            let steps = walk(&self.conn, head)?;
+            let steps = steps(&self.conn, head)?;
             let mut out = Vec::with_capacity(steps.len());
             let mut parent: Option<String> = None;
             let mut models = ModelCache::default();
             for step in steps.into_iter().rev() {
                 let id = step.entry_id.clone();
-                if let Some(entry) = entry_of(step, parent.as_deref(), &mut models) {
+                if let Some(entry) = entry_of(step, parent.take(), &mut models) {
                     out.push(entry);
                 }
                 parent = Some(id);
@@ -60,7 +63,6 @@ impl Store {
 
 /// One node of the lineage, reduced to what its entry needs.
 struct Step {
-    depth: i64,
     /// `external_id`, else the first 8 characters of the hash.
     entry_id: String,
     role: String,
@@ -70,7 +72,7 @@ struct Step {
     /// Blobs found for the node, whatever their type.
     found: usize,
     /// The parsed blobs the loader reads, with their part index.
-    parts: Vec<(i64, &'static str, Value)>,
+    parts: Vec<(usize, &'static str, Value)>,
     /// Per-part provider signatures (`thought_signatures` as filo writes it), assistants only.
     signatures: Vec<Value>,
 }
@@ -102,88 +104,123 @@ fn loaded_type(kind: &str) -> Option<&'static str> {
     .find(|t| *t == kind)
 }
 
-fn walk(conn: &rusqlite::Connection, head: &str) -> Result<Vec<Step>> {
-    let sql = format!(
-        "{LINEAGE_CTE} SELECT c.depth, n.id, n.role, n.timestamp, n.config_json, n.external_id, \
-           p.key, b.type, b.content, n.thought_signatures \
-         FROM chain c JOIN nodes n ON n.rowid = c.rid \
-         LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
-         LEFT JOIN blobs b ON b.hash = p.value"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
+/// Nodes whose blobs are loaded per query.
+const BLOB_BATCH: usize = 2_048;
+
+/// The lineage of `head`, head first, with every node's loaded parts in part order: one walk
+/// ([`walk`]) over the nodes, then one query per [`BLOB_BATCH`] nodes for their blobs.
+fn steps(conn: &rusqlite::Connection, head: &str) -> Result<Vec<Step>> {
     let mut steps: Vec<Step> = Vec::new();
-    while let Some(row) = rows.next()? {
-        let depth: i64 = row.get(0)?;
-        if steps.last().map(|s| s.depth) != Some(depth) {
-            let entry_id = match row.get::<_, Option<String>>(5)? {
-                Some(ext) => ext,
-                None => row
-                    .get_ref(1)?
-                    .as_str()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(8)
-                    .collect(),
-            };
-            let role: String = row.get(2)?;
-            let (config, signatures) = if role == role::ASSISTANT {
-                (row.get(4)?, part_signatures(row.get(9)?))
-            } else {
-                (None, Vec::new())
-            };
-            steps.push(Step {
-                depth,
-                entry_id,
-                role,
-                timestamp: row.get(3)?,
-                config,
-                found: 0,
-                parts: Vec::new(),
-                signatures,
-            });
-        }
-        let (Some(step), Ok(Some(kind))) = (steps.last_mut(), row.get_ref(7)?.as_str_or_null())
-        else {
-            continue;
+    let mut hashes: Vec<Vec<String>> = Vec::new();
+    walk(conn, &sql::WALK_ENTRIES, head, MAX_WALK_NODES, |row| {
+        let id = text(row, 1)?.unwrap_or_default();
+        let entry_id = match text(row, 6)? {
+            Some(ext) => ext.to_owned(),
+            None => id.chars().take(8).collect(),
         };
-        step.found += 1;
-        let Some(kind) = loaded_type(kind) else {
-            continue;
+        let role = text(row, 3)?.unwrap_or_default().to_owned();
+        let (config, signatures) = if role == role::ASSISTANT {
+            (row.get(5)?, part_signatures(row.get(8)?))
+        } else {
+            (None, Vec::new())
         };
-        let Ok(text) = row.get_ref(8)?.as_str() else {
-            continue;
-        };
-        if let Ok(value) = serde_json::from_str::<Value>(text) {
-            step.parts
-                .push((row.get::<_, Option<i64>>(6)?.unwrap_or(0), kind, value));
-        }
-    }
-    let in_order = steps
-        .iter()
-        .enumerate()
-        .all(|(i, s)| usize::try_from(s.depth).ok() == Some(i));
-    if !in_order {
-        // Another query plan: restore walk order and merge the pieces of each node.
-        steps.sort_by_key(|s| s.depth);
-        let mut merged: Vec<Step> = Vec::with_capacity(steps.len());
-        for step in steps {
-            match merged.last_mut() {
-                Some(last) if last.depth == step.depth => {
-                    last.found += step.found;
-                    last.parts.extend(step.parts);
+        steps.push(Step {
+            entry_id,
+            timestamp: row.get(4)?,
+            role,
+            config,
+            found: 0,
+            parts: Vec::new(),
+            signatures,
+        });
+        hashes.push(part_hashes(text(row, 7)?.unwrap_or_default()));
+        Ok(true)
+    })?;
+    for (chunk, chunk_hashes) in steps.chunks_mut(BLOB_BATCH).zip(hashes.chunks(BLOB_BATCH)) {
+        let mut parts = load_parts(conn, chunk_hashes)?;
+        for (step, list) in chunk.iter_mut().zip(chunk_hashes) {
+            for (index, hash) in list.iter().enumerate() {
+                let Some(part) = parts.get_mut(hash.as_str()) else {
+                    continue;
+                };
+                step.found += 1;
+                part.uses -= 1;
+                let value = match (&part.value, part.uses) {
+                    (None, _) => continue,
+                    (Some(_), 0) => part.value.take(),
+                    (Some(v), _) => Some(v.clone()),
+                };
+                if let (Some(kind), Some(value)) = (part.kind, value) {
+                    step.parts.push((index, kind, value));
                 }
-                _ => merged.push(step),
             }
-        }
-        steps = merged;
-    }
-    for step in &mut steps {
-        if !step.parts.is_sorted_by_key(|(key, _, _)| *key) {
-            step.parts.sort_by_key(|(key, _, _)| *key);
         }
     }
     Ok(steps)
+}
+
+/// A blob as the loader sees it: its type if the loader reads it, its parsed content (`None`
+/// for other types and content that is not JSON), and how many parts still refer to it.
+struct Part {
+    kind: Option<&'static str>,
+    value: Option<Value>,
+    uses: usize,
+}
+
+/// The blobs of a batch of nodes in one query, parsed straight from the row (no copy of the
+/// content), keyed by hash.
+fn load_parts<'h>(
+    conn: &rusqlite::Connection,
+    hashes: &'h [Vec<String>],
+) -> Result<HashMap<&'h str, Part>> {
+    let mut uses: HashMap<&'h str, usize> = HashMap::new();
+    for hash in hashes.iter().flatten() {
+        *uses.entry(hash.as_str()).or_default() += 1;
+    }
+    let unique: Vec<&str> = uses.keys().copied().collect();
+    let list = serde_json::to_string(&unique).unwrap_or_else(|_| "[]".into());
+    let mut stmt = conn.prepare_cached(sql::BLOBS_BY_HASHES)?;
+    let mut rows = stmt.query([list])?;
+    let mut out = HashMap::with_capacity(unique.len());
+    while let Some(row) = rows.next()? {
+        let Some((&hash, &n)) = text(row, 0)?.and_then(|h| uses.get_key_value(h)) else {
+            continue;
+        };
+        let kind = text(row, 1)?.and_then(loaded_type);
+        let value = match (kind, text(row, 2)?) {
+            (Some(_), Some(content)) => serde_json::from_str::<Value>(content).ok(),
+            _ => None,
+        };
+        out.insert(
+            hash,
+            Part {
+                kind,
+                value,
+                uses: n,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The hashes of a `parts_list`, as `json_each` over it yields them: the string elements of a
+/// JSON array, in order (text that is not an array has none).
+fn part_hashes(parts_list: &str) -> Vec<String> {
+    let simple = parse_parts(parts_list);
+    if !simple.is_empty() || parts_list == "[]" {
+        return simple;
+    }
+    serde_json::from_str::<Vec<Value>>(parts_list)
+        .map(|items| {
+            items
+                .into_iter()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn is_meta(step: &Step, v: &Value) -> bool {
@@ -201,6 +238,8 @@ fn is_meta(step: &Step, v: &Value) -> bool {
 struct ModelCache {
     config: Option<String>,
     value: (String, String),
+    /// The zero `usage` object of every rebuilt assistant message, built once and cloned.
+    usage: Option<Value>,
 }
 
 impl ModelCache {
@@ -213,8 +252,8 @@ impl ModelCache {
     }
 }
 
-fn entry_of(mut step: Step, parent: Option<&str>, models: &mut ModelCache) -> Option<Value> {
-    let parent_id = parent.map_or(Value::Null, |p| Value::String(p.to_owned()));
+fn entry_of(mut step: Step, parent: Option<String>, models: &mut ModelCache) -> Option<Value> {
+    let parent_id = parent.map_or(Value::Null, Value::String);
     let timestamp = iso_utc(step.timestamp);
     let mut meta: Option<Value> = None;
     let mut whole_message: Option<Value> = None;
@@ -243,7 +282,7 @@ fn entry_of(mut step: Step, parent: Option<&str>, models: &mut ModelCache) -> Op
             _ => {}
         }
         // Signatures go back on the block this part became (text, thinking, tool call).
-        let sig = usize::try_from(index).ok().and_then(|i| signatures.get(i));
+        let sig = signatures.get(index);
         if let (Some(Value::Object(fields)), Some(Value::Object(block))) = (
             sig,
             content.get_mut(before).filter(|_| carries_signature(kind)),
@@ -267,7 +306,7 @@ fn entry_of(mut step: Step, parent: Option<&str>, models: &mut ModelCache) -> Op
         if step.role == role::PI_INTERNAL && content.is_empty() {
             return None;
         }
-        plain_message(&step, content, models)
+        plain_message(&mut step, content, models)
     };
     Some(obj([
         ("type", "message".into()),
@@ -373,22 +412,23 @@ fn provider_model(config: Option<&str>) -> (String, String) {
     }
 }
 
-fn plain_message(step: &Step, content: Vec<Value>, models: &mut ModelCache) -> Value {
-    let mut message = Map::new();
-    message.insert("role".into(), Value::String(step.role.clone()));
+fn plain_message(step: &mut Step, content: Vec<Value>, models: &mut ModelCache) -> Value {
+    let is_assistant = step.role == role::ASSISTANT;
+    let mut message = Map::with_capacity(8);
+    message.insert("role".into(), Value::String(std::mem::take(&mut step.role)));
     message.insert("content".into(), Value::Array(content));
-    if step.role == role::ASSISTANT {
+    if is_assistant {
         let (provider, model) = models.get(step.config.as_deref());
         message.insert("api".into(), "chat".into());
         message.insert("provider".into(), provider.into());
         message.insert("model".into(), model.into());
-        message.insert(
-            "usage".into(),
+        let usage = models.usage.get_or_insert_with(|| {
             json!({
                 "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
                 "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 },
-            }),
-        );
+            })
+        });
+        message.insert("usage".into(), usage.clone());
         message.insert("stopReason".into(), "stop".into());
     }
     message.insert("timestamp".into(), step.timestamp.into());

@@ -1,22 +1,32 @@
 //! JavaScript string and date semantics the tool outputs depend on: UTF-16 lengths and slices,
 //! `truncate`, `Date.prototype.toISOString`, local `YYYY-MM-DD HH:MM`.
 
+use std::borrow::Cow;
+
 /// `s.length` in JavaScript: the number of UTF-16 code units.
 pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
 }
 
-/// `s.slice(0, n)` in UTF-16 units. A cut through a surrogate pair keeps the whole character
-/// out (a Rust string cannot hold the lone half JavaScript would keep).
-pub fn utf16_prefix(s: &str, n: usize) -> &str {
+/// `s.slice(0, n)` in UTF-16 units, as the reference prints it. A cut through a surrogate pair
+/// leaves JavaScript a lone high surrogate, which its UTF-8 output encodes as U+FFFD (`EF BF BD`);
+/// the result then ends with U+FFFD, which is one UTF-16 unit too, so lengths stay as in JS.
+pub fn utf16_prefix(s: &str, n: usize) -> Cow<'_, str> {
     let mut units = 0;
     for (i, c) in s.char_indices() {
-        units += c.len_utf16();
-        if units > n {
-            return &s[..i];
+        let width = c.len_utf16();
+        if units + width > n {
+            if units == n {
+                return Cow::Borrowed(&s[..i]);
+            }
+            let mut cut = String::with_capacity(i + 3);
+            cut.push_str(&s[..i]);
+            cut.push(char::REPLACEMENT_CHARACTER);
+            return Cow::Owned(cut);
         }
+        units += width;
     }
-    s
+    Cow::Borrowed(s)
 }
 
 /// The reference's `truncate(s, n)`: `s` if it has at most `n` UTF-16 units, else the first `n`
@@ -102,9 +112,63 @@ mod tests {
         assert_eq!(truncate("abc", 3), "abc");
         assert_eq!(truncate("abcd", 3), "abc...");
         assert_eq!(truncate("😀😀", 2), "😀...");
-        assert_eq!(truncate("😀😀", 3), "😀...");
         assert_eq!(utf16_len("😀é"), 3);
         assert_eq!(utf16_prefix("a→b", 2), "a→");
+    }
+
+    /// `s.slice(0, n)` printed by Node: a lone high surrogate becomes U+FFFD. Expected values are
+    /// what `process.stdout.write(s.slice(0, n))` writes, decoded as UTF-8.
+    #[test]
+    fn a_cut_through_a_surrogate_pair_prints_u_fffd() {
+        let cases: &[(&str, usize, &str)] = &[
+            ("😀😀", 0, ""),
+            ("😀😀", 1, "\u{FFFD}"),
+            ("😀😀", 2, "😀"),
+            ("😀😀", 3, "😀\u{FFFD}"),
+            ("😀😀", 4, "😀😀"),
+            ("😀😀", 9, "😀😀"),
+            ("a😀b", 2, "a\u{FFFD}"),
+            ("a😀b", 3, "a😀"),
+            ("é😀", 2, "é\u{FFFD}"),
+            ("→𝄞x", 2, "→\u{FFFD}"),
+            ("日本😀語", 3, "日本\u{FFFD}"),
+            ("", 5, ""),
+        ];
+        for (s, n, want) in cases {
+            assert_eq!(utf16_prefix(s, *n), *want, "{s:?}.slice(0, {n})");
+            let cut = utf16_prefix(s, *n);
+            assert_eq!(utf16_len(&cut), (*n).min(utf16_len(s)), "{s:?} {n}");
+        }
+    }
+
+    /// life's 60-unit preview with an emoji across the cut, and the other limits.
+    #[test]
+    fn truncate_prints_u_fffd_for_a_split_emoji() {
+        let fifty_nine = "x".repeat(59);
+        let cases: Vec<(String, usize, String)> = vec![
+            (
+                format!("{fifty_nine}😀"),
+                60,
+                format!("{fifty_nine}\u{FFFD}..."),
+            ),
+            (format!("{fifty_nine}😀"), 61, format!("{fifty_nine}😀")),
+            (
+                format!("{fifty_nine}😀 tail"),
+                60,
+                format!("{fifty_nine}\u{FFFD}..."),
+            ),
+            (
+                format!("{}😀", "y".repeat(60)),
+                60,
+                format!("{}...", "y".repeat(60)),
+            ),
+            ("😀😀".to_owned(), 3, "😀\u{FFFD}...".to_owned()),
+            ("ab😀".to_owned(), 3, "ab\u{FFFD}...".to_owned()),
+            ("ab😀".to_owned(), 4, "ab😀".to_owned()),
+        ];
+        for (s, n, want) in cases {
+            assert_eq!(truncate(&s, n), want, "truncate({s:?}, {n})");
+        }
     }
 
     #[test]

@@ -12,7 +12,6 @@ const INSERT_NODE: &str = "INSERT OR IGNORE INTO nodes (id, parent_id, role, par
      config_json, system_prompt_hash, external_id, thought_signatures) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 const UPSERT_REF: &str = "INSERT OR REPLACE INTO refs (name, node_id) VALUES (?1, ?2)";
-const SELECT_REF: &str = "SELECT node_id FROM refs WHERE name = ?1";
 
 impl Store {
     /// Stores one blob (`INSERT OR IGNORE`) and returns its hash.
@@ -118,7 +117,7 @@ impl Store {
 
 pub(crate) fn read_ref(conn: &rusqlite::Connection, name: &str) -> Result<Option<String>> {
     let value: Option<String> = conn
-        .prepare_cached(SELECT_REF)?
+        .prepare_cached(crate::sql::SELECT_REF)?
         .query_row([name], |r| r.get(0))
         .optional()?;
     Ok(value.filter(|v| !v.is_empty()))

@@ -1,12 +1,12 @@
 //! `recall`: one node with its budgeted context (spec §7.2).
 
-use rusqlite::params;
-
 use crate::error::{DagError, Result};
-use crate::read::{MAX_WALK, load_blobs};
+use crate::read::{MAX_WALK_NODES, load_blobs};
 use crate::render::preview::{FilterMode, full_text};
+use crate::sql;
 use crate::store::Store;
 use crate::text::{truncate, utf16_len, utf16_prefix};
+use crate::walk::{text, walk};
 
 /// The parameters of the `recall` tool, plus the ref `HEAD` stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,25 +47,22 @@ fn resolve(store: &Store, opts: &RecallOptions) -> Result<String> {
     store.resolve_prefix(x)
 }
 
-/// How many ancestors of `start` (inclusive) pass the filter: one CTE, no blob reads.
+/// How many ancestors of `start` (inclusive) pass the filter: one walk, no blob reads.
 fn count_visible(store: &Store, start: Option<&str>, filter: FilterMode) -> Result<usize> {
     let Some(start) = start else { return Ok(0) };
-    let sql = "WITH RECURSIVE chain(id, depth) AS ( \
-           SELECT ?1, 0 \
-           UNION ALL SELECT n.parent_id, c.depth + 1 FROM chain c JOIN nodes n ON n.id = c.id \
-             WHERE n.parent_id IS NOT NULL AND c.depth < ?2) \
-         SELECT n.role, COUNT(*) FROM chain c JOIN nodes n ON n.id = c.id GROUP BY n.role";
-    let mut stmt = store.conn.prepare_cached(sql)?;
-    let rows = stmt.query_map(params![start, MAX_WALK], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-    })?;
     let mut total = 0usize;
-    for row in rows {
-        let (role, n) = row?;
-        if filter.shows(&role) {
-            total += usize::try_from(n).unwrap_or(0);
-        }
-    }
+    walk(
+        &store.conn,
+        &sql::WALK_ROLES,
+        start,
+        MAX_WALK_NODES,
+        |row| {
+            if text(row, 3)?.is_some_and(|r| filter.shows(r)) {
+                total += 1;
+            }
+            Ok(true)
+        },
+    )?;
     Ok(total)
 }
 

@@ -1,15 +1,19 @@
 //! `trace`: the navigation log of the current lineage (spec §7.3).
 
+use std::collections::HashSet;
+
 use rusqlite::params;
 use serde_json::Value;
 
 use crate::canon;
 use crate::error::Result;
-use crate::model::short_id;
-use crate::read::{MAX_WALK, action_from_row};
+use crate::model::{Action, short_id};
+use crate::read::{MAX_WALK_NODES, action_from_row};
 use crate::render::preview::truthy;
+use crate::sql;
 use crate::store::Store;
 use crate::text::{local_minutes, utf16_len, utf16_prefix};
+use crate::walk::{text, walk};
 
 /// trace's type filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -82,28 +86,21 @@ impl LocalOffset for FixedOffset {
 const HEADER: &str = "--- archived action log ---";
 const FOOTER: &str = "--- end of archive ---";
 
-/// Renders `trace`: the lineage is a recursive CTE joined with the action log in one query, so
-/// it has no depth limit (the reference binds one SQL variable per ancestor, §10.5 #32).
+/// Renders `trace`. The reference binds one SQL variable per ancestor (§10.5 #32); filo reads the
+/// (few) actions of the wanted types first, then walks the lineage once ([`walk`]) until every
+/// action's target has been met or the root is reached. No depth limit.
 pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Result<String> {
-    let Some(head) = store.get_ref(&opts.ref_name)? else {
+    let found = store.read(|_| {
+        let Some(head) = store.get_ref(&opts.ref_name)? else {
+            return Ok(None);
+        };
+        let mut actions = on_lineage(store, &head, opts.mode)?;
+        actions.truncate(opts.limit);
+        Ok(Some(actions))
+    })?;
+    let Some(actions) = found else {
         return Ok([HEADER, "(no PI_HEAD set)", FOOTER].join("\n"));
     };
-    let types = opts.mode.types().map(|t| {
-        Value::Array(t.iter().map(|s| Value::String((*s).to_owned())).collect()).to_string()
-    });
-    let sql = "WITH RECURSIVE chain(id, depth) AS ( \
-           SELECT ?1, 0 \
-           UNION ALL SELECT n.parent_id, c.depth + 1 FROM chain c JOIN nodes n ON n.id = c.id \
-             WHERE n.parent_id IS NOT NULL AND c.depth < ?2) \
-         SELECT a.id, a.timestamp, a.action_type, a.from_node, a.to_node, a.metadata \
-         FROM action_log a \
-         WHERE a.to_node IN (SELECT id FROM chain) \
-           AND (?3 IS NULL OR a.action_type IN (SELECT value FROM json_each(?3))) \
-         ORDER BY a.timestamp DESC, a.id ASC LIMIT ?4";
-    let limit = i64::try_from(opts.limit).unwrap_or(i64::MAX);
-    let mut stmt = store.conn.prepare_cached(sql)?;
-    let rows = stmt.query_map(params![head, MAX_WALK, types, limit], action_from_row)?;
-    let actions = rows.collect::<rusqlite::Result<Vec<_>>>()?;
     if actions.is_empty() {
         return Ok([HEADER, "(no actions recorded)", FOOTER].join("\n"));
     }
@@ -121,6 +118,42 @@ pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Resu
     }
     lines.push(FOOTER.into());
     Ok(lines.join("\n"))
+}
+
+/// The actions of the mode's types whose `to_node` is `head` or one of its ancestors, newest
+/// first (ties by id).
+fn on_lineage(store: &Store, head: &str, mode: TraceMode) -> Result<Vec<Action>> {
+    let types = mode.types().map(|t| {
+        Value::Array(t.iter().map(|s| Value::String((*s).to_owned())).collect()).to_string()
+    });
+    let mut actions = store
+        .conn
+        .prepare_cached(sql::ACTIONS_TO_NODES)?
+        .query_map(params![types], action_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    // The lineage as the reference sees it: the head (even without a node), then each node's
+    // parent id (even when that parent is missing).
+    let mut found: HashSet<String> = HashSet::new();
+    {
+        let mut wanted: HashSet<&str> = actions
+            .iter()
+            .filter_map(|a| a.to_node.as_deref())
+            .collect();
+        let mut meet = |id: &str| {
+            if wanted.remove(id) {
+                found.insert(id.to_owned());
+            }
+            !wanted.is_empty()
+        };
+        if meet(head) {
+            walk(&store.conn, &sql::WALK_ROLES, head, MAX_WALK_NODES, |row| {
+                Ok(text(row, 2)?.is_none_or(&mut meet))
+            })?;
+        }
+    }
+    actions.retain(|a| a.to_node.as_ref().is_some_and(|t| found.contains(t)));
+    actions.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then(a.id.cmp(&b.id)));
+    Ok(actions)
 }
 
 /// The reference's metadata heuristics (kept as they are, §10.5 #35).

@@ -220,3 +220,64 @@ fn trace_edge_outputs() {
     .unwrap();
     assert_eq!(limited.lines().filter(|l| l.starts_with('[')).count(), 1);
 }
+
+#[test]
+fn trace_keeps_only_actions_on_the_lineage_newest_first() {
+    let store = Store::open_in_memory().unwrap();
+    let commit = |parent: Option<&str>, t: i64| {
+        let c = NodeCommit::new(role::USER, t).part(NewBlob::text(format!("n{t}")));
+        let c = match parent {
+            Some(p) => c.parent(filo_dag::Parent::Node(p.to_owned())),
+            None => c,
+        };
+        store.commit_node(&c).unwrap().id
+    };
+    let root = commit(None, 1);
+    let a = commit(Some(&root), 2);
+    let b = commit(Some(&a), 3);
+    let off = commit(Some(&root), 4);
+    store.set_ref("PI_HEAD", &b).unwrap();
+    // (timestamp, target): two actions share a timestamp, so the id breaks the tie.
+    let targets = [
+        (10, a.as_str()),
+        (30, off.as_str()),
+        (20, b.as_str()),
+        (20, root.as_str()),
+        (40, "missing"),
+    ];
+    for (t, to) in targets {
+        store
+            .log_action(&NewAction {
+                timestamp: t * 60_000,
+                action_type: "BOOT".into(),
+                from_node: None,
+                to_node: Some(to.to_owned()),
+                metadata: None,
+            })
+            .unwrap();
+    }
+    let utc = FixedOffset(0);
+    let out = trace(&store, &TraceOptions::default(), &utc).unwrap();
+    let short = |id: &str| id[..12].to_owned();
+    assert_eq!(
+        out,
+        format!(
+            "--- archived action log ---\n\
+             [1970-01-01 00:20] BOOT: null → {}\n\
+             [1970-01-01 00:20] BOOT: null → {}\n\
+             [1970-01-01 00:10] BOOT: null → {}\n\
+             --- end of archive ---",
+            short(&b),
+            short(&root),
+            short(&a)
+        )
+    );
+    let none = TraceOptions {
+        limit: 0,
+        ..TraceOptions::default()
+    };
+    assert_eq!(
+        trace(&store, &none, &utc).unwrap(),
+        "--- archived action log ---\n(no actions recorded)\n--- end of archive ---"
+    );
+}

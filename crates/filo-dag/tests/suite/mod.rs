@@ -4,3 +4,4 @@ mod golden;
 mod model;
 mod recover;
 mod store;
+mod surrogates;

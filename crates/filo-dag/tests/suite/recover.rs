@@ -237,3 +237,60 @@ fn part_signatures_come_back_on_their_blocks() {
         json!({"type": "text", "text": "x"})
     );
 }
+
+/// A blob shared by several parts and nodes (also across the loader's batches of 2,048 nodes),
+/// and a part whose blob is missing.
+#[test]
+fn shared_and_missing_blobs_come_back_as_their_parts_are_listed() {
+    let store = Store::open_in_memory().unwrap();
+    let commits: Vec<NodeCommit> = (0..2_100)
+        .map(|i| {
+            let c = NodeCommit::new(role::USER, 1_767_258_000_000 + i)
+                .part(NewBlob::text("same"))
+                .part(NewBlob::text(format!("own {i}")))
+                .part(NewBlob::text("same"))
+                .external_id(format!("e{i}"));
+            if i == 0 {
+                c
+            } else {
+                c.parent(Parent::Previous)
+            }
+        })
+        .collect();
+    let done = store.commit_batch(&commits).unwrap();
+    let head = &done.last().unwrap().id;
+    let expected = |i: usize| {
+        json!([
+            {"type":"text","text":"same"},
+            {"type":"text","text":format!("own {i}")},
+            {"type":"text","text":"same"},
+        ])
+    };
+    let entries = store.load_entries(Some(head)).unwrap();
+    assert_eq!(entries.len(), 2_100);
+    for i in [0, 1, 1_000, 2_047, 2_048, 2_099] {
+        assert_eq!(entries[i]["message"]["content"], expected(i), "entry {i}");
+        assert_eq!(entries[i]["id"], json!(format!("e{i}")));
+    }
+    // A parts list naming a blob that is not there (written by hand): the part is left out.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("forged.db");
+    let forged = Store::open(&path).unwrap();
+    let node = forged
+        .commit_node(&NodeCommit::new(role::USER, 0).part(NewBlob::text("kept")))
+        .unwrap();
+    let kept = NewBlob::text("kept").hash();
+    let list = format!("[\"{}\",\"{kept}\",\"{}\"]", "0".repeat(64), "f".repeat(64));
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE nodes SET parts_list = ?1 WHERE id = ?2",
+            rusqlite::params![list, node.id],
+        )
+        .unwrap();
+    let entries = forged.load_entries(Some(&node.id)).unwrap();
+    assert_eq!(
+        entries[0]["message"]["content"],
+        json!([{"type":"text","text":"kept"}])
+    );
+}

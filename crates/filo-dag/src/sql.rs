@@ -1,0 +1,145 @@
+//! The SQL of the read paths (life, recall, trace, session loading), in one place so that
+//! `plan_tests` can check the query plan of every statement they run.
+//!
+//! Every walk is driven from a small CTE queue into a primary-key or `idx_nodes_parent` lookup.
+//! Where the planner could instead scan `nodes` (to skip a sort, or because it guesses the CTE is
+//! large), the join is written as `CROSS JOIN` with the CTE on the left: SQLite never reorders
+//! the two sides of a `CROSS JOIN`.
+
+use crate::walk::WalkSql;
+
+/// The columns [`crate::read::node_from_row`] maps, for a table aliased `n`.
+macro_rules! node_columns {
+    () => {
+        "n.id, n.parent_id, n.role, n.parts_list, n.timestamp, n.config_json, \
+         n.thought_signatures, n.system_prompt_hash, n.external_id"
+    };
+}
+
+/// The recursive CTE of a lineage (`?1` head id, `?2` maximum number of nodes): one primary-key
+/// lookup per step, rows in walk order (the recursion queue is FIFO). The queue only carries
+/// `(depth, rowid, parent_id)`; callers join `nodes` back on the rowid, which hits the page the
+/// step just read.
+macro_rules! lineage_cte {
+    () => {
+        "WITH RECURSIVE chain(depth, rid, parent_id) AS ( \
+           SELECT 0, n.rowid, n.parent_id FROM nodes n WHERE n.id = ?1 \
+           UNION ALL SELECT c.depth + 1, n.rowid, n.parent_id \
+             FROM chain c CROSS JOIN nodes n ON n.id = c.parent_id WHERE c.depth + 1 < ?2) "
+    };
+}
+
+pub(crate) const SELECT_REF: &str = "SELECT node_id FROM refs WHERE name = ?1";
+
+pub(crate) const NODE_BY_ID: &str =
+    concat!("SELECT ", node_columns!(), " FROM nodes n WHERE n.id = ?1");
+
+pub(crate) const BLOB_BY_HASH: &str =
+    "SELECT hash, type, content, thought_signature FROM blobs WHERE hash = ?1";
+
+/// `?1` a JSON array of hashes.
+pub(crate) const BLOBS_BY_HASHES: &str = "SELECT b.hash, b.type, b.content, b.thought_signature \
+     FROM json_each(?1) j CROSS JOIN blobs b ON b.hash = j.value";
+
+pub(crate) const ID_EXACT: &str = "SELECT id FROM nodes WHERE id = ?1";
+
+pub(crate) const IDS_IN_RANGE: &str =
+    "SELECT id FROM nodes WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 2";
+
+pub(crate) const COUNT_IN_RANGE: &str = "SELECT COUNT(*) FROM nodes WHERE id >= ?1 AND id < ?2";
+
+pub(crate) const ID_BY_EXTERNAL_ID: &str =
+    "SELECT id FROM nodes WHERE external_id = ?1 ORDER BY rowid LIMIT 1";
+
+/// `?1` a JSON array of external ids.
+pub(crate) const IDS_BY_EXTERNAL_IDS: &str = "SELECT j.value, (SELECT n.id FROM nodes n \
+     WHERE n.external_id = j.value ORDER BY n.rowid LIMIT 1) FROM json_each(?1) j \
+     WHERE j.value <> ''";
+
+pub(crate) const CHILDREN: &str = concat!(
+    "SELECT ",
+    node_columns!(),
+    " FROM nodes n WHERE n.parent_id = ?1 ORDER BY n.rowid"
+);
+
+/// `?1` the root (excluded), `?2` the deepest depth (children are depth 0). The queue carries
+/// rowids, so the final join is a rowid lookup and the sort is over the (small) result.
+pub(crate) const SUBTREE: &str = concat!(
+    "WITH RECURSIVE sub(rid, id, depth) AS ( \
+       SELECT rowid, id, 0 FROM nodes WHERE parent_id = ?1 \
+       UNION ALL SELECT n.rowid, n.id, s.depth + 1 FROM sub s CROSS JOIN nodes n \
+         ON n.parent_id = s.id WHERE s.depth < ?2) \
+     SELECT s.depth, ",
+    node_columns!(),
+    " FROM sub s CROSS JOIN nodes n ON n.rowid = s.rid ORDER BY s.rid"
+);
+
+/// `?1` the parent, `?2` the depth bound: descendants per child.
+pub(crate) const DESCENDANT_COUNTS: &str = "WITH RECURSIVE d(root, id, depth) AS ( \
+       SELECT rowid, id, 0 FROM nodes WHERE parent_id = ?1 \
+       UNION ALL SELECT d.root, n.id, d.depth + 1 FROM d CROSS JOIN nodes n \
+         ON n.parent_id = d.id WHERE d.depth < ?2) \
+     SELECT n.id, g.c FROM (SELECT root, COUNT(*) - 1 AS c FROM d GROUP BY root) g \
+     CROSS JOIN nodes n ON n.rowid = g.root";
+
+pub(crate) const LINEAGE: &str = concat!(
+    lineage_cte!(),
+    "SELECT c.depth, ",
+    node_columns!(),
+    " FROM chain c CROSS JOIN nodes n ON n.rowid = c.rid"
+);
+
+/// The lineage joined with each node's parts (in order) and their blobs.
+pub(crate) const LINEAGE_WITH_BLOBS: &str = concat!(
+    lineage_cte!(),
+    "SELECT c.depth, ",
+    node_columns!(),
+    ", p.key, b.hash, b.type, b.content, b.thought_signature \
+     FROM chain c CROSS JOIN nodes n ON n.rowid = c.rid \
+     LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
+     LEFT JOIN blobs b ON b.hash = p.value"
+);
+
+/// [`crate::walk`] over what counting and matching need: rowid, id, parent id, role.
+pub(crate) const WALK_ROLES: WalkSql = WalkSql {
+    by_id: "SELECT rowid, id, parent_id, role FROM nodes WHERE id = ?1",
+    window: "SELECT rowid, id, parent_id, role FROM nodes \
+             WHERE rowid < ?1 AND rowid >= ?2 ORDER BY rowid DESC",
+};
+
+/// [`crate::walk`] over what session entries need (columns 3…: role, timestamp, config_json,
+/// external_id, parts_list, thought_signatures).
+pub(crate) const WALK_ENTRIES: WalkSql = WalkSql {
+    by_id: "SELECT rowid, id, parent_id, role, timestamp, config_json, external_id, parts_list, \
+            thought_signatures FROM nodes WHERE id = ?1",
+    window: "SELECT rowid, id, parent_id, role, timestamp, config_json, external_id, parts_list, \
+             thought_signatures FROM nodes WHERE rowid < ?1 AND rowid >= ?2 ORDER BY rowid DESC",
+};
+
+/// trace: the actions that point at a node, of the types in the JSON array `?1` (NULL: all).
+pub(crate) const ACTIONS_TO_NODES: &str = "SELECT id, timestamp, action_type, from_node, to_node, metadata FROM action_log \
+     WHERE to_node IS NOT NULL AND (?1 IS NULL OR action_type IN (SELECT value FROM json_each(?1)))";
+
+/// Every statement of the read paths, by name.
+#[cfg(test)]
+pub(crate) const ALL: &[(&str, &str)] = &[
+    ("SELECT_REF", SELECT_REF),
+    ("NODE_BY_ID", NODE_BY_ID),
+    ("BLOB_BY_HASH", BLOB_BY_HASH),
+    ("BLOBS_BY_HASHES", BLOBS_BY_HASHES),
+    ("ID_EXACT", ID_EXACT),
+    ("IDS_IN_RANGE", IDS_IN_RANGE),
+    ("COUNT_IN_RANGE", COUNT_IN_RANGE),
+    ("ID_BY_EXTERNAL_ID", ID_BY_EXTERNAL_ID),
+    ("IDS_BY_EXTERNAL_IDS", IDS_BY_EXTERNAL_IDS),
+    ("CHILDREN", CHILDREN),
+    ("SUBTREE", SUBTREE),
+    ("DESCENDANT_COUNTS", DESCENDANT_COUNTS),
+    ("LINEAGE", LINEAGE),
+    ("LINEAGE_WITH_BLOBS", LINEAGE_WITH_BLOBS),
+    ("WALK_ROLES.by_id", WALK_ROLES.by_id),
+    ("WALK_ROLES.window", WALK_ROLES.window),
+    ("WALK_ENTRIES.by_id", WALK_ENTRIES.by_id),
+    ("WALK_ENTRIES.window", WALK_ENTRIES.window),
+    ("ACTIONS_TO_NODES", ACTIONS_TO_NODES),
+];

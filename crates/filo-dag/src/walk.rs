@@ -1,0 +1,221 @@
+//! Long lineage walks that read nodes in rowid order wherever the file allows it.
+//!
+//! A recursive CTE pays two B-tree descents per ancestor (the `id` index, then the row), from the
+//! root page each time. But a parent is almost always written shortly before its child, so its
+//! row sits just below the child's rowid. [`walk`] therefore scans the rows below the current
+//! node in descending rowid order (`SEARCH nodes USING INTEGER PRIMARY KEY`, one descent per
+//! window of rows) and takes the row whose id is the expected parent. When the parent is not
+//! among the next [`MAX_MISSES`] rows (interleaved sessions, a parent written later), one
+//! primary-key lookup finds it and the scan goes on below it. Ids are unique, so the row found
+//! either way is the parent: the result is the lineage, whatever the layout of the file. The
+//! worst layout (every parent more than [`MAX_MISSES`] rows away) costs those row reads plus the
+//! lookup per node, a few times the CTE's cost; files written by agents, parent right before
+//! child, cost one sequential row read per node.
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, Row, params};
+
+use crate::error::Result;
+
+/// Rows fetched per range query.
+const WINDOW: i64 = 512;
+
+/// Rows read without meeting the expected parent before it is looked up by id instead.
+const MAX_MISSES: usize = 64;
+
+/// The two statements of a walk over the same columns: column 0 is the rowid, 1 the id, 2 the
+/// parent id; the rest is the caller's.
+pub(crate) struct WalkSql {
+    /// One node by id (`?1`).
+    pub(crate) by_id: &'static str,
+    /// The rows with `?2 <= rowid < ?1`, highest rowid first.
+    pub(crate) window: &'static str,
+}
+
+/// A text column, borrowed from the row (`None` for NULL or a non-text value).
+pub(crate) fn text<'r>(row: &'r Row<'_>, i: usize) -> Result<Option<&'r str>> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Text(t) => std::str::from_utf8(t).ok(),
+        _ => None,
+    })
+}
+
+/// Calls `visit` on `start` and then on each ancestor, nearest first, stopping at a root, at a
+/// missing parent, after `limit` nodes, or when `visit` returns `false`.
+pub(crate) fn walk(
+    conn: &Connection,
+    q: &WalkSql,
+    start: &str,
+    limit: usize,
+    mut visit: impl FnMut(&Row<'_>) -> Result<bool>,
+) -> Result<()> {
+    let mut by_id = conn.prepare_cached(q.by_id)?;
+    let mut window = conn.prepare_cached(q.window)?;
+    let mut expected = start.to_owned();
+    // Where the range scan resumes (exclusive); `None`: look the expected node up by id.
+    let mut below: Option<i64> = None;
+    let mut misses = 0usize;
+    let mut steps = 0usize;
+    // Takes a found node: visits it and sets the next expected id. `false` ends the walk.
+    let mut take = |row: &Row<'_>, expected: &mut String| -> Result<bool> {
+        steps += 1;
+        if !visit(row)? || steps >= limit {
+            return Ok(false);
+        }
+        let Some(parent) = text(row, 2)? else {
+            return Ok(false);
+        };
+        expected.clear();
+        expected.push_str(parent);
+        Ok(true)
+    };
+    if limit == 0 {
+        return Ok(());
+    }
+    loop {
+        let Some(top) = below else {
+            let mut rows = by_id.query([expected.as_str()])?;
+            let Some(row) = rows.next()? else {
+                return Ok(());
+            };
+            let rowid: i64 = row.get(0)?;
+            if !take(row, &mut expected)? {
+                return Ok(());
+            }
+            below = Some(rowid);
+            misses = 0;
+            continue;
+        };
+        let mut rows = window.query(params![top, top.saturating_sub(WINDOW)])?;
+        let mut last = None;
+        while let Some(row) = rows.next()? {
+            let rowid: i64 = row.get(0)?;
+            last = Some(rowid);
+            if text(row, 1)? == Some(expected.as_str()) {
+                if !take(row, &mut expected)? {
+                    return Ok(());
+                }
+                misses = 0;
+            } else {
+                misses += 1;
+                if misses >= MAX_MISSES {
+                    break;
+                }
+            }
+        }
+        below = match last {
+            Some(rowid) if misses < MAX_MISSES => Some(rowid),
+            _ => None,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::lineage;
+    use crate::sql::WALK_ROLES;
+    use crate::store::Store;
+
+    /// A small deterministic generator (no dependency on an RNG crate's stream).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from((self.0 >> 33) % n as u64).unwrap()
+        }
+    }
+
+    fn insert(store: &Store, id: &str, parent: Option<&str>) {
+        store
+            .conn
+            .execute(
+                "INSERT INTO nodes (id, parent_id, role, parts_list, timestamp) \
+                 VALUES (?1, ?2, 'user', '[]', 0)",
+                params![id, parent],
+            )
+            .unwrap();
+    }
+
+    fn walked(store: &Store, head: &str, limit: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        walk(&store.conn, &WALK_ROLES, head, limit, |row| {
+            out.push(text(row, 1)?.unwrap_or_default().to_owned());
+            Ok(true)
+        })
+        .unwrap();
+        out
+    }
+
+    fn expected(store: &Store, head: &str, limit: usize) -> Vec<String> {
+        lineage(&store.conn, head, Some(limit))
+            .unwrap()
+            .into_iter()
+            .map(|n| n.id)
+            .collect()
+    }
+
+    /// Trees written in every order a file can hold: chains in sequence, sessions interleaved,
+    /// parents written long before or after their children, missing parents.
+    #[test]
+    fn the_walk_is_the_lineage_whatever_the_rowid_order() {
+        let mut rng = Lcg(7);
+        let n = 3_000;
+        let parent_of = |i: usize, rng: &mut Lcg| -> Option<String> {
+            match rng.below(20) {
+                0 if i > 0 => Some(format!("n{}", rng.below(i))),
+                1 => None,
+                2 => Some("missing".to_owned()),
+                _ if i > 0 => Some(format!("n{}", i - 1)),
+                _ => None,
+            }
+        };
+        let parents: Vec<Option<String>> = (0..n).map(|i| parent_of(i, &mut rng)).collect();
+        // Insertion orders: sequential, two interleaved halves, sequential blocks shuffled.
+        let sequential: Vec<usize> = (0..n).collect();
+        let interleaved: Vec<usize> = (0..n / 2).flat_map(|i| [i, i + n / 2]).collect();
+        let mut blocks: Vec<Vec<usize>> = (0..n)
+            .collect::<Vec<_>>()
+            .chunks(100)
+            .map(<[usize]>::to_vec)
+            .collect();
+        for i in (1..blocks.len()).rev() {
+            blocks.swap(i, rng.below(i + 1));
+        }
+        let shuffled: Vec<usize> = blocks.into_iter().flatten().collect();
+        for order in [sequential, interleaved, shuffled] {
+            let store = Store::open_in_memory().unwrap();
+            for &i in &order {
+                insert(&store, &format!("n{i}"), parents[i].as_deref());
+            }
+            for k in 0..60 {
+                let head = format!("n{}", rng.below(n));
+                let limit = if k % 5 == 0 {
+                    1 + rng.below(50)
+                } else {
+                    usize::MAX
+                };
+                assert_eq!(
+                    walked(&store, &head, limit),
+                    expected(&store, &head, limit),
+                    "{head} limit {limit}"
+                );
+            }
+            assert!(walked(&store, "absent", usize::MAX).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_forged_cycle_stops_at_the_limit() {
+        let store = Store::open_in_memory().unwrap();
+        insert(&store, "a", Some("b"));
+        insert(&store, "b", Some("a"));
+        assert_eq!(walked(&store, "a", 5), ["a", "b", "a", "b", "a"]);
+        assert_eq!(walked(&store, "a", 5), expected(&store, "a", 5));
+        assert!(walked(&store, "a", 0).is_empty());
+    }
+}
