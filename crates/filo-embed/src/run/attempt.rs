@@ -306,7 +306,9 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
     });
     let mut warnings = Vec::new();
     let fingerprint = fingerprint_of(&spec, &tools);
-    let cached = match take_cached(inner, &spec.session_file, &fingerprint) {
+    let hit = take_cached(inner, &spec.session_file, &fingerprint);
+    let was_cached = hit.is_some();
+    let cached = match hit {
         Some(cached) => {
             cached.hooks.set_dispatcher(dispatcher.clone());
             let mut all = tools;
@@ -325,7 +327,12 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         .iter()
         .map(|t| t.name().to_owned())
         .collect();
-    prepare_history(&session, p, &spec.model, &allowed, inner);
+    // A cached session's context was prepared by its last turn for this same model, and that
+    // turn ended cleanly: only a history limit still has to drop the oldest turn.
+    let limit = history_limit_from_session_key(p.session_key.as_deref(), &inner.config().channels);
+    if !was_cached || limit.is_some() {
+        prepare_history(&session, p, &spec.model, &allowed, inner);
+    }
     let pruning = install_pruning(&spec, &session);
     let listener_for_session = listener.clone();
     let sub = session.subscribe(Arc::new(move |e| listener_for_session.on_event(e)));
