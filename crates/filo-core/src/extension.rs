@@ -210,6 +210,15 @@ pub trait Extension: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// A message of a run is about to be written to the session (OpenClaw's
+    /// `before_message_write` / `tool_result_persist`): returns what to write instead. Nothing
+    /// drops it, several are written in order (a synthetic result before it, say); the agent's
+    /// context for the running turn is not changed. Each extension sees what the one before it
+    /// returned.
+    fn before_persist(&self, message: AgentMessage) -> Vec<AgentMessage> {
+        vec![message]
+    }
+
     /// An entry was appended to the session (already written to the file when persisted).
     fn entry_appended(&self, _entry: &SessionEntry, _ctx: &EntryContext) {}
 }

@@ -315,6 +315,22 @@ impl AgentSession {
     }
 
     fn persist_message(&self, message: &filo_agent::AgentMessage) {
+        if self.inner.extensions.is_empty() {
+            return self.persist_one(message);
+        }
+        let mut messages = vec![message.clone()];
+        for ext in &self.inner.extensions {
+            messages = messages
+                .into_iter()
+                .flat_map(|m| ext.before_persist(m))
+                .collect();
+        }
+        for m in &messages {
+            self.persist_one(m);
+        }
+    }
+
+    fn persist_one(&self, message: &filo_agent::AgentMessage) {
         let kind = match message {
             filo_agent::AgentMessage::Llm(m) => {
                 EntryKind::Message(filo_session::SessionMessage::Llm(m.clone()))

@@ -406,3 +406,65 @@ async fn before_compact_replaces_the_summary_or_cancels_the_compaction() {
         assert_eq!(details.as_ref().unwrap()["by"], "hook");
     }
 }
+
+/// Rewrites tool results before they are written, and keeps one prompt out of the file.
+struct Redacts;
+
+impl filo_core::Extension for Redacts {
+    fn name(&self) -> &str {
+        "redacts"
+    }
+    fn before_persist(&self, message: filo_agent::AgentMessage) -> Vec<filo_agent::AgentMessage> {
+        use filo_agent::AgentMessage;
+        use filo_ai::{ContentBlock, Message, TextContent};
+        match message {
+            AgentMessage::Llm(Message::ToolResult(mut t)) => {
+                t.content = vec![ContentBlock::Text(TextContent {
+                    text: "[redacted]".into(),
+                    text_signature: None,
+                })];
+                vec![AgentMessage::Llm(Message::ToolResult(t))]
+            }
+            AgentMessage::Llm(Message::User(u))
+                if u.content
+                    .to_blocks()
+                    .iter()
+                    .any(|b| matches!(b, ContentBlock::Text(t) if t.text == "secret")) =>
+            {
+                Vec::new()
+            }
+            m => vec![m],
+        }
+    }
+}
+
+#[tokio::test]
+async fn before_persist_changes_what_is_written_not_what_the_model_sees() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::tool_call("call_1", "echo", json!({"text": "hi"}))),
+        Turn::Reply(Reply::text("done")),
+        Turn::Reply(Reply::text("ok")),
+    ])
+    .await;
+    let f = super::session_with_extensions(&mock, 100_000, json!({}), vec![Arc::new(Redacts)]);
+    f.session
+        .prompt("say hi", PromptOptions::default())
+        .await
+        .unwrap();
+    f.session
+        .prompt("secret", PromptOptions::default())
+        .await
+        .unwrap();
+    let second = mock.requests()[1].body.to_string();
+    assert!(second.contains("echo: hi"), "the model got the real result");
+    let text = std::fs::read_to_string(f.session.session_file().unwrap()).unwrap();
+    assert!(
+        text.contains("[redacted]") && !text.contains("echo: hi"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("\"secret\""),
+        "a dropped message is not written"
+    );
+    assert!(text.contains("\"ok\""), "the rest of the turn is");
+}

@@ -26,8 +26,8 @@ use crate::registry::RunHandle;
 use crate::run::events::{AttemptListener, Observed};
 use crate::run::params::{RunParams, Verbose};
 use crate::run::session::{
-    CachedSession, EmbedHooks, Fingerprint, SessionSetup, create_session, lock_session,
-    open_session, put_cached, safeguard_for, take_cached,
+    CachedSession, EmbedHooks, Fingerprint, PersistGuard, SessionSetup, create_session,
+    lock_session, open_session, put_cached, safeguard_for, take_cached,
 };
 use crate::sink::{ReplySink, SinkAdapter, SinkCall, deliver};
 use crate::stream::chunker::BlockChunker;
@@ -154,7 +154,8 @@ async fn build_session(
         }
     };
     let hooks = Arc::new(EmbedHooks::new(spec.system_prompt.clone(), dispatcher));
-    let mut extensions: Vec<Arc<dyn Extension>> = vec![hooks.clone()];
+    let guard = PersistGuard::new(spec.model.context_window, inner.clock.clone());
+    let mut extensions: Vec<Arc<dyn Extension>> = vec![hooks.clone(), Arc::new(guard)];
     extensions.extend(safeguard_for(inner, &spec.model));
     extensions.extend(memory.iter().map(|m| m.clone() as Arc<dyn Extension>));
     let session = create_session(

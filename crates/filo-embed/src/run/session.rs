@@ -21,6 +21,7 @@ use serde_json::json;
 
 use crate::embedder::Inner;
 use crate::error::RunError;
+use crate::history::guard::{DEFAULT_MAX_TOOL_RESULT_CHARS, GuardOptions, ToolResultGuard};
 use crate::history::safeguard::Safeguard;
 use crate::session_store::cache::Take;
 use crate::sink::SinkCall;
@@ -106,6 +107,43 @@ impl Extension for EmbedHooks {
             let _reported_later = dispatcher.flush().await;
             None
         })
+    }
+}
+
+/// The persist-time tool-result guard (C18, G7): what an embedded session writes never leaves a
+/// tool call without its result, and no tool result over the live cap reaches the file (the
+/// running turn still sees it whole).
+pub(crate) struct PersistGuard {
+    guard: Mutex<ToolResultGuard>,
+    clock: Arc<dyn crate::clock::Clock>,
+}
+
+impl PersistGuard {
+    /// A guard capping results at `min(floor(window × 0.3) × 4, 16 000)` chars (at least 2 000).
+    pub fn new(context_window: u64, clock: Arc<dyn crate::clock::Clock>) -> Self {
+        let live = (context_window as f64 * 0.3).floor() as usize * 4;
+        let cap = live.clamp(2_000, DEFAULT_MAX_TOOL_RESULT_CHARS);
+        Self {
+            guard: Mutex::new(ToolResultGuard::new(GuardOptions {
+                max_tool_result_chars: cap,
+                ..GuardOptions::default()
+            })),
+            clock,
+        }
+    }
+}
+
+impl Extension for PersistGuard {
+    fn name(&self) -> &str {
+        "tool-result-guard"
+    }
+
+    fn before_persist(&self, message: filo_agent::AgentMessage) -> Vec<filo_agent::AgentMessage> {
+        let now = self.clock.now_ms();
+        self.guard
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .accept(message, now)
     }
 }
 
