@@ -1,23 +1,26 @@
 //! The embedded runner (OpenClaw layer): run one turn for one session key with callbacks,
 //! robustly, on top of filo-core's `AgentSession`.
 //!
-//! Owns (so far, the pure half): error classification and `FailoverError` (`classify`,
-//! `error`), user-facing error copy and reply payloads (`classify::copy`, `run::payloads`), the
-//! thinking-level fallback (`classify::thinking`), the streaming text tools of the reply path
-//! (`stream`): code-fence-safe block chunking, think/final tag stripping, reply directives,
-//! `MEDIA:` lines, silent replies and messaging-tool duplicate suppression; auth profiles with
-//! their persisted, cross-process state (`auth`), session keys and state paths (`session_key`,
-//! `paths`), history limits (`history`), tool policy, schema normalisation and the sandbox path
-//! guard (`tools`), usage accounting (`usage`), per-session and global lanes (`lanes`), the
-//! active-run registry (`registry`), the `sessions.json` store and the session cache
-//! (`session_store`), transcript hygiene (`history::{guard, repair, policy}`) and the streaming
-//! subscriber that turns agent events into reply events (`subscriber`). Later: the run loop and
-//! its public `Embedder` API, the failover chain, the gateway.
+//! Owns: the [`Embedder`] — `run`, `run_streaming`, `run_with_fallback`, `compact`, `runs()`,
+//! `lanes()`, `shutdown` — with the run loop and one attempt (`run`): profile rotation with
+//! cooldowns (`auth`), the model fallback chain (`failover`), thinking-level fallback, overflow →
+//! compaction → retry, the compaction safeguard and cache-TTL context pruning
+//! (`history::{safeguard, pruning}`), error classification and user-facing copy (`classify`,
+//! `error`, `run::payloads`); per-session and global lanes (`lanes`), the active-run registry
+//! (`registry`), session keys, paths and the `sessions.json` store (`session_key`, `paths`,
+//! `session_store`), the idle-session cache, the cross-process session lock, transcript hygiene
+//! (`history::{guard, repair, policy, limit}`), the streaming subscriber and its reply sinks
+//! (`subscriber`, `sink`), the reply text tools (`stream`: code-fence-safe block chunking,
+//! think/final tags, directives, `MEDIA:` lines, silent replies, duplicate suppression), tool
+//! policy, schema normalisation and the sandbox guard (`tools`), usage (`usage`), the Playfilo
+//! memory of embedded sessions (`memory`) and the config file (`config`). Later: the gateway.
 //!
 //! Does not own: the agent loop itself, providers' wire formats, session files (filo-agent,
 //! filo-ai, filo-session).
 //!
-//! Invariants: every function in `classify`, `stream` and `run::payloads` is pure (no IO, no
+//! Invariants: no global state and no environment reads — everything comes in through
+//! [`EmbedDeps`]; a turn that could not be kept is named in its result's warnings; every function
+//! in `classify`, `stream` and `run::payloads` is pure (no IO, no
 //! clock, no global mutable state — compiled regexes are immutable and built once); text lengths
 //! count `char`s, never bytes, and no output ever splits a char; matches over
 //! [`classify::FailoverReason`] are exhaustive, so a new reason forces a decision at every use.

@@ -438,22 +438,38 @@ async fn the_safeguard_summary_keeps_tool_failures_and_a_failed_summary_keeps_th
 async fn an_oversized_tool_result_is_capped_in_the_file_but_not_for_the_turn() {
     let call = filo_testkit::Reply::text("Looking.").with_tool_call("call_1", "noisy", json!({}));
     let h = Harness::new(vec![call.into(), Turn::text("done")], json!({})).await;
-    h.embedder.register_tool_factory(Arc::new(|_ctx: &filo_embed::ToolContext| {
-        vec![Arc::new(Noisy) as Arc<dyn filo_agent::AgentTool>]
-    }));
-    let r = h.embedder.run(h.params("cap", "look"), Arc::new(NullSink)).await.unwrap();
+    h.embedder
+        .register_tool_factory(Arc::new(|_ctx: &filo_embed::ToolContext| {
+            vec![Arc::new(Noisy) as Arc<dyn filo_agent::AgentTool>]
+        }));
+    let r = h
+        .embedder
+        .run(h.params("cap", "look"), Arc::new(NullSink))
+        .await
+        .unwrap();
     assert!(r.meta.warnings.is_empty(), "{:?}", r.meta.warnings);
     // The model saw the whole result in this turn.
     assert!(h.mock.requests()[1].body.to_string().contains("xEND"));
     let file = std::fs::read_to_string(h.session_file("cap")).unwrap();
-    let result = file.lines().find(|l| l.contains(r#""role":"toolResult""#)).unwrap();
+    let result = file
+        .lines()
+        .find(|l| l.contains(r#""role":"toolResult""#))
+        .unwrap();
     assert!(!result.contains("xEND"));
     // 20 008 chars capped at 16 000 (min(100 000 × 0.3 × 4, 16 000)).
-    assert!(result.contains("[... 4008 more characters truncated]"), "{}", &result[result.len() - 200..]);
+    assert!(
+        result.contains("[... 4008 more characters truncated]"),
+        "{}",
+        &result[result.len() - 200..]
+    );
     // The memory holds what the file holds.
     let store = filo_dag::Store::open(h.dir.path().join("home/.playfilo/playfilo.db")).unwrap();
     let head = store.get_ref("PI_HEAD:cap").unwrap().unwrap();
     let entries = store.load_entries(Some(&head)).unwrap();
-    let mirrored = entries.iter().find(|e| e["message"]["role"] == "toolResult").unwrap().to_string();
+    let mirrored = entries
+        .iter()
+        .find(|e| e["message"]["role"] == "toolResult")
+        .unwrap()
+        .to_string();
     assert!(mirrored.contains("more characters truncated") && !mirrored.contains("xEND"));
 }
