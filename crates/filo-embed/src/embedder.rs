@@ -29,7 +29,7 @@ use crate::paths::EmbedPaths;
 use crate::registry::ActiveRuns;
 use crate::run::compact::{CompactResult, compact_file};
 use crate::run::params::{RunParams, RunResult};
-use crate::run::resolve::{Resolved, requested_candidate, resolve_run};
+use crate::run::resolve::{requested_candidate, resolve_run};
 use crate::run::run_loop::run_loop;
 use crate::run::session::EmbedSessionCache;
 use crate::session_store::cache::{DEFAULT_CACHE_CAPACITY, DEFAULT_CACHE_TTL_MS};
@@ -112,16 +112,13 @@ impl Inner {
         Ok(store)
     }
 
-    /// The system prompt of a run.
-    pub fn system_prompt(&self, params: &RunParams, resolved: &Resolved) -> String {
-        let config = self.config();
-        if let Some(custom) = config
-            .agent(&resolved.agent_id)
+    /// The agent's own system prompt from the config, when it has one (else each attempt builds
+    /// the embedded prompt from the tools it offers).
+    pub fn custom_system_prompt(&self, agent_id: &str) -> Option<String> {
+        self.config()
+            .agent(agent_id)
             .and_then(|a| a.system_prompt.clone())
-        {
-            return custom;
-        }
-        crate::run::prompt_text::embedded_prompt(params, resolved, &self.today())
+            .filter(|p| !p.trim().is_empty())
     }
 }
 

@@ -37,6 +37,7 @@ pub mod lanes;
 pub mod memory;
 pub mod paths;
 mod pattern;
+pub mod prompt;
 pub mod registry;
 pub mod run;
 pub mod session_key;

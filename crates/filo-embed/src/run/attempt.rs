@@ -25,6 +25,7 @@ use crate::memory::{flush_memory, memory_db_path, open_memory};
 use crate::registry::RunHandle;
 use crate::run::events::{AttemptListener, Observed};
 use crate::run::params::{RunParams, Verbose};
+use crate::run::prompt_text::embedded_prompt;
 use crate::run::session::{
     CachedSession, EmbedHooks, Fingerprint, PersistGuard, SessionSetup, create_session,
     lock_session, open_session, put_cached, safeguard_for, take_cached,
@@ -49,7 +50,9 @@ pub(crate) struct AttemptSpec<'a> {
     pub api_key: String,
     pub think_level: ThinkingLevel,
     pub session_file: PathBuf,
-    pub system_prompt: String,
+    /// The agent's own prompt from the config; else the embedded prompt is built (C27).
+    pub custom_prompt: Option<String>,
+    pub agent_id: String,
     pub sink: Arc<dyn ReplySink>,
     pub run_token: CancellationToken,
     pub timeout: Duration,
@@ -111,6 +114,14 @@ fn install_pruning(spec: &AttemptSpec<'_>, session: &AgentSession) -> bool {
     true
 }
 
+/// The system prompt for this attempt with `tools` offered.
+fn prompt_for(spec: &AttemptSpec<'_>, tools: &[Arc<dyn AgentTool>]) -> String {
+    match &spec.custom_prompt {
+        Some(p) => p.clone(),
+        None => embedded_prompt(spec, tools),
+    }
+}
+
 /// What a cached session must match to serve this attempt.
 fn fingerprint_of(spec: &AttemptSpec<'_>, tools: &[Arc<dyn AgentTool>]) -> Fingerprint {
     let config = spec.inner.config();
@@ -120,7 +131,7 @@ fn fingerprint_of(spec: &AttemptSpec<'_>, tools: &[Arc<dyn AgentTool>]) -> Finge
         context_window: spec.model.context_window,
         api_key: spec.api_key.clone(),
         think_level: spec.think_level,
-        system_prompt: spec.system_prompt.clone(),
+        system_prompt: prompt_for(spec, tools),
         workspace: spec.params.workspace_dir.clone(),
         tools: tools.iter().map(|t| t.name().to_owned()).collect(),
         memory: config
@@ -153,7 +164,7 @@ async fn build_session(
             None
         }
     };
-    let hooks = Arc::new(EmbedHooks::new(spec.system_prompt.clone(), dispatcher));
+    let hooks = Arc::new(EmbedHooks::new(prompt_for(spec, &tools), dispatcher));
     let guard = PersistGuard::new(spec.model.context_window, inner.clock.clone());
     let mut extensions: Vec<Arc<dyn Extension>> = vec![hooks.clone(), Arc::new(guard)];
     extensions.extend(safeguard_for(inner, &spec.model));
@@ -322,6 +333,10 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         None => build_session(&spec, tools, dispatcher.clone(), &mut warnings).await?,
     };
     let session = cached.session.clone();
+    // The prompt lists the tools actually offered, the memory's included.
+    cached
+        .hooks
+        .set_system_prompt(prompt_for(&spec, &session.agent().tools()));
     let allowed: Vec<String> = session
         .agent()
         .tools()

@@ -1,41 +1,46 @@
-//! The system prompt of an embedded run, until the full C27 builder is wired in: identity,
-//! workspace, extra context and the runtime line.
+//! The embedded prompt of one attempt (C27): the run's parameters and offered tools mapped onto
+//! [`crate::prompt::build_system_prompt`].
 
-use crate::run::params::RunParams;
-use crate::run::resolve::Resolved;
+use std::sync::Arc;
 
-/// The embedded system prompt for `params`.
-pub(crate) fn embedded_prompt(params: &RunParams, resolved: &Resolved, today: &str) -> String {
-    let mut lines = vec![
-        "You are a personal assistant running inside filo.".to_owned(),
-        String::new(),
-        "## Workspace".to_owned(),
-        format!(
-            "Your working directory is: {}",
-            params.workspace_dir.display()
-        ),
-    ];
-    if let Some(extra) = params
-        .extra_system_prompt
-        .as_deref()
-        .filter(|e| !e.trim().is_empty())
-    {
-        lines.extend([
-            String::new(),
-            "## Group Chat Context".to_owned(),
-            extra.to_owned(),
-        ]);
-    }
-    lines.extend([
-        String::new(),
-        "## Runtime".to_owned(),
-        format!(
-            "Runtime: agent={} | filo={} | model={}/{} | date={today}",
-            resolved.agent_id,
-            env!("CARGO_PKG_VERSION"),
-            resolved.provider,
-            resolved.model.id
-        ),
-    ]);
-    lines.join("\n")
+use filo_agent::AgentTool;
+
+use crate::prompt::{PromptInput, PromptMode, Runtime, build_system_prompt};
+use crate::run::attempt::AttemptSpec;
+use crate::run::params::Trigger;
+
+/// The prompt for `spec` with `tools` offered. Cron runs and runs limited to an allow list get
+/// the minimal prompt, as in OpenClaw.
+pub(crate) fn embedded_prompt(spec: &AttemptSpec<'_>, tools: &[Arc<dyn AgentTool>]) -> String {
+    let p = spec.params;
+    let config = spec.inner.config();
+    let mode = if p.trigger == Trigger::Cron || p.tools_allow.is_some() {
+        PromptMode::Minimal
+    } else {
+        PromptMode::Full
+    };
+    let model = format!("{}/{}", spec.model.provider, spec.model.id);
+    let today = spec.inner.today();
+    let default_model = config.defaults.model.primary.clone();
+    let input = PromptInput {
+        mode,
+        tools: tools.iter().map(|t| (t.name(), t.description())).collect(),
+        workspace: Some(&p.workspace_dir),
+        extra: p.extra_system_prompt.as_deref(),
+        owner_numbers: &p.owner_numbers,
+        reasoning_tag_hint: p.enforce_final_tag,
+        runtime: Runtime {
+            agent_id: Some(&spec.agent_id),
+            os: Some(std::env::consts::OS),
+            arch: Some(std::env::consts::ARCH),
+            model: Some(&model),
+            default_model: default_model.as_deref(),
+            channel: p.message_channel.as_deref(),
+            thinking: Some(spec.think_level.as_str()),
+            date: Some(&today),
+            ..Runtime::default()
+        },
+        ..PromptInput::default()
+    };
+    build_system_prompt(&input)
 }

@@ -98,7 +98,7 @@ pub(crate) async fn run_loop(
     let run_token = inner.shutdown.child_token();
     let _link = params.abort.as_ref().map(|a| link_abort(a, &run_token));
     let timeout = params.timeout.unwrap_or_else(|| config.timeout());
-    let system_prompt = inner.system_prompt(&params, &resolved);
+    let custom_prompt = inner.custom_system_prompt(&resolved.agent_id);
     let max_iter = max_iterations(resolved.candidates.len());
     let mut iterations = 0;
     loop {
@@ -128,7 +128,8 @@ pub(crate) async fn run_loop(
             api_key: resolved.key(inner, st.candidate)?,
             think_level: st.think,
             session_file: resolved.session_file.clone(),
-            system_prompt: system_prompt.clone(),
+            custom_prompt: custom_prompt.clone(),
+            agent_id: resolved.agent_id.clone(),
             sink: sink.clone(),
             run_token: run_token.clone(),
             timeout,

@@ -58,16 +58,23 @@ pub(crate) struct CachedSession {
 /// flush-before-tool barrier (every block produced before a tool call is delivered first). Both
 /// are per attempt, so a cached session is pointed at the new attempt's dispatcher.
 pub(crate) struct EmbedHooks {
-    system_prompt: String,
+    system_prompt: Mutex<String>,
     dispatcher: Mutex<Arc<BlockDispatcher<SinkCall>>>,
 }
 
 impl EmbedHooks {
     pub fn new(system_prompt: String, dispatcher: Arc<BlockDispatcher<SinkCall>>) -> Self {
         Self {
-            system_prompt,
+            system_prompt: Mutex::new(system_prompt),
             dispatcher: Mutex::new(dispatcher),
         }
+    }
+
+    pub fn set_system_prompt(&self, prompt: String) {
+        *self
+            .system_prompt
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = prompt;
     }
 
     pub fn set_dispatcher(&self, dispatcher: Arc<BlockDispatcher<SinkCall>>) {
@@ -91,7 +98,12 @@ impl Extension for EmbedHooks {
     }
 
     fn before_agent_start(&self, _prompt: &str, _system: &str) -> BoxFuture<'_, BeforeAgentStart> {
-        let system_prompt = Some(self.system_prompt.clone());
+        let system_prompt = Some(
+            self.system_prompt
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        );
         Box::pin(async move {
             BeforeAgentStart {
                 system_prompt,

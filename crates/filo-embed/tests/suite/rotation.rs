@@ -49,6 +49,20 @@ async fn a_run_answers_saves_the_session_at_its_exact_path_and_reports_usage() {
             .starts_with("You are a personal assistant running inside filo."),
         "{system}"
     );
+    // The embedded prompt (C27) lists the tools offered, the memory's included, and the runtime.
+    let prompt = system["content"].as_str().unwrap();
+    for s in [
+        "Tool availability (filtered by policy):",
+        "- read:",
+        "- bash:",
+        "- life:",
+        "- tobe:",
+        "## Safety",
+        "## Runtime\nRuntime: agent=main |",
+        "model=openai/mock-model",
+    ] {
+        assert!(prompt.contains(s), "{s:?} in\n{prompt}");
+    }
     let text = std::fs::read_to_string(h.session_file("s1")).unwrap();
     assert!(text.contains("Hello from the mock."), "{text}");
     let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
