@@ -55,6 +55,9 @@ async fn main() -> anyhow::Result<()> {
     let home = PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into()));
     let paths = EmbedPaths::new(None, home.clone(), std::env::temp_dir());
     let config = EmbedConfig::load(&paths.state_dir.join(CONFIG_FILE))?;
+    for w in &config.warnings {
+        eprintln!("warning: {w}");
+    }
     let (registry, warnings) = filo_core::loader::load_registry(&home.join(".filo/agent"));
     for w in warnings {
         eprintln!("warning: {w}");

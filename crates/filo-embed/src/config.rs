@@ -202,7 +202,13 @@ impl EmbedConfig {
         if !value.is_object() {
             return Err(ConfigError::NotObject { path: shown });
         }
-        Ok(Self::from_value(value))
+        // A value of the wrong type falls back to its default; the warning names the file and
+        // the key, and the file is never rewritten.
+        let mut config = Self::from_value(value);
+        for w in &mut config.warnings {
+            *w = format!("{shown}: {w}");
+        }
+        Ok(config)
     }
 
     /// The typed view of a config document.

@@ -70,6 +70,21 @@ fn a_missing_file_is_the_default_and_a_broken_one_an_error() {
     std::fs::write(&broken, "{ not json").unwrap();
     let err = EmbedConfig::load(&broken).unwrap_err().to_string();
     assert!(err.contains("is not valid JSON"), "{err}");
+    std::fs::write(
+        &broken,
+        r#"{"agents": {"defaults": {"timeoutSeconds": "soon"}}}"#,
+    )
+    .unwrap();
+    let before = std::fs::read(&broken).unwrap();
+    let typed = EmbedConfig::load(&broken).unwrap();
+    let shown = broken.display().to_string();
+    assert_eq!(typed.warnings.len(), 1, "{:?}", typed.warnings);
+    assert!(
+        typed.warnings[0].starts_with(&format!("{shown}: agents.defaults.timeoutSeconds:")),
+        "{:?}",
+        typed.warnings
+    );
+    assert_eq!(std::fs::read(&broken).unwrap(), before, "never rewritten");
     std::fs::write(&broken, "[1]").unwrap();
     assert!(matches!(
         EmbedConfig::load(&broken),
