@@ -408,3 +408,22 @@ async fn d2b_an_unknown_model_falls_back_with_a_notice_and_all_failing_names_eac
     assert!(message.starts_with("All models failed (2): openai/no-such-model: Unknown model: openai/no-such-model (model_not_found) | mock2/other-model: "), "{message}");
     assert!(message.ends_with("(auth)"), "{message}");
 }
+
+#[tokio::test]
+async fn a_broken_auth_profiles_file_stops_the_run_names_the_file_and_is_left_alone() {
+    let h = Harness::new(vec![Turn::text("never sent")], json!({})).await;
+    std::fs::create_dir_all(h.agent_dir()).unwrap();
+    let file = h.agent_dir().join("auth-profiles.json");
+    std::fs::write(&file, r#"{"version": 1, "profiles": {"openai:p1": {"type": "api_key", "provider": "openai", "key": 42}}}"#).unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let err = h
+        .embedder
+        .run(h.params("broken", "hi"), Arc::new(NullSink))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("auth-profiles.json"), "{text}");
+    assert!(text.contains("openai:p1"), "names the key: {text}");
+    assert!(h.mock.requests().is_empty());
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
