@@ -402,6 +402,7 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
     }
     // Only a cleanly ended attempt leaves a session the next one can trust without re-reading.
     let clean = flushed.is_ok() && answered(&outcome) && outcome.observed.warnings.is_empty();
+    cached.hooks.release_dispatcher();
     if clean {
         put_cached(inner, &spec.session_file, cached, fingerprint);
     }

@@ -59,14 +59,15 @@ pub(crate) struct CachedSession {
 /// are per attempt, so a cached session is pointed at the new attempt's dispatcher.
 pub(crate) struct EmbedHooks {
     system_prompt: Mutex<String>,
-    dispatcher: Mutex<Arc<BlockDispatcher<SinkCall>>>,
+    /// `None` while the session is idle: an idle session keeps no caller's sink alive.
+    dispatcher: Mutex<Option<Arc<BlockDispatcher<SinkCall>>>>,
 }
 
 impl EmbedHooks {
     pub fn new(system_prompt: String, dispatcher: Arc<BlockDispatcher<SinkCall>>) -> Self {
         Self {
             system_prompt: Mutex::new(system_prompt),
-            dispatcher: Mutex::new(dispatcher),
+            dispatcher: Mutex::new(Some(dispatcher)),
         }
     }
 
@@ -81,10 +82,18 @@ impl EmbedHooks {
         *self
             .dispatcher
             .lock()
-            .unwrap_or_else(PoisonError::into_inner) = dispatcher;
+            .unwrap_or_else(PoisonError::into_inner) = Some(dispatcher);
     }
 
-    fn dispatcher(&self) -> Arc<BlockDispatcher<SinkCall>> {
+    /// Lets go of the attempt's dispatcher (and with it the caller's sink) when the turn ends.
+    pub fn release_dispatcher(&self) {
+        self.dispatcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+
+    fn dispatcher(&self) -> Option<Arc<BlockDispatcher<SinkCall>>> {
         self.dispatcher
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -116,7 +125,9 @@ impl Extension for EmbedHooks {
         let dispatcher = self.dispatcher();
         Box::pin(async move {
             // A failed sink does not block the tool: the run reports the sink error at its end.
-            let _reported_later = dispatcher.flush().await;
+            if let Some(d) = dispatcher {
+                let _reported_later = d.flush().await;
+            }
             None
         })
     }

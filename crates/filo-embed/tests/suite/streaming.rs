@@ -193,3 +193,53 @@ async fn a_sink_that_panics_or_hangs_ends_its_run_with_an_error_and_frees_its_la
     assert_eq!(r.payloads[0].text.as_deref(), Some("fine again"));
     assert_eq!(sink.blocks().len(), 1);
 }
+
+#[tokio::test]
+async fn run_streaming_sends_the_same_callbacks_as_events_and_ends_with_the_result() {
+    use filo_embed::ReplyEvent;
+    let h = Harness::new(vec![Turn::text("First part.\n\nSecond part.")], json!({})).await;
+    let mut p = h.params("stream", "go");
+    p.block_reply = Some(BlockReplyConfig {
+        break_mode: BlockBreak::TextEnd,
+        chunking: Some(Chunking::new(5, 20)),
+    });
+    let (task, mut rx) = h.embedder.run_streaming(p);
+    // The channel closes when the run is over: an idle cached session keeps no sink alive.
+    let collect = async {
+        let mut events = Vec::new();
+        while let Some(e) = rx.recv().await {
+            events.push(e);
+        }
+        events
+    };
+    let events = tokio::time::timeout(Duration::from_secs(60), collect)
+        .await
+        .expect("the sink is released when the run ends");
+    task.await.unwrap();
+    let blocks: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            ReplyEvent::Block(b) => b.text.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        blocks,
+        vec!["First part.".to_owned(), "Second part.".to_owned()]
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, ReplyEvent::Partial(p) if p.text.starts_with("First")))
+    );
+    let Some(ReplyEvent::Done(result)) = events.last() else {
+        panic!("the last event is the result: {events:?}")
+    };
+    let r = result.as_ref().as_ref().unwrap();
+    let texts: Vec<&str> = r
+        .payloads
+        .iter()
+        .filter_map(|p| p.text.as_deref())
+        .collect();
+    assert_eq!(texts, ["First part.", "Second part."]);
+}
