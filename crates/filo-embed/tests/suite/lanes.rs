@@ -187,3 +187,65 @@ async fn a_session_another_process_is_writing_waits_then_refuses_and_loses_nothi
         .unwrap();
     assert_eq!(r.payloads[0].text.as_deref(), Some("after the lock"));
 }
+
+#[tokio::test]
+async fn shutdown_lets_active_runs_finish_within_the_grace_then_aborts_and_saves_them() {
+    let finishes = Fault::Stall {
+        after_events: 2,
+        reply: Reply::text("finished in time"),
+        stall: Duration::from_millis(200),
+    };
+    let too_slow = Fault::Stall {
+        after_events: 2,
+        reply: Reply::text("too slow"),
+        stall: Duration::from_secs(30),
+    };
+    let h = Harness::new(vec![finishes.into(), too_slow.into()], json!({})).await;
+    let start = |id: &'static str| {
+        let e = h.embedder.clone();
+        let p = h.params(id, "work");
+        tokio::spawn(async move { e.run(p, Arc::new(NullSink)).await })
+    };
+    // Within the grace: the run finishes, its session is saved, and nothing new starts.
+    let run = start("graceful");
+    wait_until(|| h.mock.requests().len() == 1).await;
+    h.embedder.shutdown(Duration::from_secs(10)).await;
+    let r = run.await.unwrap().unwrap();
+    assert_eq!(r.payloads[0].text.as_deref(), Some("finished in time"));
+    assert!(!r.meta.aborted);
+    assert_eq!(h.embedder.cached_sessions(), 0, "idle sessions are let go");
+    let refused = h
+        .embedder
+        .run(h.params("late", "hi"), Arc::new(NullSink))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, RunError::Draining), "{refused}");
+    let store = filo_dag::Store::open(h.dir.path().join("home/.playfilo/playfilo.db")).unwrap();
+    assert!(
+        store.get_ref("PI_HEAD:graceful").unwrap().is_some(),
+        "the memory was flushed"
+    );
+}
+
+#[tokio::test]
+async fn shutdown_past_the_grace_aborts_the_run_and_keeps_what_it_had() {
+    let too_slow = Fault::Stall {
+        after_events: 2,
+        reply: Reply::text("too slow"),
+        stall: Duration::from_secs(30),
+    };
+    let h = Harness::new(vec![too_slow.into()], json!({})).await;
+    let e = h.embedder.clone();
+    let p = h.params("slow", "work");
+    let run = tokio::spawn(async move { e.run(p, Arc::new(NullSink)).await });
+    wait_until(|| h.embedder.runs().is_streaming("slow") && h.mock.requests().len() == 1).await;
+    h.embedder.shutdown(Duration::from_millis(100)).await;
+    let r = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("ended by the shutdown")
+        .unwrap()
+        .unwrap();
+    assert!(r.meta.aborted);
+    let file = std::fs::read_to_string(h.session_file("slow")).unwrap();
+    assert!(file.contains(r#""text":"work""#), "the prompt was saved");
+}
