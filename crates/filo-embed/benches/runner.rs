@@ -116,10 +116,11 @@ async fn bare(dir: &std::path::Path, client: Arc<dyn ModelClient>) -> Duration {
     start.elapsed()
 }
 
-async fn embedded(dir: &std::path::Path, client: Arc<dyn ModelClient>, memory: bool) -> Duration {
+/// An embedder under `dir` on the zero-latency model, with or without the memory.
+fn embedder(dir: &std::path::Path, client: Arc<dyn ModelClient>, memory: bool) -> Embedder {
     let config = json!({"agents": {"defaults": {"model": {"primary": "bench/zero"}}},
         "memory": {"enabled": memory}});
-    let embedder = Embedder::new(EmbedDeps {
+    Embedder::new(EmbedDeps {
         config: EmbedConfig::from_value(config),
         paths: EmbedPaths::new(Some(dir.join("state")), dir.join("home"), dir.join("tmp")),
         registry: registry(),
@@ -127,7 +128,11 @@ async fn embedded(dir: &std::path::Path, client: Arc<dyn ModelClient>, memory: b
         client: Some(client),
         clock: Arc::new(SystemClock),
     })
-    .unwrap();
+    .unwrap()
+}
+
+async fn embedded(dir: &std::path::Path, client: Arc<dyn ModelClient>, memory: bool) -> Duration {
+    let embedder = embedder(dir, client, memory);
     let sink = Arc::new(NullSink);
     let start = Instant::now();
     for i in 0..TURNS {
@@ -157,17 +162,7 @@ async fn idle_sessions(
     memory: bool,
 ) -> (usize, f64) {
     const SESSIONS: usize = 300;
-    let config = json!({"agents": {"defaults": {"model": {"primary": "bench/zero"}}},
-        "memory": {"enabled": memory}});
-    let embedder = Embedder::new(EmbedDeps {
-        config: EmbedConfig::from_value(config),
-        paths: EmbedPaths::new(Some(dir.join("state")), dir.join("home"), dir.join("tmp")),
-        registry: registry(),
-        env: Env::from_vars([("BENCH_KEY", "k")]),
-        client: Some(client),
-        clock: Arc::new(SystemClock),
-    })
-    .unwrap();
+    let embedder = embedder(dir, client, memory);
     // Warm up allocator pools and lazily built statics with one session first.
     let warm = RunParams::new("warm", dir.join("work"), "hello");
     embedder.run(warm, Arc::new(NullSink)).await.unwrap();
