@@ -34,6 +34,11 @@ impl Env {
             .filter(|v| !v.is_empty())
     }
 
+    /// Every variable, in name order.
+    pub fn vars(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The first non-empty value among `names`.
     pub fn first(&self, names: &[&str]) -> Option<&str> {
         names.iter().find_map(|n| self.get(n))

@@ -201,9 +201,19 @@ impl BashTool {
         if cancel.is_cancelled() {
             return Err(Error::message("Command aborted"));
         }
-        let path_var = std::env::var_os("PATH");
+        let given = s.shell_env.as_deref();
+        let path_var = match given {
+            Some(vars) => vars
+                .iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.clone()),
+            None => std::env::var_os("PATH"),
+        };
         let shell = resolve_shell(s.shell_path.as_deref(), path_var.as_deref());
-        let vars: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+        let vars: Vec<std::ffi::OsString> = match given {
+            Some(vars) => vars.iter().map(|(k, _)| k.clone()).collect(),
+            None => std::env::vars_os().map(|(k, _)| k).collect(),
+        };
         let remove = s.bash_env.removed(vars.iter().map(|k| k.as_os_str()));
         let shell_command = ShellCommand {
             shell: &shell,
@@ -213,6 +223,7 @@ impl BashTool {
                 .bin_dir
                 .as_deref()
                 .map(|dir| prepend_path(dir, path_var.as_deref())),
+            env: given.map(Vec::as_slice),
         };
         let (mut child, mut group) = spawn_shell_without(&shell_command, &remove)?;
         let mut output = OutputAccumulator::new(&s.temp_dir);

@@ -42,6 +42,8 @@ pub struct ShellCommand<'a> {
     pub command: &'a str,
     pub cwd: &'a Path,
     pub path_env: Option<std::ffi::OsString>,
+    /// The whole environment the shell starts with; `None` inherits this process's.
+    pub env: Option<&'a [(std::ffi::OsString, std::ffi::OsString)]>,
 }
 
 /// Spawn `<shell> -c <command>` in its own process group, stdin closed, stdout/stderr piped.
@@ -64,6 +66,10 @@ pub fn spawn_shell_without(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(vars) = cmd.env {
+        command.env_clear();
+        command.envs(vars.iter().map(|(k, v)| (k, v)));
+    }
     if let Some(path) = &cmd.path_env {
         command.env("PATH", path);
     }

@@ -26,6 +26,10 @@ pub struct ToolSettings {
     /// What bash's shell inherits: by default provider keys and filo's tokens are removed
     /// (see [`crate::secrets`]); `FILO_BASH_KEEP_ENV` opts out.
     pub bash_env: EnvPolicy,
+    /// The environment bash's shell starts from (then `bash_env` removes secrets from it);
+    /// `None` is this process's. An embedder passes its own, so nothing below its `main` reads
+    /// the process environment.
+    pub shell_env: Option<std::sync::Arc<Vec<(OsString, OsString)>>>,
 }
 
 impl ToolSettings {
@@ -48,12 +52,19 @@ impl ToolSettings {
             temp_dir,
             auto_resize_images: true,
             bash_env: EnvPolicy::default(),
+            shell_env: None,
         }
     }
 
     /// What bash's shell inherits from this process's environment.
     pub fn with_bash_env(mut self, policy: EnvPolicy) -> Self {
         self.bash_env = policy;
+        self
+    }
+
+    /// Start bash's shell from exactly these variables instead of this process's environment.
+    pub fn with_shell_env(mut self, vars: Vec<(OsString, OsString)>) -> Self {
+        self.shell_env = Some(std::sync::Arc::new(vars));
         self
     }
 

@@ -117,6 +117,8 @@ async fn run_user_bash(
         command: &spec.command,
         cwd: spec.cwd,
         path_env: None,
+        // The user's own `!command`: their environment.
+        env: None,
     })
     .map_err(tool_err)?;
     let (tx, mut rx) = mpsc::unbounded_channel();

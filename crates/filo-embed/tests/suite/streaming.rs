@@ -243,3 +243,44 @@ async fn run_streaming_sends_the_same_callbacks_as_events_and_ends_with_the_resu
         .collect();
     assert_eq!(texts, ["First part.", "Second part."]);
 }
+
+#[tokio::test]
+async fn the_shell_sees_the_embedders_variables_not_the_process_environment_nor_keys() {
+    assert!(
+        std::env::var_os("HOME").is_some(),
+        "the test process has a HOME"
+    );
+    let call = Reply::tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "echo \"[$EMBED_VISIBLE|$OPENAI_API_KEY|$HOME]\""}),
+    );
+    let path = std::env::var("PATH").unwrap();
+    let h = super::Harness::with_env(
+        vec![call.into(), Turn::text("done")],
+        json!({}),
+        &[
+            ("OPENAI_API_KEY", "sk-env"),
+            ("EMBED_VISIBLE", "yes"),
+            ("PATH", &path),
+        ],
+    )
+    .await;
+    let r = h
+        .embedder
+        .run(
+            h.params("env", "show env"),
+            Arc::new(super::Recorder::default()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        r.payloads.last().and_then(|p| p.text.as_deref()),
+        Some("done")
+    );
+    let sent = h.mock.requests()[1].body.to_string();
+    assert!(
+        sent.contains("[yes||]"),
+        "the key is removed and HOME is not inherited: {sent}"
+    );
+}
