@@ -112,6 +112,8 @@ pub(crate) struct Inner {
     /// Prompt chains in flight (a run plus its retries, compactions and continuations).
     busy: tokio::sync::watch::Sender<u32>,
     base_system_prompt: Mutex<String>,
+    /// Replaces pi's prompt whenever it would be rebuilt (an embedder's own prompt, G6).
+    system_prompt_override: Mutex<Option<String>>,
     date: String,
     /// Set when the model could not be restored or none was available.
     model_fallback_message: Option<String>,
@@ -261,6 +263,7 @@ impl AgentSession {
                 state: Mutex::new(RunState::default()),
                 busy: tokio::sync::watch::Sender::new(0),
                 base_system_prompt: Mutex::new(String::new()),
+                system_prompt_override: Mutex::new(None),
                 date: options.date,
                 model_fallback_message: fallback,
                 notices,
@@ -410,8 +413,22 @@ impl AgentSession {
         l.len() != before
     }
 
-    /// Rebuild the system prompt from the active tools and resources.
+    /// Use `prompt` as the session's system prompt instead of pi's (OpenClaw's
+    /// `applySystemPromptOverrideToSession`): it is the base every prompt starts from and what a
+    /// rebuild yields; extensions' `before_agent_start` still apply on top. `None` goes back to
+    /// pi's prompt.
+    pub fn set_system_prompt_override(&self, prompt: Option<String>) {
+        *lock(&self.inner.system_prompt_override) = prompt;
+        self.rebuild_system_prompt();
+    }
+
+    /// Rebuild the system prompt from the active tools and resources (or the override).
     pub fn rebuild_system_prompt(&self) {
+        if let Some(prompt) = lock(&self.inner.system_prompt_override).clone() {
+            *lock(&self.inner.base_system_prompt) = prompt.clone();
+            self.inner.agent.set_system_prompt(prompt);
+            return;
+        }
         let tools: Vec<PromptTool> = self
             .inner
             .agent

@@ -468,3 +468,38 @@ async fn before_persist_changes_what_is_written_not_what_the_model_sees() {
     );
     assert!(text.contains("\"ok\""), "the rest of the turn is");
 }
+
+#[tokio::test]
+async fn a_system_prompt_override_is_the_base_of_every_prompt_until_cleared() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("one")),
+        Turn::Reply(Reply::text("two")),
+    ])
+    .await;
+    let f = super::session_with(&mock, 100_000, json!({}));
+    let pis = f.session.agent().system_prompt();
+    f.session
+        .set_system_prompt_override(Some("You are the embedded assistant.".into()));
+    f.session
+        .prompt("a", PromptOptions::default())
+        .await
+        .unwrap();
+    f.session.rebuild_system_prompt();
+    f.session
+        .prompt("b", PromptOptions::default())
+        .await
+        .unwrap();
+    for r in mock.requests() {
+        let system = r.body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert_eq!(system, "You are the embedded assistant.");
+    }
+    assert_eq!(
+        f.session.agent().system_prompt(),
+        "You are the embedded assistant."
+    );
+    f.session.set_system_prompt_override(None);
+    assert_eq!(f.session.agent().system_prompt(), pis);
+}

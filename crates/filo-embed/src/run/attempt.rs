@@ -164,7 +164,7 @@ async fn build_session(
             None
         }
     };
-    let hooks = Arc::new(EmbedHooks::new(prompt_for(spec, &tools), dispatcher));
+    let hooks = Arc::new(EmbedHooks::new(dispatcher));
     let guard = PersistGuard::new(spec.model.context_window, inner.clock.clone());
     let mut extensions: Vec<Arc<dyn Extension>> = vec![hooks.clone(), Arc::new(guard)];
     extensions.extend(safeguard_for(inner, &spec.model));
@@ -344,9 +344,7 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
     };
     let session = cached.session.clone();
     // The prompt lists the tools actually offered, the memory's included.
-    cached
-        .hooks
-        .set_system_prompt(prompt_for(&spec, &session.agent().tools()));
+    session.set_system_prompt_override(Some(prompt_for(&spec, &session.agent().tools())));
     let allowed: Vec<String> = session
         .agent()
         .tools()

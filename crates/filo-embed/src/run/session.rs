@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use filo_agent::AgentTool;
 use filo_ai::{Model, ThinkingLevel};
-use filo_core::extension::{BeforeAgentStart, ToolCallEvent};
+use filo_core::extension::ToolCallEvent;
 use filo_core::playfilo::Playfilo;
 use filo_core::{AgentSession, AgentSessionOptions, Extension, Resources, Settings};
 use filo_session::{SessionLock, SessionManager};
@@ -54,28 +54,19 @@ pub(crate) struct CachedSession {
     pub memory: Option<Arc<Playfilo>>,
 }
 
-/// The hooks an embedded session runs with: the embedded system prompt, and the
-/// flush-before-tool barrier (every block produced before a tool call is delivered first). Both
-/// are per attempt, so a cached session is pointed at the new attempt's dispatcher.
+/// The flush-before-tool barrier of an embedded session: every block produced before a tool call
+/// is delivered first. The dispatcher is the attempt's, so a cached session is pointed at the
+/// new attempt's. (The embedded system prompt is the session's override, G6.)
 pub(crate) struct EmbedHooks {
-    system_prompt: Mutex<String>,
     /// `None` while the session is idle: an idle session keeps no caller's sink alive.
     dispatcher: Mutex<Option<Arc<BlockDispatcher<SinkCall>>>>,
 }
 
 impl EmbedHooks {
-    pub fn new(system_prompt: String, dispatcher: Arc<BlockDispatcher<SinkCall>>) -> Self {
+    pub fn new(dispatcher: Arc<BlockDispatcher<SinkCall>>) -> Self {
         Self {
-            system_prompt: Mutex::new(system_prompt),
             dispatcher: Mutex::new(Some(dispatcher)),
         }
-    }
-
-    pub fn set_system_prompt(&self, prompt: String) {
-        *self
-            .system_prompt
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = prompt;
     }
 
     pub fn set_dispatcher(&self, dispatcher: Arc<BlockDispatcher<SinkCall>>) {
@@ -104,21 +95,6 @@ impl EmbedHooks {
 impl Extension for EmbedHooks {
     fn name(&self) -> &str {
         "filo-embed"
-    }
-
-    fn before_agent_start(&self, _prompt: &str, _system: &str) -> BoxFuture<'_, BeforeAgentStart> {
-        let system_prompt = Some(
-            self.system_prompt
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone(),
-        );
-        Box::pin(async move {
-            BeforeAgentStart {
-                system_prompt,
-                messages: Vec::new(),
-            }
-        })
     }
 
     fn tool_call(&self, _call: &ToolCallEvent) -> BoxFuture<'_, Option<String>> {
