@@ -280,6 +280,7 @@ mod tests {
             stop_reason: StopReason::Stop,
             timestamp: 1,
             error_message: None,
+            error_status: None,
         }
     }
 

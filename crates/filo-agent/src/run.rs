@@ -335,6 +335,7 @@ impl Run<'_> {
                 stop_reason: StopReason::Stop,
                 timestamp: now_ms(),
                 error_message: None,
+                error_status: None,
             },
             |p| p.message().clone(),
         );
@@ -368,5 +369,6 @@ pub(crate) fn failure_message(
         },
         timestamp: now_ms(),
         error_message: Some(error.to_string()),
+        error_status: None,
     }
 }

@@ -230,6 +230,7 @@ impl ModelClient for Client {
             stop_reason: StopReason::Stop,
             timestamp: now_ms(),
             error_message: None,
+            error_status: None,
         };
         let request = match self.build_request(model, context, options) {
             Ok(r) => r,
@@ -288,6 +289,7 @@ pub async fn complete(
         stop_reason: StopReason::Error,
         timestamp: now_ms(),
         error_message: Some(AiError::Unknown.to_string()),
+        error_status: None,
     })
 }
 

@@ -110,6 +110,7 @@ pub(crate) fn failed(initial: AssistantMessage, error: &AiError) -> AssistantStr
     let mut message = initial.clone();
     message.stop_reason = StopReason::Error;
     message.error_message = Some(error.to_string());
+    message.error_status = error.http_status();
     Box::pin(futures::stream::iter([
         AssistantEvent::Start { message: initial },
         AssistantEvent::Error { message },
@@ -466,7 +467,8 @@ async fn finish_err(
         AiError::Aborted => StopReason::Aborted,
         _ => StopReason::Error,
     };
-    let message = acc.finish(reason, Some(error.to_string()));
+    let mut message = acc.finish(reason, Some(error.to_string()));
+    message.error_status = error.http_status();
     sender
         .send(&call.initial, AssistantEvent::Error { message })
         .await;

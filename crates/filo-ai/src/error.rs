@@ -118,6 +118,26 @@ impl AiError {
         }
     }
 
+    /// The HTTP status the server answered with, if the error is one (through retries too).
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            AiError::Http { status, .. } | AiError::UnexpectedBody { status, .. } => Some(*status),
+            AiError::GaveUp { last, .. } | AiError::RetryDelayTooLong { last, .. } => {
+                last.http_status()
+            }
+            AiError::NoApiKey { .. }
+            | AiError::UnknownApi { .. }
+            | AiError::Request(_)
+            | AiError::Transport(_)
+            | AiError::IdleTimeout(_)
+            | AiError::Provider(_)
+            | AiError::Decode(_)
+            | AiError::UnhandledStopReason(_)
+            | AiError::Unknown
+            | AiError::Aborted => None,
+        }
+    }
+
     /// Whether the error says the prompt did not fit the model's context window (pi spec §1.10).
     pub fn is_context_overflow(&self) -> bool {
         match self {

@@ -278,6 +278,7 @@ mod tests {
             stop_reason: StopReason::Stop,
             timestamp: 0,
             error_message: None,
+            error_status: None,
         }
     }
 

@@ -194,6 +194,10 @@ pub struct AssistantMessage {
     pub timestamp: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// The HTTP status of a failed request, when there was one (G9: classification by status).
+    /// filo's own field: never written to sessions or events, so pi reads filo's files as before.
+    #[serde(skip)]
+    pub error_status: Option<u16>,
 }
 
 impl AssistantMessage {

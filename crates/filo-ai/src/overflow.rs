@@ -74,6 +74,7 @@ mod tests {
             stop_reason: stop,
             timestamp: 0,
             error_message: error.map(str::to_string),
+            error_status: None,
         }
     }
 

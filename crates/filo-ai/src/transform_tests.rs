@@ -20,6 +20,7 @@ fn assistant(provider: &str, api: &str, id: &str, content: Vec<ContentBlock>) ->
         stop_reason: StopReason::ToolUse,
         timestamp: 1,
         error_message: None,
+        error_status: None,
     })
 }
 

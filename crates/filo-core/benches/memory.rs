@@ -42,6 +42,7 @@ impl ModelClient for Instant0 {
             stop_reason: StopReason::Stop,
             timestamp: 0,
             error_message: None,
+            error_status: None,
         };
         let start = AssistantMessage {
             content: vec![],

@@ -36,6 +36,7 @@ fn initial() -> AssistantMessage {
         stop_reason: StopReason::Stop,
         timestamp: 0,
         error_message: None,
+        error_status: None,
     }
 }
 

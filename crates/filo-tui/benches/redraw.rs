@@ -28,6 +28,7 @@ fn message() -> AssistantMessage {
         stop_reason: StopReason::Stop,
         timestamp: 0,
         error_message: None,
+        error_status: None,
     }
 }
 

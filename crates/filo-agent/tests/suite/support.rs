@@ -203,6 +203,7 @@ pub fn assistant(content: Vec<filo_ai::ContentBlock>, stop: StopReason) -> Assis
         stop_reason: stop,
         timestamp: 1_000,
         error_message: None,
+        error_status: None,
     }
 }
 

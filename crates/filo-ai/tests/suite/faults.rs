@@ -280,6 +280,7 @@ async fn missing_key_and_unknown_api() {
         msg.error_message.as_deref(),
         Some("No API key for provider: anthropic")
     );
+    assert_eq!(msg.error_status, None, "no request, no status");
     let mut odd = m.clone();
     odd.api = "bedrock-converse-stream".into();
     let events: Vec<_> = c

@@ -62,6 +62,11 @@ async fn a_persistent_429_costs_max_retries_plus_one_requests_and_says_so() {
         )
         .await;
         assert_eq!(mock.requests().len(), 3, "{protocol:?}: 2 retries");
+        assert_eq!(
+            msg.error_status,
+            Some(429),
+            "{protocol:?}: the status is kept through retries"
+        );
         let text = msg.error_message.unwrap();
         assert!(text.starts_with("429 "), "{text}");
         assert!(text.ends_with(" (gave up after 3 requests)"), "{text}");
@@ -74,6 +79,7 @@ async fn a_persistent_429_costs_max_retries_plus_one_requests_and_says_so() {
         let before = mock.requests().len();
         let (_, msg) = collect(&m, &user("x"), &opts, CancellationToken::new()).await;
         assert_eq!(mock.requests().len(), before + 1, "{protocol:?}: no retry");
+        assert_eq!(msg.error_status, Some(429));
         let text = msg.error_message.unwrap();
         assert!(!filo_ai::error::client_gave_up(&text), "{text}");
     }

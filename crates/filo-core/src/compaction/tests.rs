@@ -30,6 +30,7 @@ fn assistant(blocks: Vec<ContentBlock>, total: u64) -> SessionMessage {
         stop_reason: StopReason::Stop,
         timestamp: 2,
         error_message: None,
+        error_status: None,
     }))
 }
 
@@ -74,6 +75,7 @@ impl ModelClient for Scripted {
             stop_reason: StopReason::Stop,
             timestamp: 0,
             error_message: None,
+            error_status: None,
         };
         let ev = match &self.reply {
             Ok(t) => {

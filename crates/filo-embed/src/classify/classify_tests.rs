@@ -348,6 +348,7 @@ fn failed(error: &str) -> AssistantMessage {
         stop_reason: StopReason::Error,
         timestamp: 0,
         error_message: Some(error.into()),
+        error_status: None,
     }
 }
 
@@ -530,4 +531,42 @@ fn periodic_usage_limits_and_provider_reasons() {
     for (text, want) in cases {
         assert_eq!(provider_specific_failover_reason(text), *want, "{text}");
     }
+}
+
+#[test]
+fn an_assistant_error_is_classified_by_its_text_then_its_http_status() {
+    let mut m = filo_ai::AssistantMessage {
+        content: Vec::new(),
+        api: "openai-completions".into(),
+        provider: "p".into(),
+        model: "m".into(),
+        usage: filo_ai::Usage::default(),
+        stop_reason: filo_ai::StopReason::Error,
+        timestamp: 0,
+        error_message: Some("402 the upstream said no".into()),
+        error_status: None,
+    };
+    assert_eq!(
+        super::assistant_failover_reason(&m),
+        None,
+        "nothing in the text"
+    );
+    m.error_status = Some(402);
+    assert_eq!(
+        super::assistant_failover_reason(&m),
+        Some(FailoverReason::Billing)
+    );
+    assert!(super::is_failover_assistant_error(&m));
+    m.error_message = Some("429 rate limit reached".into());
+    assert_eq!(
+        super::assistant_failover_reason(&m),
+        Some(FailoverReason::RateLimit),
+        "the text wins"
+    );
+    m.stop_reason = filo_ai::StopReason::Stop;
+    assert_eq!(
+        super::assistant_failover_reason(&m),
+        None,
+        "only an error stop"
+    );
 }

@@ -149,7 +149,19 @@ pub fn is_billing_assistant_error(message: &filo_ai::AssistantMessage) -> bool {
 
 /// `isFailoverAssistantError`: the message failed with a text that has a failover reason.
 pub fn is_failover_assistant_error(message: &filo_ai::AssistantMessage) -> bool {
-    assistant_error(message).is_some_and(is_failover_error_message)
+    assistant_failover_reason(message).is_some()
+}
+
+/// Why an errored assistant message should move on to another profile or model: its text first,
+/// then the HTTP status the request failed with (G9, spec §7.5's status path), so a provider
+/// whose error body says nothing recognisable is still classified.
+pub fn assistant_failover_reason(message: &filo_ai::AssistantMessage) -> Option<FailoverReason> {
+    let text = assistant_error(message)?;
+    classify_failover_reason(text).or_else(|| {
+        let status = message.error_status?;
+        let body = leading_http_status(text).map_or(text, |(_, rest)| rest);
+        crate::error::classify_failover_status(status, body)
+    })
 }
 
 /// A daily / weekly / monthly usage limit (spec §7.1). Not part of the baseline order; later

@@ -24,6 +24,7 @@ pub fn assistant_blocks(content: Vec<ContentBlock>, stop: StopReason) -> Assista
         stop_reason: stop,
         timestamp: 2,
         error_message: None,
+        error_status: None,
     }
 }
 

@@ -39,6 +39,7 @@ fn assistant(text: &str, call: Option<&str>) -> AgentMessage {
         stop_reason: StopReason::Stop,
         timestamp: 0,
         error_message: None,
+        error_status: None,
     }))
 }
 

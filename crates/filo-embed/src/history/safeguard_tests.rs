@@ -30,6 +30,7 @@ fn assistant_calling(ids: &[&str]) -> SessionMessage {
         stop_reason: StopReason::ToolUse,
         timestamp: 0,
         error_message: None,
+        error_status: None,
     }))
 }
 

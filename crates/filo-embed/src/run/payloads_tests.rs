@@ -15,6 +15,7 @@ fn message(blocks: Vec<ContentBlock>, stop: StopReason, error: Option<&str>) -> 
         stop_reason: stop,
         timestamp: 0,
         error_message: error.map(str::to_owned),
+        error_status: None,
     }
 }
 

@@ -17,8 +17,9 @@ use crate::classify::thinking::{
     UnsupportedWithoutList, normalize_think_level, pick_fallback_thinking_level,
 };
 use crate::classify::{
-    FailoverReason, classify_failover_reason, is_compaction_failure_error,
-    is_failover_assistant_error, is_likely_context_overflow_error, parse_image_size_error,
+    FailoverReason, assistant_failover_reason, classify_failover_reason,
+    is_compaction_failure_error, is_failover_assistant_error, is_likely_context_overflow_error,
+    parse_image_size_error,
 };
 use crate::embedder::Inner;
 use crate::error::{FailoverError, RunError};
@@ -285,7 +286,7 @@ async fn next_step(
     }
     // Steps 10–11: rotate the profile, or hand over to the fallback chain.
     let failover_failure = last.is_some_and(is_failover_assistant_error);
-    let reason = assistant_error.and_then(classify_failover_reason);
+    let reason = last.and_then(assistant_failover_reason);
     let timed_out = o.timed_out && !o.timed_out_during_compaction;
     if (!o.aborted && failover_failure) || timed_out {
         if !timed_out {

@@ -148,6 +148,7 @@ fn assistant(blocks: Vec<ContentBlock>) -> AssistantMessage {
         stop_reason: StopReason::Stop,
         timestamp: 0,
         error_message: None,
+        error_status: None,
     }
 }
 

@@ -13,6 +13,7 @@ fn empty_assistant() -> AssistantMessage {
         stop_reason: StopReason::Stop,
         timestamp: 0,
         error_message: None,
+        error_status: None,
     }
 }
 

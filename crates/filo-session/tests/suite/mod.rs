@@ -24,6 +24,7 @@ pub fn assistant(text: &str) -> SessionMessage {
         stop_reason: StopReason::Stop,
         timestamp: 1_700_000_000_001,
         error_message: None,
+        error_status: None,
     }))
 }
 

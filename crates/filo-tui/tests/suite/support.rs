@@ -52,6 +52,7 @@ pub fn assistant(
         stop_reason: stop,
         timestamp: 0,
         error_message: error.map(str::to_string),
+        error_status: None,
     }
 }
 
