@@ -38,6 +38,7 @@ pub mod memory;
 pub mod paths;
 mod pattern;
 pub mod prompt;
+pub mod queue;
 pub mod registry;
 pub mod run;
 pub mod session_key;
