@@ -100,8 +100,21 @@ impl Store {
         if create == Create::IfMissing {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
-        let conn = Connection::open_with_flags(&path, flags)?;
-        Self::init(conn, Some(path))
+        // Two processes opening a new database at once: SQLite answers the journal-mode switch
+        // and the schema check with `SQLITE_BUSY` at once, without waiting in the busy handler,
+        // while the other one is setting it up. Try again for as long as a busy write would wait.
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            let conn = Connection::open_with_flags(&path, flags)?;
+            match Self::init(conn, Some(path.clone())) {
+                Err(e) if e.is_busy() && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(200));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// A private in-memory database with the V4 schema (tests, scratch work).

@@ -121,6 +121,11 @@ async fn two_processes_share_one_database_with_separate_heads() {
         "{}",
         String::from_utf8_lossy(&ob.stderr)
     );
+    // Opening a new database in two processes at once waits for the other, never gives up.
+    for out in [&oa, &ob] {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("memory disabled"), "{stderr}");
+    }
 
     let store = Store::open(&db).unwrap();
     for home in [&a, &b] {
