@@ -130,9 +130,17 @@ pub(crate) async fn execute_tool_calls(
         batch: ToolBatch::default(),
         outbox: calls.iter().map(|_| None).collect(),
         cursor: 0,
+        hold_messages: false,
     };
     match exec.run.config.tool_execution {
-        ToolExecution::Parallel => exec.parallel(&calls).await,
+        ToolExecution::Parallel => {
+            // pi 0.73: each end event when its call finishes, then every tool-result message
+            // in assistant order once the whole batch is done.
+            exec.hold_messages = true;
+            exec.parallel(&calls).await;
+            exec.hold_messages = false;
+            exec.publish_ready();
+        }
         ToolExecution::Sequential => exec.sequential(&calls).await,
     }
     exec.batch
@@ -147,6 +155,8 @@ struct Executor<'r, 'a> {
     /// Tool-result messages by assistant position, published in that order.
     outbox: Vec<Option<ToolResultMessage>>,
     cursor: usize,
+    /// Parallel mode: tool-result messages wait for the end of the batch.
+    hold_messages: bool,
     /// Per tool call, in assistant order: cut off by the output limit (never run).
     truncated: Vec<bool>,
 }
@@ -261,8 +271,6 @@ impl Executor<'_, '_> {
     async fn execute(&mut self, prepared: Vec<(usize, Prepared)>) {
         let waves = plan_waves(&prepared);
         let mut slots: Vec<Option<(usize, Prepared)>> = prepared.into_iter().map(Some).collect();
-        let mut done: Vec<Option<Executed>> = slots.iter().map(|_| None).collect();
-        let mut next = 0;
         let (tx, mut rx) = mpsc::unbounded_channel::<(usize, ToolOutput)>();
         for wave in waves {
             let mut running: FuturesUnordered<_> = wave
@@ -285,12 +293,10 @@ impl Executor<'_, '_> {
                             self.turn.cancel();
                             self.batch.fatal.get_or_insert_with(|| fatal.clone());
                         }
-                        done[i] = Some(executed);
-                        while let Some(executed) = done.get_mut(next).and_then(Option::take) {
-                            if let Some((position, p)) = slots[next].take() {
-                                self.finalize_executed(position, p, executed).await;
-                            }
-                            next += 1;
+                        // Finalised as it finishes (pi's completion order); the messages
+                        // keep assistant order.
+                        if let Some((position, p)) = slots[i].take() {
+                            self.finalize_executed(position, p, executed).await;
                         }
                     }
                 }
@@ -407,6 +413,13 @@ impl Executor<'_, '_> {
         if let Some(slot) = self.outbox.get_mut(position) {
             *slot = Some(message);
         }
+        if !self.hold_messages {
+            self.publish_ready();
+        }
+    }
+
+    /// Emit the tool-result messages whose turn has come, in assistant order.
+    fn publish_ready(&mut self) {
         while let Some(message) = self.outbox.get_mut(self.cursor).and_then(Option::take) {
             self.run.emit(AgentEvent::MessageStart {
                 message: AgentMessage::from(message.clone()),

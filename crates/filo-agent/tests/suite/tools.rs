@@ -19,7 +19,7 @@ fn tool_events(rec: &Recorder) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn parallel_tools_interleave_updates_but_finalise_in_order() {
+async fn parallel_tools_end_as_they_finish_and_publish_results_in_order_after_the_batch() {
     let gate = Arc::new(Notify::new());
     let slow = TestTool {
         updates: 1,
@@ -48,9 +48,10 @@ async fn parallel_tools_interleave_updates_but_finalise_in_order() {
         let agent = agent.clone();
         async move { agent.prompt("go").await }
     });
-    // Both ran at once, the fast one has finished, yet nothing is finalised before c1.
+    // Both ran at once and the fast one has finished: its end is out, no result message yet.
     eventually(|| max_running.load(Ordering::SeqCst) == 2 && running.load(Ordering::SeqCst) == 1)
         .await;
+    eventually(|| rec.kinds().iter().any(|k| k == "tool_execution_end(c2)")).await;
     eventually(|| {
         rec.kinds()
             .iter()
@@ -62,7 +63,8 @@ async fn parallel_tools_interleave_updates_but_finalise_in_order() {
     assert!(
         !rec.kinds()
             .iter()
-            .any(|k| k.starts_with("tool_execution_end"))
+            .any(|k| k.starts_with("tool_execution_end(c1)")
+                || k.starts_with("message_start(toolResult)"))
     );
     gate.notify_one();
     run.await.unwrap().unwrap();
@@ -80,10 +82,10 @@ async fn parallel_tools_interleave_updates_but_finalise_in_order() {
     assert_eq!(
         events[4..],
         [
+            "tool_execution_end(c2)",
             "tool_execution_end(c1)",
             "message_start(toolResult)",
             "message_end(toolResult)",
-            "tool_execution_end(c2)",
             "message_start(toolResult)",
             "message_end(toolResult)",
         ]
