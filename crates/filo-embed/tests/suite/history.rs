@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use filo_embed::NullSink;
 use filo_embed::run::params::RunErrorKind;
-use filo_testkit::{Fault, Turn};
+use filo_testkit::Turn;
 use serde_json::json;
 
 use super::{Harness, request_texts};
@@ -12,12 +12,7 @@ use super::{Harness, request_texts};
 const OVERFLOW: &str = r#"{"error":{"message":"prompt is too long: 208423 tokens > 200000 maximum","type":"invalid_request_error"}}"#;
 
 fn overflow() -> Turn {
-    Fault::Http {
-        status: 400,
-        retry_after: None,
-        body: Some(OVERFLOW.into()),
-    }
-    .into()
+    super::http(400, Some(OVERFLOW))
 }
 
 /// A pi session file with `turns` long exchanges (enough history to compact).
@@ -195,12 +190,7 @@ async fn a_cached_session_serves_the_next_turn_until_another_writer_touches_its_
             Turn::text("first answer"),
             Turn::text("second answer"),
             Turn::text("third answer"),
-            Fault::Http {
-                status: 500,
-                retry_after: None,
-                body: None,
-            }
-            .into(),
+            super::http(500, None),
             Turn::text("fifth answer"),
         ],
         json!({}),
@@ -385,15 +375,7 @@ fn compact_params(h: &Harness, id: &str) -> filo_embed::CompactParams {
 async fn the_safeguard_summary_keeps_tool_failures_and_a_failed_summary_keeps_the_history() {
     let config = json!({"agents": {"defaults": {"compaction": {"mode": "safeguard"}}}});
     let h = Harness::new(
-        vec![
-            Turn::text("## Decisions\nship it"),
-            Fault::Http {
-                status: 500,
-                retry_after: None,
-                body: None,
-            }
-            .into(),
-        ],
+        vec![Turn::text("## Decisions\nship it"), super::http(500, None)],
         config,
     )
     .await;

@@ -110,6 +110,16 @@ impl Harness {
     }
 }
 
+/// An HTTP error answer from the mock (no `retry-after`).
+pub fn http(status: u16, body: Option<&str>) -> Turn {
+    filo_testkit::Fault::Http {
+        status,
+        retry_after: None,
+        body: body.map(str::to_owned),
+    }
+    .into()
+}
+
 /// The text of every user/assistant message in a request body (`messages[].content`).
 pub fn request_texts(body: &Value) -> Vec<(String, String)> {
     body["messages"]

@@ -188,12 +188,7 @@ async fn d1c_a_billing_failure_disables_the_profile_for_five_hours() {
     let body = r#"{"error":{"message":"payment required"}}"#;
     let h = Harness::new(
         vec![
-            Fault::Http {
-                status: 402,
-                retry_after: None,
-                body: Some(body.into()),
-            }
-            .into(),
+            super::http(402, Some(body)),
             Turn::text("paid by the other key"),
         ],
         json!({}),
@@ -228,15 +223,7 @@ async fn d9a_a_silent_reply_sends_nothing() {
 async fn d9b_the_supported_thinking_level_is_retried() {
     let body = r#"{"error":{"message":"Supported values are: \"high\", \"medium\""}}"#;
     let h = Harness::new(
-        vec![
-            Fault::Http {
-                status: 400,
-                retry_after: None,
-                body: Some(body.into()),
-            }
-            .into(),
-            Turn::text("thought hard"),
-        ],
+        vec![super::http(400, Some(body)), Turn::text("thought hard")],
         json!({}),
     )
     .await;
@@ -352,12 +339,7 @@ async fn d2b_an_unknown_model_falls_back_with_a_notice_and_all_failing_names_eac
     let h = Harness::with_env(
         vec![
             Turn::text("the fallback answers"),
-            Fault::Http {
-                status: 401,
-                retry_after: None,
-                body: Some(r#"{"error":{"message":"invalid api key"}}"#.into()),
-            }
-            .into(),
+            super::http(401, Some(r#"{"error":{"message":"invalid api key"}}"#)),
         ],
         config,
         &[("OPENAI_API_KEY", "sk-env"), ("MOCK2_KEY", "sk-mock2")],
