@@ -462,19 +462,10 @@ fn failed_compaction(reason: String) -> CompactResult {
     }
 }
 
-/// `YYYY-MM-DD` of a Unix time in milliseconds (UTC), by the days-from-civil inverse.
+/// `YYYY-MM-DD` of a Unix time in milliseconds (UTC).
 fn civil_date(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    let iso = filo_session::ids::iso_from_ms(ms);
+    iso.get(..10).unwrap_or(&iso).to_owned()
 }
 
 #[cfg(test)]
