@@ -410,6 +410,25 @@ impl AgentSession {
         l.len() != before
     }
 
+    /// Keep only the active tools named in `names` (built-in and extension tools alike, as pi's
+    /// `--tools` / `--no-tools` allowlist), then rebuild the system prompt. Returns the names
+    /// that matched no tool.
+    pub fn retain_tools(&self, names: &[String]) -> Vec<String> {
+        let tools = self.inner.agent.tools();
+        let unknown = names
+            .iter()
+            .filter(|n| !tools.iter().any(|t| t.name() == n.as_str()))
+            .cloned()
+            .collect();
+        let kept = tools
+            .into_iter()
+            .filter(|t| names.iter().any(|n| n == t.name()))
+            .collect();
+        self.inner.agent.set_tools(kept);
+        self.rebuild_system_prompt();
+        unknown
+    }
+
     /// Rebuild the system prompt from the active tools and resources.
     pub fn rebuild_system_prompt(&self) {
         let tools: Vec<PromptTool> = self
