@@ -130,7 +130,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     }
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let spills = Arc::new(filo_tools::spill::SpillFiles::default());
-    let tools = select_tools(args, &paths.cwd, &spills, &mut warnings);
+    let tools = select_tools(args, &paths.cwd, &spills);
     let (resources, w) = load_resources(
         &paths.agent_dir,
         &paths.home,
@@ -158,6 +158,18 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         extensions,
         date: utc_date(),
     })?;
+    // pi 0.73 (sdk.js): `--tools` is an allowlist over every tool, extension ones included;
+    // `--no-tools` alone allows none.
+    let allowed = match (&args.tools, args.no_tools) {
+        (Some(_), _) => Some(requested_tool_names(args)),
+        (None, true) => Some(Vec::new()),
+        (None, false) => None,
+    };
+    if let Some(names) = allowed {
+        for n in session.retain_tools(&names) {
+            warnings.push(format!("Unknown tool \"{n}\" ignored"));
+        }
+    }
     Ok(Built {
         session,
         warnings,
@@ -217,19 +229,24 @@ fn playfilo_extension(
     }
 }
 
+/// The names given to `--tools`, trimmed, empty ones dropped.
+fn requested_tool_names(args: &AgentArgs) -> Vec<String> {
+    args.tools
+        .iter()
+        .flatten()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
 fn select_tools(
     args: &AgentArgs,
     cwd: &Path,
     spills: &Arc<filo_tools::spill::SpillFiles>,
-    warnings: &mut Vec<String>,
 ) -> Vec<Arc<dyn filo_agent::AgentTool>> {
     let settings = Arc::new(filo_tools::ToolSettings::new(cwd));
     let names: Vec<String> = match (&args.tools, args.no_tools) {
-        (Some(list), _) => list
-            .iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect(),
+        (Some(_), _) => requested_tool_names(args),
         (None, true) => Vec::new(),
         (None, false) => ["read", "bash", "edit", "write"]
             .iter()
@@ -238,17 +255,13 @@ fn select_tools(
     };
     names
         .iter()
-        .filter_map(|n| {
-            let t: Option<Arc<dyn filo_agent::AgentTool>> = if n == "bash" {
+        .filter_map(|n| -> Option<Arc<dyn filo_agent::AgentTool>> {
+            if n == "bash" {
                 let bash = filo_tools::BashTool::with_spill_files(settings.clone(), spills.clone());
                 Some(Arc::new(bash))
             } else {
                 filo_tools::tool_by_name_with(n, &settings)
-            };
-            if t.is_none() {
-                warnings.push(format!("Unknown tool \"{n}\" ignored"));
             }
-            t
         })
         .collect()
 }

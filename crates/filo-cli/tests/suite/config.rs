@@ -207,3 +207,39 @@ async fn a_failing_api_key_command_is_named_instead_of_a_bare_missing_key() {
     );
     assert!(mock.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_json_with_comments_and_trailing_commas_loads_and_a_broken_one_names_line_and_column()
+ {
+    let mock = MockProvider::start(vec![Turn::Reply(Reply::text("commented"))]).await;
+    let home = Home::new(&mock);
+    let file = home.path().join(".filo/agent/models.json");
+    // pi 0.73 (model-registry.js stripJsonComments): `//` comments and trailing commas go.
+    let commented = format!(
+        "{{\n  // my local mock\n  \"providers\": {{\n    \"mock\": {{\n      \"baseUrl\": \"{}/v1\", // url\n      \"api\": \"openai-completions\",\n      \"apiKey\": \"MOCK_API_KEY\",\n      \"models\": [{{\"id\": \"mock-model\",}},],\n    }},\n  }},\n}}\n",
+        mock.url()
+    );
+    std::fs::write(&file, &commented).unwrap();
+    let (code, out, err) = home
+        .filo(&["--provider", "mock", "--model", "mock-model", "-p", "hi"])
+        .await;
+    assert_eq!(code, 0, "stderr: {err}");
+    assert_eq!(out.trim(), "commented");
+    assert!(!err.contains("models.json"), "stderr: {err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), commented);
+
+    let broken = "{\n  // comment\n  \"providers\": {\n    \"x\": nope\n  }\n}\n";
+    std::fs::write(&file, broken).unwrap();
+    let (code, out, err) = home.filo(&["--list-models", "anthropic"]).await;
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        out.contains("claude"),
+        "built-in catalog still listed: {out}"
+    );
+    let expected = format!(
+        "{}: Failed to parse models.json: expected ident at line 4 column 11",
+        file.display()
+    );
+    assert!(err.contains(&expected), "stderr: {err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), broken);
+}

@@ -88,3 +88,62 @@ async fn an_at_file_that_is_a_fifo_or_device_is_refused() {
     }
     assert!(mock.requests().is_empty());
 }
+
+/// The tool names a recorded Chat Completions body offered, `None` when it has no `tools` field.
+fn offered_tools(body: &serde_json::Value) -> Option<Vec<String>> {
+    body.get("tools").map(|tools| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_tools_sends_no_tools_field_and_tools_is_an_allowlist_over_memory_tools_too() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("default")),
+        Turn::Reply(Reply::text("none")),
+        Turn::Reply(Reply::text("some")),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let model = ["--provider", "mock", "--model", "mock-model"];
+    let run = |extra: &'static [&'static str]| {
+        let mut args: Vec<&str> = model.to_vec();
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-p", "hi"]);
+        args
+    };
+    let (code, _, err) = home.filo(&run(&[])).await;
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = home.filo(&run(&["--no-tools"])).await;
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = home.filo(&run(&["--tools", "read,recall,nosuch"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Unknown tool \"nosuch\" ignored"), "{err}");
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let default = offered_tools(&requests[0].body).unwrap();
+    for name in [
+        "read", "bash", "edit", "write", "life", "recall", "trace", "tobe",
+    ] {
+        assert!(default.iter().any(|n| n == name), "{name} in {default:?}");
+    }
+    // pi 0.73 (pi-ai openai-completions.js): no `tools` key at all when none are active.
+    assert_eq!(
+        offered_tools(&requests[1].body),
+        None,
+        "{}",
+        requests[1].body
+    );
+    let prompt = requests[1].body["messages"][0]["content"].to_string();
+    assert!(!prompt.contains("- recall:"), "{prompt}");
+    assert_eq!(
+        offered_tools(&requests[2].body).unwrap(),
+        vec!["read".to_string(), "recall".to_string()]
+    );
+}

@@ -422,6 +422,25 @@ impl AgentSession {
         self.rebuild_system_prompt();
     }
 
+    /// Keep only the active tools named in `names` (built-in and extension tools alike, as pi's
+    /// `--tools` / `--no-tools` allowlist), then rebuild the system prompt. Returns the names
+    /// that matched no tool.
+    pub fn retain_tools(&self, names: &[String]) -> Vec<String> {
+        let tools = self.inner.agent.tools();
+        let unknown = names
+            .iter()
+            .filter(|n| !tools.iter().any(|t| t.name() == n.as_str()))
+            .cloned()
+            .collect();
+        let kept = tools
+            .into_iter()
+            .filter(|t| names.iter().any(|n| n == t.name()))
+            .collect();
+        self.inner.agent.set_tools(kept);
+        self.rebuild_system_prompt();
+        unknown
+    }
+
     /// Rebuild the system prompt from the active tools and resources (or the override).
     pub fn rebuild_system_prompt(&self) {
         if let Some(prompt) = lock(&self.inner.system_prompt_override).clone() {
