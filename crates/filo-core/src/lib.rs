@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 pub mod agent_session;
 pub mod auth;
+pub mod builder;
 pub mod compaction;
 pub mod convert;
 pub mod extension;

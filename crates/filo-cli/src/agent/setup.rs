@@ -6,9 +6,10 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use filo_ai::{ContentBlock, Env};
 use filo_core::auth::KeyCommands;
+use filo_core::builder::{DEFAULT_TOOL_NAMES, SessionBuilder, memory_config, tools_by_name};
 use filo_core::loader::{api_key_resolver, key_command_problem, load_registry, load_resources};
 use filo_core::model_resolve::resolve_cli_model;
-use filo_core::{AgentSession, AgentSessionOptions, AuthStorage, Settings};
+use filo_core::{AgentSession, AuthStorage, Settings};
 use filo_session::SessionManager;
 
 use super::args::AgentArgs;
@@ -106,14 +107,11 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         };
         auth.set_runtime_api_key(&r.model.provider, key);
     }
-    let mut models = registry.models().to_vec();
+    let models = registry.models().to_vec();
     let mut thinking = None;
     let model = resolved.map(|r| {
         warnings.extend(r.warning);
         thinking = r.thinking;
-        if !models.iter().any(|m| m.same_as(&r.model)) {
-            models.push(r.model.clone());
-        }
         r.model
     });
     if let Some(t) = args.thinking {
@@ -140,24 +138,18 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     );
     warnings.extend(w);
     let memory = playfilo_extension(args, env, paths, &mut warnings);
-    let extensions: Vec<Arc<dyn filo_core::Extension>> = memory
-        .iter()
-        .map(|(p, _)| p.clone() as Arc<dyn filo_core::Extension>)
-        .collect();
-    let session = AgentSession::create(AgentSessionOptions {
-        cwd: paths.cwd.clone(),
-        client: Arc::new(client),
-        models,
-        model,
-        thinking_level: thinking,
-        tools,
-        session: open_session(args, paths)?,
-        settings,
-        api_key: resolver,
-        resources,
-        extensions,
-        date: utc_date(),
-    })?;
+    let mut builder = SessionBuilder::new(paths.cwd.clone(), Arc::new(client), utc_date())
+        .models(models, model)
+        .thinking(thinking)
+        .tools(tools)
+        .session(open_session(args, paths)?)
+        .settings(settings)
+        .api_key(resolver)
+        .resources(resources);
+    if let Some((p, _)) = &memory {
+        builder = builder.extension(p.clone());
+    }
+    let session = builder.build()?;
     // pi 0.73 (sdk.js): `--tools` is an allowlist over every tool, extension ones included;
     // `--no-tools` alone allows none.
     let allowed = match (&args.tools, args.no_tools) {
@@ -193,29 +185,14 @@ fn playfilo_extension(
     if args.no_dag {
         return None;
     }
-    let mut config = filo_core::playfilo::PlayfiloConfig::under_home(&paths.home);
-    let mut ms = |name: &str| {
-        let v = env.get(name)?;
-        match v.trim().parse::<u64>() {
-            Ok(n) => Some(std::time::Duration::from_millis(n)),
-            Err(_) => {
-                warnings.push(format!(
-                    "{name}=\"{v}\" is not a number of milliseconds; using the default"
-                ));
-                None
-            }
-        }
-    };
-    if let Some(d) = ms("PLAYFILO_BUSY_TIMEOUT_MS") {
-        config.busy_timeout = d;
-    }
-    if let Some(d) = ms("PLAYFILO_LOCK_PATIENCE_MS") {
-        config.lock_patience = d;
-    }
-    if let Some(p) = &args.dag {
-        config.db_path = paths.cwd.join(p);
-    }
-    config.head.clone_from(&args.head);
+    let (config, w) = memory_config(
+        &paths.home,
+        &paths.cwd,
+        args.dag.as_deref().map(Path::new),
+        args.head.clone(),
+        env,
+    );
+    warnings.extend(w);
     let path = config.db_path.clone();
     match filo_core::playfilo::Playfilo::open(config) {
         Ok(p) => Some((Arc::new(p), path)),
@@ -248,22 +225,11 @@ fn select_tools(
     let names: Vec<String> = match (&args.tools, args.no_tools) {
         (Some(_), _) => requested_tool_names(args),
         (None, true) => Vec::new(),
-        (None, false) => ["read", "bash", "edit", "write"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        (None, false) => DEFAULT_TOOL_NAMES.iter().map(|s| s.to_string()).collect(),
     };
-    names
-        .iter()
-        .filter_map(|n| -> Option<Arc<dyn filo_agent::AgentTool>> {
-            if n == "bash" {
-                let bash = filo_tools::BashTool::with_spill_files(settings.clone(), spills.clone());
-                Some(Arc::new(bash))
-            } else {
-                filo_tools::tool_by_name_with(n, &settings)
-            }
-        })
-        .collect()
+    // Names no built-in has are left to the allowlist check after the session is built (an
+    // extension may provide them).
+    tools_by_name(&names, &settings, spills).0
 }
 
 /// An `@file` argument's bytes: a regular file of at most 64 MB (a FIFO or a device would block

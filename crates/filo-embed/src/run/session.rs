@@ -12,9 +12,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use filo_agent::AgentTool;
 use filo_ai::{Model, ThinkingLevel};
+use filo_core::builder::SessionBuilder;
 use filo_core::extension::ToolCallEvent;
 use filo_core::playfilo::Playfilo;
-use filo_core::{AgentSession, AgentSessionOptions, Extension, Resources, Settings};
+use filo_core::{AgentSession, Extension, Settings};
 use filo_session::{SessionLock, SessionManager};
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -181,23 +182,20 @@ pub(crate) fn create_session(inner: &Inner, s: SessionSetup) -> Result<AgentSess
     let config = inner.config();
     let reserve = config.defaults.compaction.reserve_tokens_floor.max(16_384);
     let key = s.api_key;
-    Ok(AgentSession::create(AgentSessionOptions {
-        cwd: s.workspace,
-        client: inner.client.clone(),
-        models: vec![s.model.clone()],
-        model: Some(s.model),
-        thinking_level: Some(s.think_level),
-        tools: s.tools,
-        session: s.manager,
-        settings: Settings::in_memory(json!({
+    let mut builder = SessionBuilder::new(s.workspace, inner.client.clone(), inner.today())
+        .models(Vec::new(), Some(s.model))
+        .thinking(Some(s.think_level))
+        .tools(s.tools)
+        .session(s.manager)
+        .settings(Settings::in_memory(json!({
             "retry": {"enabled": false},
             "compaction": {"reserveTokens": reserve},
-        })),
-        api_key: Arc::new(move |_| Some(key.clone())),
-        resources: Resources::default(),
-        extensions: s.extensions,
-        date: inner.today(),
-    })?)
+        })))
+        .api_key(Arc::new(move |_| Some(key.clone())));
+    for e in s.extensions {
+        builder = builder.extension(e);
+    }
+    Ok(builder.build()?)
 }
 
 /// Opens the session file (blocking IO off the runtime's threads). With a session id, a missing
