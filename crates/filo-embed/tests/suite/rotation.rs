@@ -409,3 +409,18 @@ async fn a_broken_auth_profiles_file_stops_the_run_names_the_file_and_is_left_al
     assert!(h.mock.requests().is_empty());
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }
+
+#[tokio::test]
+async fn a_session_id_that_would_escape_the_state_directory_is_refused() {
+    let h = Harness::new(vec![Turn::text("never")], json!({})).await;
+    for id in ["../../etc/passwd", "a/b", ".."] {
+        let err = h
+            .embedder
+            .run(h.params(id, "hi"), Arc::new(NullSink))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RunError::Session(_)), "{id}: {err}");
+    }
+    assert!(h.mock.requests().is_empty());
+    assert!(!h.dir.path().join("etc").exists());
+}
