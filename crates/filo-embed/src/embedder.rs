@@ -371,8 +371,8 @@ impl Embedder {
             .await;
         match queued {
             Ok(Ok(r)) => r,
-            Ok(Err(e)) => failed_compaction(e.to_string()),
-            Err(e) => failed_compaction(e.to_string()),
+            Ok(Err(e)) => CompactResult::failed(e.to_string()),
+            Err(e) => CompactResult::failed(e.to_string()),
         }
     }
 
@@ -448,17 +448,6 @@ impl Embedder {
         }
         self.inner.sessions.clear();
         self.inner.memory.flush();
-    }
-}
-
-fn failed_compaction(reason: String) -> CompactResult {
-    CompactResult {
-        ok: false,
-        compacted: false,
-        reason: Some(reason),
-        summary: None,
-        first_kept_entry_id: None,
-        tokens_before: None,
     }
 }
 

@@ -80,6 +80,10 @@ pub fn pick_fallback_thinking_level(
     if message.is_empty() {
         return None;
     }
+    // filo-ai keeps a provider's raw error body (`400 {"error":{"message":…}}`) where pi's SDKs
+    // hand over the decoded message; the levels are read from the decoded one.
+    let decoded = super::copy::parse_api_error_payload(message).map(|i| i.message);
+    let message = decoded.as_deref().unwrap_or(message);
     let list = [&SUPPORTED_ARE, &SUPPORTED].iter().find_map(|p| {
         let caps = p.get()?.captures(message)?;
         Some(caps.get(1)?.as_str())

@@ -122,3 +122,12 @@ fn non_ascii_lists_do_not_split_inside_chars() {
         Some(ThinkingLevel::Low)
     );
 }
+
+#[test]
+fn the_levels_are_read_from_a_raw_provider_error_body_too() {
+    let raw = r#"400 {"error":{"message":"Supported values are: \"high\", \"medium\""}}"#;
+    assert_eq!(
+        pick_fallback_thinking_level(Some(raw), &[], UnsupportedWithoutList::NoFallback),
+        Some(ThinkingLevel::High)
+    );
+}

@@ -395,6 +395,17 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         .clone();
     outcome.messages = session.messages();
     outcome.session_id = session.session_id();
+    if pruning && answered(&outcome) {
+        // The provider's prompt cache was touched: the next pruning waits a whole TTL from now.
+        // A failed write shows in `unsaved` below.
+        let data = json!({"timestamp": inner.clock.now_ms(), "provider": spec.model.provider, "modelId": spec.model.id});
+        session.append_custom_entry(CACHE_TTL_CUSTOM_TYPE, Some(data));
+    }
+    // Whatever the session file could not take this turn (the listener saw the first failure;
+    // this also covers writes after it unsubscribed).
+    if let Some(u) = session.unsaved() {
+        warnings.push(u.to_string());
+    }
     if let Some(m) = &cached.memory {
         warnings.extend(flush_memory(m));
     }
@@ -402,11 +413,6 @@ pub(crate) async fn run_attempt(spec: AttemptSpec<'_>) -> Result<AttemptOutcome,
         if !outcome.observed.warnings.contains(&w) {
             outcome.observed.warnings.push(w);
         }
-    }
-    if pruning && answered(&outcome) {
-        // The provider's prompt cache was touched: the next pruning waits a whole TTL from now.
-        let data = json!({"timestamp": inner.clock.now_ms(), "provider": spec.model.provider, "modelId": spec.model.id});
-        let _warned_on_failure = session.append_custom_entry(CACHE_TTL_CUSTOM_TYPE, Some(data));
     }
     // Only a cleanly ended attempt leaves a session the next one can trust without re-reading.
     let clean = flushed.is_ok() && answered(&outcome) && outcome.observed.warnings.is_empty();

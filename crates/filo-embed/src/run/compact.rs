@@ -8,7 +8,7 @@ use filo_ai::{Model, ThinkingLevel};
 
 use crate::embedder::Inner;
 use crate::error::RunError;
-use crate::memory::open_memory;
+use crate::memory::{flush_memory, open_memory};
 use crate::run::session::{
     SessionSetup, create_session, lock_session, open_session, safeguard_for,
 };
@@ -23,10 +23,13 @@ pub struct CompactResult {
     pub summary: Option<String>,
     pub first_kept_entry_id: Option<String>,
     pub tokens_before: Option<u64>,
+    /// What could not be kept: the compaction entry not in the session file, not in the memory,
+    /// or a memory that would not open (the entry is then mirrored on the next resume).
+    pub warnings: Vec<String>,
 }
 
 impl CompactResult {
-    fn failed(reason: impl Into<String>) -> Self {
+    pub(crate) fn failed(reason: impl Into<String>) -> Self {
         Self {
             ok: false,
             compacted: false,
@@ -34,6 +37,7 @@ impl CompactResult {
             summary: None,
             first_kept_entry_id: None,
             tokens_before: None,
+            warnings: Vec::new(),
         }
     }
 }
@@ -69,14 +73,19 @@ pub(crate) async fn compact_file(
     }
     // The compaction entry is mirrored like any other (a memory that cannot be opened does not
     // stop the compaction: the entry is mirrored when the session next resumes with it).
-    let memory = open_memory(
+    let mut warnings = Vec::new();
+    let memory = match open_memory(
         &inner.memory,
         &inner.config().memory,
         &inner.paths,
         inner.clock.clone(),
-    )
-    .ok()
-    .flatten();
+    ) {
+        Ok(m) => m,
+        Err(w) => {
+            warnings.push(w);
+            None
+        }
+    };
     let extensions = safeguard_for(inner, &model)
         .into_iter()
         .chain(
@@ -99,10 +108,13 @@ pub(crate) async fn compact_file(
     )?;
     let outcome =
         tokio::time::timeout(COMPACTION_TIMEOUT, session.compact(custom_instructions)).await;
-    if let Some(m) = &memory {
-        m.flush();
+    if let Some(u) = session.unsaved() {
+        warnings.push(u.to_string());
     }
-    Ok(match outcome {
+    if let Some(m) = &memory {
+        warnings.extend(flush_memory(m));
+    }
+    let mut result = match outcome {
         Err(_) => {
             session.abort().await;
             CompactResult::failed("timeout")
@@ -115,6 +127,9 @@ pub(crate) async fn compact_file(
             summary: Some(r.summary),
             first_kept_entry_id: Some(r.first_kept_entry_id),
             tokens_before: Some(r.tokens_before),
+            warnings: Vec::new(),
         },
-    })
+    };
+    result.warnings = warnings;
+    Ok(result)
 }

@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::classify::copy::{
     CONTEXT_OVERFLOW_COPY, ErrorCopyContext, billing_copy, format_error_text,
-    parse_api_error_payload,
 };
 use crate::classify::thinking::{
     UnsupportedWithoutList, normalize_think_level, pick_fallback_thinking_level,
@@ -141,9 +140,7 @@ pub(crate) async fn run_loop(
         }
         st.compactions += outcome.observed.compactions;
         for w in &outcome.observed.warnings {
-            if !st.warnings.contains(w) {
-                st.warnings.push(w.clone());
-            }
+            warn(&mut st, w.clone());
         }
         match next_step(
             inner,
@@ -158,7 +155,7 @@ pub(crate) async fn run_loop(
             Step::Retry => continue,
             Step::Done(result) => {
                 if !outcome.aborted && result.meta.error.is_none() {
-                    mark_success(&resolved, st.candidate);
+                    mark_success(&resolved, &mut st);
                 }
                 let mut result = finish(&resolved, &st, &params, started, *result);
                 result.meta.aborted = outcome.aborted;
@@ -247,7 +244,7 @@ async fn next_step(
             )));
         }
         let reason = classify_failover_reason(err);
-        record_failure(resolved, st.candidate, reason);
+        record_failure(resolved, st, reason);
         if reason.is_some_and(|r| r != FailoverReason::Timeout) && rotate(resolved, st) {
             return Ok(Step::Retry);
         }
@@ -269,15 +266,9 @@ async fn next_step(
         }
         return Err(RunError::Session(err.clone()));
     }
-    // Step 9: the provider named the thinking levels it supports. filo keeps the raw body
-    // (`400 {"error":{"message":…}}`) where pi's SDKs hand over the decoded message, so the
-    // levels are read from the decoded message when there is one.
-    let decoded = assistant_error
-        .and_then(parse_api_error_payload)
-        .map(|i| i.message);
-    let thinking_text = decoded.as_deref().or(assistant_error);
+    // Step 9: the provider named the thinking levels it supports.
     if let Some(next) = pick_fallback_thinking_level(
-        thinking_text,
+        assistant_error,
         &st.attempted,
         UnsupportedWithoutList::NoFallback,
     ) {
@@ -290,7 +281,7 @@ async fn next_step(
     let timed_out = o.timed_out && !o.timed_out_during_compaction;
     if (!o.aborted && failover_failure) || timed_out {
         if !timed_out {
-            record_failure(resolved, st.candidate, reason);
+            record_failure(resolved, st, reason);
         }
         if rotate(resolved, st) {
             if reason == Some(FailoverReason::Overloaded) {
@@ -357,6 +348,9 @@ async fn overflow_step(
             None,
         )
         .await?;
+        for w in compacted.warnings {
+            warn(st, w);
+        }
         if compacted.compacted {
             st.compactions += 1;
             return Ok(Step::Retry);
@@ -464,21 +458,42 @@ fn failover(
 }
 
 /// Records a failed call on the current profile (never for timeouts or unknown reasons). A
-/// failed write of the profile state is not fatal to the run: the next run re-reads the file.
-fn record_failure(resolved: &Resolved, candidate: usize, reason: Option<FailoverReason>) {
+/// failed write of the profile state does not end the run, but it is named in the result's
+/// warnings: the cooldown it should have started is not in the file.
+fn record_failure(resolved: &Resolved, st: &mut LoopState, reason: Option<FailoverReason>) {
     let (Some(id), Some(r)) = (
-        resolved.profile(candidate),
+        resolved.profile(st.candidate),
         reason.and_then(recordable_failure),
     ) else {
         return;
     };
-    let _next_run_rereads = resolved.store.mark_failure(id, r, None);
+    if let Err(e) = resolved.store.mark_failure(id, r, None) {
+        warn(
+            st,
+            format!("the failure of auth profile {id} was not recorded: {e}"),
+        );
+    }
 }
 
-fn mark_success(resolved: &Resolved, candidate: usize) {
-    if let Some(id) = resolved.profile(candidate) {
-        let _next_run_rereads = resolved.store.mark_good(id);
-        let _next_run_rereads = resolved.store.mark_used(id, None);
+fn mark_success(resolved: &Resolved, st: &mut LoopState) {
+    let Some(id) = resolved.profile(st.candidate).map(str::to_owned) else {
+        return;
+    };
+    let written = resolved
+        .store
+        .mark_good(&id)
+        .and_then(|()| resolved.store.mark_used(&id, None));
+    if let Err(e) = written {
+        warn(
+            st,
+            format!("the use of auth profile {id} was not recorded: {e}"),
+        );
+    }
+}
+
+fn warn(st: &mut LoopState, warning: String) {
+    if !st.warnings.contains(&warning) {
+        st.warnings.push(warning);
     }
 }
 

@@ -455,3 +455,21 @@ async fn an_oversized_tool_result_is_capped_in_the_file_but_not_for_the_turn() {
         .to_string();
     assert!(mirrored.contains("more characters truncated") && !mirrored.contains("xEND"));
 }
+
+#[tokio::test]
+async fn a_compaction_names_what_it_could_not_keep() {
+    let h = Harness::new(vec![Turn::text("## Decisions\nsummary")], json!({})).await;
+    let db = h.dir.path().join("home/.playfilo/playfilo.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    std::fs::write(&db, b"not a database".repeat(100)).unwrap();
+    seed_session(&h.session_file("cw"), "cw", 12);
+    let r = h.embedder.compact(compact_params(&h, "cw")).await;
+    assert!(r.compacted, "{r:?}");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("memory disabled for this run")),
+        "{:?}",
+        r.warnings
+    );
+}

@@ -424,3 +424,37 @@ async fn a_session_id_that_would_escape_the_state_directory_is_refused() {
     assert!(h.mock.requests().is_empty());
     assert!(!h.dir.path().join("etc").exists());
 }
+
+#[tokio::test]
+async fn an_auth_state_that_cannot_be_written_is_named_in_the_warnings() {
+    let h = Harness::new(
+        vec![Fault::rate_limited(0).into(), Turn::text("ok")],
+        json!({}),
+    )
+    .await;
+    h.write_auth_profiles(two_profiles());
+    // The lock file's place is taken by a directory: every update of the state fails.
+    std::fs::create_dir(h.agent_dir().join("auth-profiles.json.lock")).unwrap();
+    let before = std::fs::read(h.agent_dir().join("auth-profiles.json")).unwrap();
+    let r = h
+        .embedder
+        .run(h.params("nowrite", "hello"), Arc::new(NullSink))
+        .await
+        .unwrap();
+    assert_eq!(r.payloads[0].text.as_deref(), Some("ok"));
+    let w = &r.meta.warnings;
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("the failure of auth profile openai:p1 was not recorded")),
+        "{w:?}"
+    );
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("the use of auth profile openai:p2 was not recorded")),
+        "{w:?}"
+    );
+    assert_eq!(
+        std::fs::read(h.agent_dir().join("auth-profiles.json")).unwrap(),
+        before
+    );
+}
