@@ -66,6 +66,8 @@ pub(crate) struct Inner {
     pub sessions: EmbedSessionCache,
     /// The memory: one hub per database for every session (G11).
     pub memory: MemoryHubs,
+    /// The environment bash's shell starts from: the embedder's variables, built once.
+    pub shell_env: Arc<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
 }
 
 /// What a tool factory knows about the run it makes tools for.
@@ -167,6 +169,7 @@ impl Embedder {
                     }),
             ),
         };
+        let shell_env = Arc::new(deps.env.vars().map(|(k, v)| (k.into(), v.into())).collect());
         let lanes = CommandQueue::new();
         lanes.set_concurrency(
             MAIN_LANE,
@@ -194,6 +197,7 @@ impl Embedder {
                     deps.clock.clone(),
                 ),
                 memory: MemoryHubs::default(),
+                shell_env,
             }),
         })
     }

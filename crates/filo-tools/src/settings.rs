@@ -63,8 +63,8 @@ impl ToolSettings {
     }
 
     /// Start bash's shell from exactly these variables instead of this process's environment.
-    pub fn with_shell_env(mut self, vars: Vec<(OsString, OsString)>) -> Self {
-        self.shell_env = Some(std::sync::Arc::new(vars));
+    pub fn with_shell_env(mut self, vars: std::sync::Arc<Vec<(OsString, OsString)>>) -> Self {
+        self.shell_env = Some(vars);
         self
     }
 

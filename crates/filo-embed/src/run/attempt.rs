@@ -221,18 +221,13 @@ pub(crate) fn attempt_tools(spec: &AttemptSpec<'_>) -> Vec<Arc<dyn AgentTool>> {
     let inner = spec.inner;
     // The shell starts from the variables the embedding program passed (secrets removed by the
     // default policy), never from this process's environment (G12).
-    let shell_env = inner
-        .env
-        .vars()
-        .map(|(k, v)| (k.into(), v.into()))
-        .collect();
     let settings = Arc::new(
         filo_tools::ToolSettings::from_env(
             p.workspace_dir.clone(),
             Some(inner.paths.home.clone().into_os_string()),
             inner.paths.temp.clone(),
         )
-        .with_shell_env(shell_env),
+        .with_shell_env(inner.shell_env.clone()),
     );
     let context = ToolContext {
         session_id: p.session_id.clone(),
