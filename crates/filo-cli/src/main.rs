@@ -6,6 +6,7 @@
 
 mod agent;
 mod dag;
+mod gateway;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -32,6 +33,8 @@ struct Cli {
 enum Command {
     /// Inspect the Playfilo memory graph (life, recall, trace, show, stats, fsck).
     Dag(dag::DagArgs),
+    /// Serve agents over OpenClaw's gateway protocol (WebSocket) and an OpenAI-compatible HTTP API.
+    Gateway(gateway::GatewayArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,9 @@ fn main() -> ExitCode {
     let env = dag::Env::from_process();
     let result = match cli.command {
         Some(Command::Dag(args)) => dag::run(args, &env, &mut std::io::stdout().lock()),
+        Some(Command::Gateway(args)) => {
+            gateway::run(args, &filo_ai::Env::from_vars(std::env::vars()))
+        }
         None => run_agent(cli.agent),
     };
     match result {

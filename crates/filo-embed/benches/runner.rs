@@ -128,6 +128,7 @@ fn embedder(dir: &std::path::Path, client: Arc<dyn ModelClient>, memory: bool) -
         env: Env::from_vars([("BENCH_KEY", "k")]),
         client: Some(client),
         clock: Arc::new(SystemClock),
+        api_key: None,
     })
     .unwrap()
 }

@@ -69,6 +69,7 @@ async fn main() -> anyhow::Result<()> {
         env: filo_ai::Env::from_vars(std::env::vars()),
         client: None,
         clock: Arc::new(SystemClock),
+        api_key: None,
     })?;
 
     let workspace = std::env::current_dir()?;

@@ -48,6 +48,10 @@ pub struct EmbedDeps {
     /// fallback replace them).
     pub client: Option<Arc<dyn ModelClient>>,
     pub clock: Arc<dyn Clock>,
+    /// Keys for runs without an auth profile, before the environment and `models.json` (e.g.
+    /// filo's `auth.json` through `filo_core::loader::api_key_resolver`); `None`: environment
+    /// and `models.json` only.
+    pub api_key: Option<filo_core::agent_session::ApiKeyResolver>,
 }
 
 pub(crate) struct Inner {
@@ -57,6 +61,7 @@ pub(crate) struct Inner {
     pub env: Arc<Env>,
     pub client: Arc<dyn ModelClient>,
     pub clock: Arc<dyn Clock>,
+    pub api_key: Option<filo_core::agent_session::ApiKeyResolver>,
     pub lanes: CommandQueue,
     pub runs: ActiveRuns,
     pub shutdown: CancellationToken,
@@ -186,6 +191,7 @@ impl Embedder {
                 env: Arc::new(deps.env),
                 client,
                 clock: deps.clock.clone(),
+                api_key: deps.api_key,
                 lanes,
                 runs: ActiveRuns::new(),
                 shutdown: CancellationToken::new(),

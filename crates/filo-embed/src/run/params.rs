@@ -209,6 +209,8 @@ pub struct RunMeta {
     pub duration: Duration,
     pub agent_meta: Option<AgentMeta>,
     pub aborted: bool,
+    /// The run hit its time limit (`timeoutSeconds`) before the model answered.
+    pub timed_out: bool,
     pub error: Option<RunErrorInfo>,
     pub stop_reason: Option<String>,
     pub pending_tool_calls: Vec<PendingToolCall>,

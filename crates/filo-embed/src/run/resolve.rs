@@ -239,8 +239,10 @@ impl Resolved {
                     .ok_or_else(|| missing(cred.kind().as_str()))
             }
             None => inner
-                .registry
-                .api_key(&self.provider, &inner.env)
+                .api_key
+                .as_ref()
+                .and_then(|resolve| resolve(&self.provider))
+                .or_else(|| inner.registry.api_key(&self.provider, &inner.env))
                 .or_else(|| inner.registry.is_keyless(&self.provider).then(String::new))
                 .ok_or_else(|| missing("api-key")),
         }

@@ -159,6 +159,7 @@ pub(crate) async fn run_loop(
                 }
                 let mut result = finish(&resolved, &st, &params, started, *result);
                 result.meta.aborted = outcome.aborted;
+                result.meta.timed_out = outcome.timed_out && !outcome.timed_out_during_compaction;
                 return Ok(result);
             }
         }

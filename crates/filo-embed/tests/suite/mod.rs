@@ -66,6 +66,7 @@ impl Harness {
             env: Env::from_vars(env.iter().copied()),
             client: None,
             clock: clock.clone(),
+            api_key: None,
         })
         .unwrap();
         Harness {

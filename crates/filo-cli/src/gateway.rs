@@ -1,0 +1,126 @@
+//! `filo gateway`: the embedded runner as a server (OpenClaw's WebSocket protocol and an
+//! OpenAI-compatible HTTP API on one port) until SIGTERM or SIGINT, then a drain.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use filo_embed::clock::SystemClock;
+use filo_embed::config::CONFIG_FILE;
+use filo_embed::{EmbedConfig, EmbedDeps, EmbedPaths, Embedder};
+use filo_gateway::{Gateway, GatewayConfig, Overrides};
+
+/// Flags of `filo gateway`.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    /// Where to listen (default `gateway.port` of the config on 127.0.0.1, else 18789).
+    #[arg(long, value_name = "HOST:PORT")]
+    bind: Option<String>,
+    /// The shared token clients send (default `gateway.auth.token`, else `FILO_GATEWAY_TOKEN`).
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
+    /// The config file (default `filo-embed.json` in the state directory).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+}
+
+/// Runs the gateway until a stop signal; `env` is the process environment, read once in main.
+pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
+    let home = env
+        .get("HOME")
+        .map(PathBuf::from)
+        .context("HOME is not set")?;
+    let state_dir = env.get("FILO_STATE_DIR").map(PathBuf::from);
+    let temp = env
+        .get("TMPDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    let paths = EmbedPaths::new(state_dir, home.clone(), temp);
+    let config_path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| paths.state_dir.join(CONFIG_FILE));
+    let config = EmbedConfig::load(&config_path)
+        .with_context(|| format!("cannot load {}", config_path.display()))?;
+    let mut stderr = std::io::stderr().lock();
+    for w in &config.warnings {
+        let _ = writeln!(stderr, "warning: {w}");
+    }
+    let overrides = Overrides {
+        bind: args.bind.clone(),
+        token: args.token.clone(),
+        env_token: env.get("FILO_GATEWAY_TOKEN").map(str::to_owned),
+    };
+    let (gateway_config, warnings) = GatewayConfig::resolve(&config, &overrides)?;
+    for w in warnings {
+        let _ = writeln!(stderr, "warning: {w}");
+    }
+    let agent_dir = filo_session::paths::agent_dir(env.get("FILO_AGENT_DIR"), &home);
+    let (registry, warnings) = filo_core::loader::load_registry(&agent_dir);
+    for w in warnings {
+        let _ = writeln!(stderr, "warning: {w}");
+    }
+    let auth = filo_core::AuthStorage::load(&agent_dir.join("auth.json"));
+    for e in &auth.errors {
+        let _ = writeln!(stderr, "warning: {e}");
+    }
+    let registry_for_keys = Arc::new(registry.clone());
+    let env_arc = Arc::new(env.clone());
+    let api_key = filo_core::loader::api_key_resolver(auth, registry_for_keys, env_arc);
+    drop(stderr);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let embedder = Embedder::new(EmbedDeps {
+            config,
+            paths,
+            registry,
+            env: env.clone(),
+            client: None,
+            clock: Arc::new(SystemClock),
+            api_key: Some(api_key),
+        })?;
+        let grace = gateway_config.drain_grace;
+        let authed = gateway_config.token.is_some();
+        let running = Gateway::new(embedder, gateway_config).start().await?;
+        let _ = writeln!(
+            std::io::stderr(),
+            "filo gateway listening on {} (ws://{} · http://{}/v1/chat/completions){}",
+            running.addr,
+            running.addr,
+            running.addr,
+            if authed { "" } else { " — no token: auth is off (loopback only)" }
+        );
+        let signal = stop_signal().await?;
+        let _ = writeln!(
+            std::io::stderr(),
+            "filo gateway: {signal}, draining (running turns get {}s)",
+            grace.as_secs()
+        );
+        let report = running.drain(grace).await;
+        if report.aborted_runs > 0 || report.dropped_queued > 0 {
+            let _ = writeln!(
+                std::io::stderr(),
+                "filo gateway: {} run(s) aborted at the end of the grace period, {} queued message(s) not run",
+                report.aborted_runs,
+                report.dropped_queued
+            );
+        }
+        anyhow::Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Waits for SIGTERM or SIGINT; names it.
+async fn stop_signal() -> anyhow::Result<&'static str> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+    Ok(tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    })
+}

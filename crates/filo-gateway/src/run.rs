@@ -1,0 +1,517 @@
+//! One key's runs, back to back: resolve the session entry, run the turn through the
+//! embedder's fallback chain with a sink that fans events out, record the outcome, then drain
+//! the follow-up queue (after its debounce) until it is empty.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use filo_ai::ThinkingLevel;
+use filo_embed::queue::{QueueMode, collect_prompt};
+use filo_embed::run::payloads::ReplyPayload;
+use filo_embed::session_store::{SessionEntry, SessionStoreFile};
+use filo_embed::sink::{AgentStreamEvent, PartialReply, ReplySink};
+use filo_embed::usage::Usage;
+use filo_embed::{FallbackResult, RunError, RunParams};
+use filo_session::{SessionManager, SessionMessage};
+use serde_json::{Value, json};
+
+use crate::core::{Core, Pending, lock};
+use crate::frames;
+use crate::hub::EventFrame;
+use crate::outcome::{RunEvent, RunOutcome, RunStatus};
+
+/// Runs `first`, then whatever queued behind it, until `key` has nothing left.
+pub(crate) async fn drive(core: Arc<Core>, key: String, first: Pending) {
+    let mut current = first;
+    loop {
+        let outcome = execute(&core, &key, &current).await;
+        finish(&core, &current, outcome).await;
+        match next_for(&core, &key).await {
+            Some(next) => current = next,
+            None => break,
+        }
+    }
+}
+
+/// The next run of `key` from its queue (after the debounce), or `None` when it is idle; an
+/// idle key with an empty queue leaves no state behind.
+async fn next_for(core: &Arc<Core>, key: &str) -> Option<Pending> {
+    loop {
+        let wait = {
+            let mut keys = lock(&core.keys);
+            let state = keys.get_mut(key)?;
+            if state.queue.pending() == 0 {
+                keys.remove(key);
+                return None;
+            }
+            let debounce = Duration::from_millis(state.queue.settings.debounce_ms);
+            let quiet = state.last_enqueue.elapsed();
+            if quiet >= debounce || core.is_draining() {
+                let next = take_next(state);
+                if let Some(p) = &next {
+                    state.active = Some(crate::core::Active {
+                        pending: p.clone(),
+                        session_id: None,
+                    });
+                    core.metrics.runs_started.fetch_add(1, Ordering::Relaxed);
+                }
+                return next;
+            }
+            debounce - quiet
+        };
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// One item (followup, steer, interrupt) or, in collect mode, everything waiting merged into
+/// one prompt (`[Queued messages while agent was busy]` …).
+fn take_next(state: &mut crate::core::KeyState) -> Option<Pending> {
+    let q = &mut state.queue;
+    if q.settings.mode != QueueMode::Collect {
+        let item = q.begin_next()?;
+        q.finish(item.id, true);
+        return Some(item.item);
+    }
+    let mut items = Vec::new();
+    while let Some(item) = q.begin_next() {
+        items.push(item);
+    }
+    for i in &items {
+        q.finish(i.id, true);
+    }
+    let summary = q.summary_prompt("message");
+    q.dropped_count = 0;
+    q.summary_lines.clear();
+    let mut items = items.into_iter().map(|i| i.item);
+    let mut merged = items.next()?;
+    let rest: Vec<Pending> = items.collect();
+    let prompts: Vec<&str> = std::iter::once(merged.submit.message.as_str())
+        .chain(rest.iter().map(|p| p.submit.message.as_str()))
+        .collect();
+    let prompt = collect_prompt(&prompts, summary.as_deref());
+    for p in &rest {
+        merged.merged.push(p.submit.run_id.clone());
+        let extra: Vec<_> = lock(&p.listeners).drain(..).collect();
+        lock(&merged.listeners).extend(extra);
+        // An abort of any collected request aborts the merged run.
+        if p.abort.is_cancelled() {
+            merged.abort.cancel();
+        }
+    }
+    merged.submit.message = prompt;
+    Some(merged)
+}
+
+/// Sends the outcome to the run's listeners and watchers (the terminal event no sooner than
+/// the configured gap after the ack), records it and counts it.
+async fn finish(core: &Arc<Core>, p: &Pending, outcome: RunOutcome) {
+    let outcome = Arc::new(outcome);
+    core.record_finished(&outcome);
+    let status = outcome.status.as_str();
+    let reason = match outcome.status {
+        RunStatus::Ok | RunStatus::Aborted => None,
+        RunStatus::Error | RunStatus::Timeout => outcome.error_kind(),
+    };
+    core.metrics.run_finished(
+        status,
+        reason,
+        p.accepted_at.elapsed(),
+        (outcome.prompt_tokens(), outcome.completion_tokens()),
+    );
+    p.emit(&RunEvent::End(outcome.clone()));
+    if p.submit.gap_after_ack {
+        let earliest = p.accepted_at + core.config.terminal_gap;
+        if Instant::now() < earliest {
+            tokio::time::sleep_until(earliest.into()).await;
+        }
+    }
+    if core.hub.has_watchers(&outcome.session_key) {
+        for run_id in outcome.all_run_ids() {
+            let frame = EventFrame::new("chat", &frames::chat_terminal(&outcome, run_id));
+            core.hub.publish(&outcome.session_key, &frame);
+        }
+    }
+}
+
+/// The session entry of `key` (created on first use, with the requested session id when it is
+/// a valid one).
+fn resolve_entry(
+    core: &Core,
+    store: &SessionStoreFile,
+    key: &str,
+    session_hint: Option<&str>,
+) -> Result<(SessionEntry, bool), String> {
+    let clock = filo_embed::clock::SystemClock;
+    let hint = session_hint
+        .filter(|h| filo_embed::paths::validate_session_id(h).is_ok())
+        .map(str::to_owned);
+    let ((entry, created), _) = store
+        .update(|s| {
+            let (e, created) = s.get_or_create(key, &clock);
+            if created && let Some(h) = hint {
+                e.session_id = h;
+            }
+            (e.clone(), created)
+        })
+        .map_err(|e| e.to_string())?;
+    lock(&core.entries_cache).insert(key.to_owned(), entry.clone());
+    Ok((entry, created))
+}
+
+/// Runs one turn for `p` and describes how it ended.
+async fn execute(core: &Arc<Core>, key: &str, p: &Pending) -> RunOutcome {
+    let started = Instant::now();
+    let agent = p.submit.agent_id.clone();
+    let mut outcome = empty_outcome(p, key);
+    if p.abort.is_cancelled() {
+        outcome.status = RunStatus::Aborted;
+        return outcome;
+    }
+    let store = SessionStoreFile::for_agent(core.embedder.paths(), &agent);
+    let resolved = {
+        let (store, key, hint) = (store.clone(), key.to_owned(), p.submit.session_id.clone());
+        let core2 = core.clone();
+        tokio::task::spawn_blocking(move || {
+            let (entry, created) = resolve_entry(&core2, &store, &key, hint.as_deref())?;
+            let file = store
+                .transcript_path(&key, &entry)
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((entry, created, file))
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("session store task failed: {e}")))
+    };
+    let (entry, created, file) = match resolved {
+        Ok(r) => r,
+        Err(e) => return failed(outcome, format!("session store: {e}")),
+    };
+    core.set_session_id(key, &entry.session_id);
+    outcome.session_id = Some(entry.session_id.clone());
+    let workspace = (core.workspace)(&agent);
+    if created
+        && !p.submit.history.is_empty()
+        && let Err(e) = seed_history(&file, &entry.session_id, &workspace, &p.submit.history)
+    {
+        return failed(
+            outcome,
+            format!("could not write the earlier messages: {e}"),
+        );
+    }
+    let params = run_params(p, key, &entry, file, workspace);
+    let sink = Arc::new(GatewaySink::new(core.clone(), p.clone(), key, &agent));
+    let result = core.embedder.run_with_fallback(params, sink, None).await;
+    outcome.duration = started.elapsed();
+    outcome.ended_at_ms = now_ms();
+    let outcome = match result {
+        Ok(r) => from_result(outcome, r, p.abort.is_cancelled()),
+        Err(RunError::Aborted | RunError::LaneAborted { .. }) => {
+            outcome.status = RunStatus::Aborted;
+            outcome
+        }
+        Err(e) => failed(outcome, e.to_string()),
+    };
+    record_entry(&store, key, outcome, core).await
+}
+
+fn run_params(
+    p: &Pending,
+    key: &str,
+    entry: &SessionEntry,
+    file: std::path::PathBuf,
+    workspace: std::path::PathBuf,
+) -> RunParams {
+    let s = &p.submit;
+    let mut params = RunParams::new(entry.session_id.clone(), workspace, s.message.clone());
+    params.session_file = Some(file);
+    params.session_key = Some(key.to_owned());
+    params.agent_id = Some(s.agent_id.clone());
+    params.run_id = s.run_id.clone();
+    params.timeout = s.timeout;
+    params.extra_system_prompt = s.extra_system_prompt.clone();
+    params.abort = Some(p.abort.clone());
+    params.message_channel = Some("webchat".into());
+    let model =
+        s.model
+            .clone()
+            .or_else(|| match (&entry.provider_override, &entry.model_override) {
+                (Some(pr), Some(m)) => Some(format!("{pr}/{m}")),
+                (None, Some(m)) => Some(m.clone()),
+                _ => None,
+            });
+    if let Some(m) = model {
+        match m.split_once('/') {
+            Some((provider, id)) => {
+                params.provider = Some(provider.to_owned());
+                params.model = Some(id.to_owned());
+            }
+            None => params.model = Some(m),
+        }
+    }
+    params.think_level = s
+        .thinking
+        .as_deref()
+        .or(entry.thinking_level.as_deref())
+        .and_then(ThinkingLevel::parse);
+    params
+}
+
+/// Writes a new session's earlier messages (OpenAI-style requests carry the whole chat).
+fn seed_history(
+    file: &std::path::Path,
+    session_id: &str,
+    workspace: &std::path::Path,
+    history: &[filo_ai::Message],
+) -> Result<(), String> {
+    let mut m = SessionManager::open_or_create(file, session_id, &workspace.to_string_lossy())
+        .map_err(|e| e.to_string())?;
+    for msg in history {
+        m.append_message(SessionMessage::Llm(msg.clone()))
+            .map_err(|e| e.to_string())?;
+    }
+    match m.write_error() {
+        Some(e) => Err(e.to_owned()),
+        None => Ok(()),
+    }
+}
+
+/// Updates the entry after the run: tokens, the model that answered, compactions, abort.
+async fn record_entry(
+    store: &SessionStoreFile,
+    key: &str,
+    mut outcome: RunOutcome,
+    core: &Arc<Core>,
+) -> RunOutcome {
+    let (store, key2) = (store.clone(), key.to_owned());
+    let (usage, provider, model, aborted) = (
+        outcome.usage,
+        outcome.provider.clone(),
+        outcome.model.clone(),
+        outcome.status == RunStatus::Aborted,
+    );
+    let updated = tokio::task::spawn_blocking(move || {
+        store.update(|s| {
+            let clock = filo_embed::clock::SystemClock;
+            let (e, _) = s.get_or_create(&key2, &clock);
+            e.updated_at = now_ms();
+            if usage.input.is_some() || usage.output.is_some() {
+                e.input_tokens = usage.input;
+                e.output_tokens = usage.output;
+                e.total_tokens = usage
+                    .total
+                    .or(Some(usage.input.unwrap_or(0) + usage.output.unwrap_or(0)));
+            }
+            if provider.is_some() {
+                e.model_provider = provider;
+            }
+            if model.is_some() {
+                e.model = model;
+            }
+            e.aborted_last_run = Some(aborted);
+            e.clone()
+        })
+    })
+    .await;
+    match updated {
+        Ok(Ok((entry, _))) => {
+            lock(&core.entries_cache).insert(key.to_owned(), entry);
+        }
+        Ok(Err(e)) => outcome
+            .warnings
+            .push(format!("the session store was not updated: {e}")),
+        Err(e) => outcome
+            .warnings
+            .push(format!("the session store was not updated: {e}")),
+    }
+    outcome
+}
+
+fn now_ms() -> i64 {
+    filo_ai::client::now_ms()
+}
+
+fn empty_outcome(p: &Pending, key: &str) -> RunOutcome {
+    RunOutcome {
+        run_id: p.submit.run_id.clone(),
+        merged_run_ids: p.merged.clone(),
+        session_key: key.to_owned(),
+        agent_id: p.submit.agent_id.clone(),
+        session_id: None,
+        status: RunStatus::Ok,
+        text: String::new(),
+        payloads: Vec::new(),
+        error: None,
+        stop_reason: None,
+        usage: Usage::default(),
+        provider: None,
+        model: None,
+        duration: Duration::ZERO,
+        warnings: Vec::new(),
+        ended_at_ms: now_ms(),
+    }
+}
+
+fn failed(mut o: RunOutcome, message: String) -> RunOutcome {
+    o.status = RunStatus::Error;
+    o.text = message.clone();
+    o.payloads = vec![ReplyPayload {
+        text: Some(message.clone()),
+        is_error: true,
+        ..ReplyPayload::default()
+    }];
+    o.error = Some(message);
+    o
+}
+
+fn from_result(mut o: RunOutcome, r: FallbackResult, aborted: bool) -> RunOutcome {
+    let result = r.result;
+    let meta = &result.meta;
+    o.provider = Some(r.provider);
+    o.model = Some(r.model);
+    o.stop_reason = meta.stop_reason.clone();
+    o.warnings = meta.warnings.clone();
+    if let Some(n) = r.notice {
+        o.warnings.push(n);
+    }
+    if let Some(u) = meta.agent_meta.as_ref().and_then(|a| a.usage) {
+        o.usage = u;
+    }
+    o.text = result
+        .payloads
+        .iter()
+        .filter_map(|p| p.text.as_deref())
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let error_text = result
+        .payloads
+        .iter()
+        .filter(|p| p.is_error)
+        .filter_map(|p| p.text.clone())
+        .next();
+    o.status = if meta.aborted || aborted {
+        RunStatus::Aborted
+    } else if meta.timed_out {
+        RunStatus::Timeout
+    } else if meta.error.is_some() || error_text.is_some() {
+        RunStatus::Error
+    } else {
+        RunStatus::Ok
+    };
+    o.error = match o.status {
+        RunStatus::Error | RunStatus::Timeout => meta
+            .error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .or(error_text),
+        RunStatus::Ok | RunStatus::Aborted => None,
+    };
+    o.payloads = result.payloads;
+    o
+}
+
+/// The outcome of a queued message dropped to make room (drop policy `old` or `summarize`).
+pub(crate) fn dropped_outcome(p: &Pending) -> Arc<RunOutcome> {
+    let mut o = empty_outcome(p, &p.submit.key);
+    o.status = RunStatus::Error;
+    o.error = Some("dropped from the follow-up queue (cap reached)".into());
+    Arc::new(o)
+}
+
+/// The outcome of a queued message removed before its run (reset, abort, shutdown).
+pub(crate) fn aborted_before_start(p: &Pending) -> Arc<RunOutcome> {
+    let mut o = empty_outcome(p, &p.submit.key);
+    o.status = RunStatus::Aborted;
+    Arc::new(o)
+}
+
+/// The run's reply sink: every callback becomes a [`RunEvent`] for the run's listeners and,
+/// when someone watches the key, an OpenClaw `agent`/`chat` frame.
+struct GatewaySink {
+    core: Arc<Core>,
+    pending: Pending,
+    key: String,
+    agent: String,
+    seq: AtomicU64,
+    last: std::sync::Mutex<Arc<str>>,
+}
+
+impl GatewaySink {
+    fn new(core: Arc<Core>, pending: Pending, key: &str, agent: &str) -> Self {
+        Self {
+            core,
+            pending,
+            key: key.to_owned(),
+            agent: agent.to_owned(),
+            seq: AtomicU64::new(0),
+            last: std::sync::Mutex::new("".into()),
+        }
+    }
+
+    fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn frame_agent(&self, stream: &str, data: &Value, seq: u64) {
+        if !self.core.hub.has_watchers(&self.key) {
+            return;
+        }
+        let payload = json!({
+            "runId": self.pending.submit.run_id, "sessionKey": self.key, "agentId": self.agent,
+            "stream": stream, "data": data, "seq": seq, "ts": now_ms(),
+        });
+        self.core
+            .hub
+            .publish(&self.key, &EventFrame::new("agent", &payload));
+    }
+}
+
+impl ReplySink for GatewaySink {
+    fn partial_reply(&self, p: &PartialReply) {
+        let (delta, replace) = {
+            let mut last = lock(&self.last);
+            let (delta, replace) = match p.text.strip_prefix(&**last) {
+                Some(d) => (d.to_owned(), false),
+                None => (p.text.clone(), true),
+            };
+            if delta.is_empty() && !replace {
+                return;
+            }
+            *last = p.text.as_str().into();
+            (delta, replace)
+        };
+        let text: Arc<str> = p.text.as_str().into();
+        let seq = self.next_seq();
+        if self.core.hub.has_watchers(&self.key) {
+            let payload = frames::chat_delta(
+                &self.pending.submit.run_id,
+                &self.key,
+                &self.agent,
+                seq,
+                &text,
+                &delta,
+                replace,
+            );
+            let mut frame = EventFrame::new("chat", &payload);
+            frame.coalesce = Some(self.pending.submit.run_id.as_str().into());
+            self.core.hub.publish(&self.key, &frame);
+            self.frame_agent("assistant", &json!({"text": &*text, "delta": delta}), seq);
+        }
+        self.pending.emit(&RunEvent::Delta {
+            text,
+            delta,
+            replace,
+        });
+    }
+
+    fn agent_event(&self, e: &AgentStreamEvent) {
+        let seq = self.next_seq();
+        if e.stream != "assistant" {
+            self.frame_agent(e.stream, &e.data, seq);
+        }
+        self.pending.emit(&RunEvent::Agent {
+            stream: e.stream,
+            data: e.data.clone(),
+        });
+    }
+}
