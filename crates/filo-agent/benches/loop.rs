@@ -35,6 +35,7 @@ fn initial() -> AssistantMessage {
         timestamp: 0,
         error_message: None,
         error_status: None,
+        response_id: None,
     }
 }
 

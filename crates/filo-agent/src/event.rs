@@ -281,6 +281,7 @@ mod tests {
             timestamp: 1,
             error_message: None,
             error_status: None,
+            response_id: None,
         }
     }
 

@@ -285,8 +285,12 @@ impl Run<'_> {
             };
             match next {
                 Some(AssistantEvent::Start { message }) => {
+                    // pi announces the message before the response's first frame arrives, so
+                    // its `message_start` has no `responseId` yet; the updates and the end do.
+                    let mut announced = message.clone();
+                    announced.response_id = None;
                     self.emit(AgentEvent::MessageStart {
-                        message: AgentMessage::from(message.clone()),
+                        message: AgentMessage::from(announced),
                     });
                     partial = Some(PartialMessage::new(message));
                 }
@@ -336,6 +340,7 @@ impl Run<'_> {
                 timestamp: now_ms(),
                 error_message: None,
                 error_status: None,
+                response_id: None,
             },
             |p| p.message().clone(),
         );
@@ -370,5 +375,6 @@ pub(crate) fn failure_message(
         timestamp: now_ms(),
         error_message: Some(error.to_string()),
         error_status: None,
+        response_id: None,
     }
 }

@@ -26,6 +26,8 @@ struct MessageStart {
 
 #[derive(Deserialize)]
 struct StartMessage {
+    #[serde(default, deserialize_with = "crate::codec::string_or_none")]
+    id: Option<String>,
     usage: Option<WireUsage>,
 }
 
@@ -273,6 +275,7 @@ impl Decoder for AnthropicDecoder {
         match frame.event.as_str() {
             "message_start" => {
                 let start: MessageStart = parse_frame(data)?;
+                out.response_id = start.message.id;
                 if let Some(u) = &start.message.usage {
                     apply_usage(out, u);
                 }

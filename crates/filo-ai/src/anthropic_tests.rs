@@ -450,3 +450,75 @@ async fn headers_that_never_come_hit_the_idle_timeout() {
         Some("Stream idle timeout: no data received for 200 ms (gave up after 3 requests)")
     );
 }
+
+/// The id of the Start message and of the terminal message of a run.
+fn start_and_final_ids(events: &[AssistantEvent]) -> (Option<String>, Option<String>) {
+    let Some(AssistantEvent::Start { message }) = events.first() else {
+        panic!("{events:?}")
+    };
+    let (AssistantEvent::Done { message: fin } | AssistantEvent::Error { message: fin }) =
+        events.last().unwrap()
+    else {
+        panic!("{events:?}")
+    };
+    (message.response_id.clone(), fin.response_id.clone())
+}
+
+#[tokio::test]
+async fn response_id_is_the_message_start_id_also_after_a_mid_stream_error() {
+    let m = model("anthropic", "anthropic-messages", "claude-sonnet-4-5");
+    for size in [5, 100_000] {
+        let r = run(
+            &m,
+            &user_ctx("hi"),
+            vec![FixtureResponse::sse(chunked(&stream_frames(), size))],
+        )
+        .await;
+        let m_id = Some("m".to_string());
+        assert_eq!(start_and_final_ids(&r.events), (m_id.clone(), m_id));
+    }
+    let body = sse(&[
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"id":"msg_01Q7","usage":{"input_tokens":1}}}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"cut"}}"#,
+        ),
+        (
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        ),
+    ]);
+    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
+    assert_eq!(r.message.stop_reason, StopReason::Error);
+    assert_eq!(r.message.response_id.as_deref(), Some("msg_01Q7"));
+    let line = serde_json::to_value(&r.message).unwrap();
+    assert_eq!(line["responseId"], "msg_01Q7");
+    // No id on the wire: no field in the message.
+    let body = sse(&[
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"id":17,"usage":{}}}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ]);
+    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
+    assert_eq!(r.message.stop_reason, StopReason::Stop);
+    assert_eq!(r.message.response_id, None);
+    assert!(
+        serde_json::to_value(&r.message)
+            .unwrap()
+            .get("responseId")
+            .is_none()
+    );
+}

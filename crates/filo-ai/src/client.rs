@@ -231,6 +231,7 @@ impl ModelClient for Client {
             timestamp: now_ms(),
             error_message: None,
             error_status: None,
+            response_id: None,
         };
         let request = match self.build_request(model, context, options) {
             Ok(r) => r,
@@ -290,6 +291,7 @@ pub async fn complete(
         timestamp: now_ms(),
         error_message: Some(AiError::Unknown.to_string()),
         error_status: None,
+        response_id: None,
     })
 }
 

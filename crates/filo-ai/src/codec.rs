@@ -160,6 +160,62 @@ pub fn parse_frame<'a, T: serde::Deserialize<'a>>(data: &'a str) -> Result<T, Ai
     })
 }
 
+/// A string field that reads as `None` when it holds anything but a string (an id a server
+/// spells as a number or `null` must not make the whole frame unreadable). Borrows when it can.
+pub fn str_or_none<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<std::borrow::Cow<'de, str>>, D::Error> {
+    use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use std::borrow::Cow;
+    struct Lenient;
+    impl<'de> Visitor<'de> for Lenient {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v)))
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    deserializer.deserialize_any(Lenient)
+}
+
+/// [`str_or_none`], owned.
+pub fn string_or_none<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    Ok(str_or_none(deserializer)?.map(std::borrow::Cow::into_owned))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +245,30 @@ mod tests {
         assert_eq!(parse_arguments("{\"a\":1"), serde_json::json!({"a":1}));
         assert_eq!(parse_arguments("nonsense"), serde_json::json!({}));
         assert!(parse_frame::<Value>("{oops").is_err());
+    }
+
+    #[test]
+    fn ids_that_are_not_strings_read_as_none() {
+        #[derive(serde::Deserialize)]
+        struct Frame<'a> {
+            #[serde(default, borrow, deserialize_with = "str_or_none")]
+            id: Option<std::borrow::Cow<'a, str>>,
+            #[serde(default, deserialize_with = "string_or_none")]
+            owned: Option<String>,
+        }
+        let f: Frame<'_> = parse_frame(r#"{"id":"chatcmpl-1","owned":"a\"b"}"#).unwrap();
+        assert!(matches!(
+            f.id,
+            Some(std::borrow::Cow::Borrowed("chatcmpl-1"))
+        ));
+        assert_eq!(f.owned.as_deref(), Some("a\"b"));
+        for odd in ["7", "null", "true", "[1,[2]]", r#"{"a":{"b":1}}"#, "1.5"] {
+            let text = format!(r#"{{"id":{odd},"owned":{odd}}}"#);
+            let f: Frame<'_> = parse_frame(&text).unwrap();
+            assert_eq!((f.id, f.owned), (None, None), "{odd}");
+        }
+        let f: Frame<'_> = parse_frame("{}").unwrap();
+        assert_eq!((f.id, f.owned), (None, None));
     }
 }
 

@@ -33,6 +33,8 @@ pub struct DecodeOut {
     pub ended: bool,
     /// A price factor the provider's answer implies (OpenAI service tiers: flex 0.5, priority 2).
     pub cost_multiplier: Option<f64>,
+    /// The provider's id for this response, once a frame carried it (pi's `responseId`).
+    pub response_id: Option<String>,
 }
 
 /// Turns one protocol's SSE frames into events.
@@ -154,17 +156,21 @@ struct Sender {
 }
 
 impl Sender {
-    /// Send a batch (Start first if nothing was sent yet). A dropped receiver means nobody
-    /// listens any more; there is nothing left to do then.
-    async fn send_all(&mut self, initial: &AssistantMessage, mut events: Vec<AssistantEvent>) {
+    /// Send a batch (Start first if nothing was sent yet). The `Start` message carries the
+    /// response id when the frames before the first event held one (every protocol sends it
+    /// first), so a consumer's partial message has it from the start, as pi's does. A dropped
+    /// receiver means nobody listens any more; there is nothing left to do then.
+    async fn send_all(
+        &mut self,
+        initial: &AssistantMessage,
+        response_id: Option<&str>,
+        mut events: Vec<AssistantEvent>,
+    ) {
         if !self.started {
             self.started = true;
-            events.insert(
-                0,
-                AssistantEvent::Start {
-                    message: initial.clone(),
-                },
-            );
+            let mut message = initial.clone();
+            message.response_id = response_id.map(str::to_string);
+            events.insert(0, AssistantEvent::Start { message });
         }
         if !events.is_empty() {
             let _ = self.tx.send(events).await;
@@ -172,7 +178,14 @@ impl Sender {
     }
 
     async fn send(&mut self, initial: &AssistantMessage, event: AssistantEvent) {
-        self.send_all(initial, vec![event]).await;
+        let response_id = match &event {
+            AssistantEvent::Done { message } | AssistantEvent::Error { message } => {
+                message.response_id.clone()
+            }
+            _ => None,
+        };
+        self.send_all(initial, response_id.as_deref(), vec![event])
+            .await;
     }
 }
 
@@ -413,7 +426,9 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
             for event in &batch {
                 acc.apply(event);
             }
-            sender.send_all(&call.initial, batch).await;
+            sender
+                .send_all(&call.initial, out.response_id.as_deref(), batch)
+                .await;
         }
         match step {
             Err(error) => return Attempt::Failed(acc, out, error),
@@ -423,8 +438,10 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
     }
 }
 
+/// Fill in what the decoder learnt about the whole response: usage with its cost, the response id.
 fn with_usage(call: &Call, acc: &mut Accumulator, out: &DecodeOut) {
     let message = acc.message_mut();
+    message.response_id.clone_from(&out.response_id);
     message.usage = out.usage;
     let mut cost = crate::model::calculate_cost(&call.prices, &out.usage);
     if let Some(f) = out.cost_multiplier {

@@ -279,6 +279,7 @@ mod tests {
             timestamp: 0,
             error_message: None,
             error_status: None,
+            response_id: None,
         }
     }
 

@@ -18,6 +18,8 @@ use crate::sse::SseFrame;
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Chunk<'a> {
+    #[serde(default, borrow, deserialize_with = "crate::codec::str_or_none")]
+    response_id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     candidates: FewVec<Candidate<'a>>,
     #[serde(default)]
@@ -235,6 +237,12 @@ impl Decoder for GoogleDecoder {
         let chunk: Chunk<'_> = parse_frame(data)?;
         if let Some(error) = &chunk.error {
             return Err(AiError::Provider(error_text(error)));
+        }
+        if out.response_id.is_none() {
+            out.response_id = chunk
+                .response_id
+                .filter(|id| !id.is_empty())
+                .map(Cow::into_owned);
         }
         if let Some(candidate) = chunk.candidates.into_first() {
             for part in candidate.content.map(|c| c.parts).unwrap_or_default() {

@@ -194,3 +194,19 @@ fn thinking_budgets() {
     assert!(!is_base64_signature("c2l"));
     assert!(!is_base64_signature("not base64!"));
 }
+
+#[tokio::test]
+async fn response_id_is_the_first_non_empty_one() {
+    let m = model("google", "google-generative-ai", "gemini-2.5-flash");
+    let body = data(&[
+        json!({"candidates": [{"content": {"parts": [{"text": "a"}]}}]}),
+        json!({"responseId": "Zk8iaOuPD5bCz7IPs_ql0A0", "candidates": [{"content": {"parts": [{"text": "b"}]}}]}),
+        json!({"responseId": "later", "candidates": [{"content": {"parts": [{"text": "c"}]}, "finishReason": "STOP"}]}),
+    ]);
+    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
+    assert_eq!(r.message.text(), "abc");
+    assert_eq!(
+        r.message.response_id.as_deref(),
+        Some("Zk8iaOuPD5bCz7IPs_ql0A0")
+    );
+}

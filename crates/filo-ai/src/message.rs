@@ -192,6 +192,10 @@ pub struct AssistantMessage {
     pub usage: Usage,
     pub stop_reason: StopReason,
     pub timestamp: i64,
+    /// The provider's id for this response, as pi 0.73 records it: Anthropic's message id, the
+    /// Responses API's response id, the Chat Completions chunk id, Gemini's `responseId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// The HTTP status of a failed request, when there was one (G9: classification by status).

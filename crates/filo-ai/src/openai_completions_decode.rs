@@ -17,6 +17,9 @@ use crate::sse::SseFrame;
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
+    /// The completion's id; every chunk of a stream repeats it.
+    #[serde(default, borrow, deserialize_with = "crate::codec::str_or_none")]
+    id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     choices: FewVec<Choice<'a>>,
     #[serde(default)]
@@ -298,6 +301,9 @@ impl Decoder for CompletionsDecoder {
         let chunk: Chunk<'_> = parse_frame(data)?;
         if let Some(error) = &chunk.error {
             return Err(AiError::Provider(error_text(error)));
+        }
+        if out.response_id.is_none() {
+            out.response_id = chunk.id.filter(|id| !id.is_empty()).map(Cow::into_owned);
         }
         if let Some(u) = &chunk.usage {
             Self::usage(out, u);

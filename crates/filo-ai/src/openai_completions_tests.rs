@@ -254,3 +254,37 @@ fn mistral_ids_are_nine_alphanumerics() {
     let src: AssistantMessage = serde_json::from_value(json!({"content": [], "api": "a", "provider": "p", "model": "x", "usage": {}, "stopReason": "stop", "timestamp": 0})).unwrap();
     assert_eq!(normalize_id("toolu_01ABCdef|x", &m, &src), a);
 }
+
+#[tokio::test]
+async fn response_id_is_the_first_non_empty_chunk_id() {
+    let m = model("openai", "openai-completions", "gpt-4o");
+    let body = data(&[
+        r#"{"id":"","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+        r#"{"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
+        r#"{"id":"chatcmpl-other","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ]);
+    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
+    assert_eq!(r.message.stop_reason, StopReason::Stop);
+    assert_eq!(
+        r.message.response_id.as_deref(),
+        Some("chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG")
+    );
+    let Some(AssistantEvent::Start { message }) = r.events.first() else {
+        panic!()
+    };
+    assert_eq!(
+        message.response_id, r.message.response_id,
+        "known from the start"
+    );
+    // A server that numbers its chunks (or sends none) still streams; there is no id then.
+    let body = data(&[
+        r#"{"id":42,"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ]);
+    let r = run(&m, &user_ctx("x"), vec![FixtureResponse::sse(vec![body])]).await;
+    assert_eq!(
+        (r.message.text().as_str(), r.message.response_id),
+        ("ok", None)
+    );
+}

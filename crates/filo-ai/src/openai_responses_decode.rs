@@ -189,6 +189,13 @@ impl ResponsesDecoder {
     }
 }
 
+/// The `id` of a response object, when it is a non-empty string.
+fn response_id(response: &Value) -> Option<String> {
+    Some(str_field(response, "id"))
+        .filter(|id| !id.is_empty())
+        .map(str::to_string)
+}
+
 /// pi's text for a `response.failed` event.
 fn failed_text(response: Option<&Value>) -> String {
     let error = response
@@ -219,6 +226,9 @@ impl Decoder for ResponsesDecoder {
         }
         let event: Event<'_> = parse_frame(data)?;
         match event.kind.as_ref() {
+            "response.created" => {
+                out.response_id = event.response.as_ref().and_then(response_id);
+            }
             "response.output_item.added" => {
                 if let Some(item) = &event.item {
                     self.item_added(item, out);
@@ -271,6 +281,9 @@ impl Decoder for ResponsesDecoder {
             }
             "response.completed" | "response.done" | "response.incomplete" => {
                 if let Some(r) = &event.response {
+                    if let Some(id) = response_id(r) {
+                        out.response_id = Some(id);
+                    }
                     self.completed(r, out);
                 }
             }

@@ -243,3 +243,50 @@ async fn service_tier_scales_cost() {
     .await;
     assert!((r.message.usage.cost.total - 0.003).abs() < 1e-12);
 }
+
+#[tokio::test]
+async fn response_id_from_created_and_completed() {
+    let m = model("openai", "openai-responses", "gpt-5");
+    let text = |id: &str| {
+        vec![
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": id, "role": "assistant", "content": []}}),
+            json!({"type": "response.output_text.delta", "item_id": id, "delta": "Hi"}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "message", "id": id}}),
+        ]
+    };
+    let run_frames = |frames: Vec<serde_json::Value>| {
+        let m = m.clone();
+        async move {
+            run(
+                &m,
+                &user_ctx("x"),
+                vec![FixtureResponse::sse(vec![events(&frames)])],
+            )
+            .await
+        }
+    };
+    // The completed response's id wins; one without an id keeps the created one.
+    for (completed, want) in [
+        (
+            json!({"id": "resp_final", "status": "completed"}),
+            "resp_final",
+        ),
+        (json!({"id": "", "status": "completed"}), "resp_created"),
+        (json!({"status": "completed"}), "resp_created"),
+    ] {
+        let mut frames =
+            vec![json!({"type": "response.created", "response": {"id": "resp_created"}})];
+        frames.extend(text("msg_1"));
+        frames.push(json!({"type": "response.completed", "response": completed}));
+        let r = run_frames(frames).await;
+        assert_eq!(r.message.stop_reason, StopReason::Stop);
+        assert_eq!(r.message.response_id.as_deref(), Some(want));
+    }
+    // A failed response keeps the id it was created with.
+    let mut frames = vec![json!({"type": "response.created", "response": {"id": "resp_x"}})];
+    frames.extend(text("msg_1"));
+    frames.push(json!({"type": "response.failed", "response": {"id": "resp_x", "error": {"code": "server_error", "message": "boom"}}}));
+    let r = run_frames(frames).await;
+    assert_eq!(r.message.stop_reason, StopReason::Error);
+    assert_eq!(r.message.response_id.as_deref(), Some("resp_x"));
+}

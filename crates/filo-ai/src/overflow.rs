@@ -75,6 +75,7 @@ mod tests {
             timestamp: 0,
             error_message: error.map(str::to_string),
             error_status: None,
+            response_id: None,
         }
     }
 

@@ -21,6 +21,7 @@ fn assistant(provider: &str, api: &str, id: &str, content: Vec<ContentBlock>) ->
         timestamp: 1,
         error_message: None,
         error_status: None,
+        response_id: None,
     })
 }
 

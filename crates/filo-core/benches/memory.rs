@@ -43,6 +43,7 @@ impl ModelClient for Instant0 {
             timestamp: 0,
             error_message: None,
             error_status: None,
+            response_id: None,
         };
         let start = AssistantMessage {
             content: vec![],

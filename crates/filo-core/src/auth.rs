@@ -170,7 +170,10 @@ pub fn resolve_key_value(
 /// Credentials from `auth.json` plus runtime overrides.
 #[derive(Debug, Clone, Default)]
 pub struct AuthStorage {
+    /// Where credentials are written: always filo's own agent directory.
     path: Option<PathBuf>,
+    /// Where they were read from, when that is another file (pi's `auth.json`, read-only).
+    source: Option<PathBuf>,
     data: Map<String, Value>,
     runtime: BTreeMap<String, String>,
     unreadable: bool,
@@ -182,11 +185,19 @@ pub struct AuthStorage {
 impl AuthStorage {
     /// Load `path` (missing file = no credentials; it is created on first write).
     pub fn load(path: &Path) -> AuthStorage {
+        AuthStorage::load_from(path, path)
+    }
+
+    /// Credentials read from `source` (pi's `auth.json` when filo has none) and written to
+    /// `path`. `source` is never written: the first write creates `path` from its content plus
+    /// the change, and later writes merge into `path` as usual.
+    pub fn load_from(path: &Path, source: &Path) -> AuthStorage {
         let mut s = AuthStorage {
             path: Some(path.to_path_buf()),
+            source: (source != path).then(|| source.to_path_buf()),
             ..AuthStorage::default()
         };
-        match read_json_object(path) {
+        match read_json_object(source) {
             Ok(Some(m)) => s.data = m,
             Ok(None) => {}
             Err(e) => {
@@ -288,11 +299,15 @@ impl AuthStorage {
         };
         if self.unreadable {
             return Err(CoreError::UnreadableNotWritten {
-                path,
+                path: self.source.clone().unwrap_or(path),
                 what: "credentials",
             });
         }
-        let mut current = read_json_object(&path)?.unwrap_or_default();
+        let mut current = match (read_json_object(&path)?, &self.source) {
+            (Some(m), _) => m,
+            (None, Some(source)) => read_json_object(source)?.unwrap_or_default(),
+            (None, None) => Map::new(),
+        };
         match cred {
             Some(c) => current.insert(provider.to_string(), c),
             None => current.remove(provider),
@@ -433,5 +448,46 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o600);
         }
+    }
+
+    #[test]
+    fn credentials_read_from_pi_are_written_to_filo_and_pi_stays_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let pi = dir.path().join("pi").join("auth.json");
+        let own = dir.path().join("filo").join("agent").join("auth.json");
+        std::fs::create_dir_all(pi.parent().unwrap()).unwrap();
+        let pi_text = r#"{"groq":{"type":"api_key","key":"g-from-pi"}}"#;
+        std::fs::write(&pi, pi_text).unwrap();
+        let mut a = AuthStorage::load_from(&own, &pi);
+        let key = |a: &AuthStorage, p: &str| a.api_key(p, 0, &no_env, &no_env, None);
+        assert_eq!(key(&a, "groq").as_deref(), Some("g-from-pi"));
+        a.set_api_key("openai", "sk-1").unwrap();
+        a.remove("groq").unwrap();
+        assert_eq!(std::fs::read_to_string(&pi).unwrap(), pi_text);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&own).unwrap()).unwrap();
+        assert_eq!(v, json!({"openai": {"type": "api_key", "key": "sk-1"}}));
+        // A second storage seeded from pi after filo has its own file merges into filo's.
+        let mut b = AuthStorage::load_from(&own, &pi);
+        b.set_api_key("mistral", "m").unwrap();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&own).unwrap()).unwrap();
+        assert_eq!(v.as_object().unwrap().len(), 2, "{v}");
+        assert_eq!(std::fs::read_to_string(&pi).unwrap(), pi_text);
+    }
+
+    #[test]
+    fn an_unreadable_pi_file_is_named_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let pi = dir.path().join("pi-auth.json");
+        let own = dir.path().join("own").join("auth.json");
+        std::fs::write(&pi, "{broken").unwrap();
+        let mut a = AuthStorage::load_from(&own, &pi);
+        assert_eq!(a.errors.len(), 1);
+        let err = a.set_api_key("openai", "sk").unwrap_err();
+        assert!(
+            matches!(&err, CoreError::UnreadableNotWritten { path, .. } if *path == pi),
+            "{err}"
+        );
+        assert!(!own.exists());
+        assert_eq!(std::fs::read_to_string(&pi).unwrap(), "{broken");
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! Owns: wiring the agent loop, tools, sessions and the DAG into one `AgentSession`; the config
 //! files shared with pi (`settings.json`, `auth.json`), resources (AGENTS.md, skills, prompt
-//! templates) and the system prompt.
+//! templates) and the system prompt; the read-only fallback to pi's agent directory.
 //!
 //! Does not own: the terminal UI, the CLI's argument parsing, the gateway; wire protocols
 //! (filo-ai), the session file format (filo-session), the DAG schema (filo-dag).
@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod agent_dirs;
 pub mod agent_session;
 pub mod auth;
 pub mod builder;
@@ -27,6 +28,7 @@ pub mod resources;
 pub mod settings;
 pub mod system_prompt;
 
+pub use agent_dirs::{AgentDirs, AgentItem};
 pub use agent_session::{
     AgentSession, AgentSessionOptions, ApiKeyResolver, NavigateOptions, NavigateResult,
     PromptOptions, Resources, SessionEvent, SessionListener, SessionStats, StreamingBehavior,

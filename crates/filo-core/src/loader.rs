@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use filo_ai::{Env, ProviderRegistry};
 
+use crate::agent_dirs::{AgentDirs, AgentItem};
 use crate::agent_session::{ApiKeyResolver, Resources};
 use crate::auth::{AuthStorage, KeyCommands};
 use crate::resources::{
@@ -34,9 +35,27 @@ pub fn load_resources(
     system_prompt: Option<&str>,
     append: Option<&str>,
 ) -> (Resources, Vec<String>) {
-    let skills = load_skills(&default_skill_dirs(agent_dir, home, cwd));
+    let dirs = AgentDirs::own_only(agent_dir.to_path_buf());
+    load_resources_in(&dirs, home, cwd, system_prompt, append)
+}
+
+/// [`load_resources`] with `skills/` and `prompts/` read where `dirs` says (pi's when filo has
+/// none); AGENTS.md, SYSTEM.md and APPEND_SYSTEM.md come from filo's own directory.
+pub fn load_resources_in(
+    dirs: &AgentDirs,
+    home: &Path,
+    cwd: &Path,
+    system_prompt: Option<&str>,
+    append: Option<&str>,
+) -> (Resources, Vec<String>) {
+    let agent_dir = dirs.own();
+    let skills = load_skills(&default_skill_dirs(
+        dirs.source(AgentItem::Skills),
+        home,
+        cwd,
+    ));
     let mut templates = load_prompt_templates(&cwd.join(".pi").join("prompts"), Source::Project);
-    for t in load_prompt_templates(&agent_dir.join("prompts"), Source::User) {
+    for t in load_prompt_templates(&dirs.read_path(AgentItem::Prompts), Source::User) {
         if !templates.iter().any(|x| x.name == t.name) {
             templates.push(t);
         }
@@ -62,6 +81,7 @@ pub fn load_resources(
         custom_system_prompt: custom,
         append_system_prompt: append,
         agent_dir: Some(agent_dir.to_path_buf()),
+        pi_agent_dir: dirs.pi().map(Path::to_path_buf),
     };
     (resources, skills.warnings)
 }

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::CoreError;
+use crate::agent_dirs::{AgentDirs, AgentItem};
 use crate::compaction::CompactionSettings;
 use crate::json_file::{read_json_object, write_json_pretty};
 
@@ -233,7 +234,10 @@ impl SettingsValues {
 /// Effective settings plus what is needed to write changes back.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// Where the global settings are written: always filo's own agent directory.
     global_path: PathBuf,
+    /// Where they were read from: `global_path`, or pi's file when filo has none yet.
+    global_source: PathBuf,
     project_path: Option<PathBuf>,
     global: Map<String, Value>,
     project: Map<String, Value>,
@@ -350,7 +354,15 @@ impl Settings {
     /// Load `<agent_dir>/settings.json` and, when `cwd` is given, `<cwd>/.pi/settings.json`
     /// (filo reads pi's project settings directory so a project configured for pi works as is).
     pub fn load(agent_dir: &Path, cwd: Option<&Path>) -> Settings {
-        let global_path = agent_dir.join("settings.json");
+        Settings::load_in(&AgentDirs::own_only(agent_dir.to_path_buf()), cwd)
+    }
+
+    /// [`Settings::load`] with the global file read where `dirs` says (pi's when filo has
+    /// none). Changes are always written to filo's own directory; the first save there starts
+    /// from the content of the file the settings were read from.
+    pub fn load_in(dirs: &AgentDirs, cwd: Option<&Path>) -> Settings {
+        let global_path = dirs.write_path(AgentItem::Settings);
+        let global_source = dirs.read_path(AgentItem::Settings);
         let project_path = cwd.map(|c| c.join(".pi").join("settings.json"));
         let mut errors = Vec::new();
         let mut read = |p: &Path| match read_json_object(p) {
@@ -364,13 +376,14 @@ impl Settings {
                 (Map::new(), true)
             }
         };
-        let (global, global_unreadable) = read(&global_path);
+        let (global, global_unreadable) = read(&global_source);
         let project = project_path
             .as_deref()
             .map(|p| read(p).0)
             .unwrap_or_default();
         let mut s = Settings {
             global_path,
+            global_source,
             project_path,
             global,
             project,
@@ -393,6 +406,7 @@ impl Settings {
         migrate_legacy(&mut global);
         let mut s = Settings {
             global_path: PathBuf::new(),
+            global_source: PathBuf::new(),
             project_path: None,
             global,
             project: Map::new(),
@@ -418,7 +432,7 @@ impl Settings {
         };
         let file_of = |k: &str, sk: Option<&str>| match &self.project_path {
             Some(p) if project_has(k, sk) => p.clone(),
-            _ => self.global_path.clone(),
+            _ => self.global_source.clone(),
         };
         self.values = read_values(&self.merged, &file_of, errors);
     }
@@ -491,7 +505,8 @@ impl Settings {
 
     /// Write the keys changed in this process into the global file, merged into its current
     /// content (every other key, known or not, stays as it is). A file that could not be parsed
-    /// at load is never written.
+    /// at load is never written. When the settings were read from pi's directory, filo's own
+    /// file is created from that content plus the changes; pi's file is never written.
     pub fn save(&mut self) -> Result<(), CoreError> {
         if self.changed.is_empty() || !self.persist {
             self.changed.clear();
@@ -499,11 +514,17 @@ impl Settings {
         }
         if self.global_unreadable {
             return Err(CoreError::UnreadableNotWritten {
-                path: self.global_path.clone(),
+                path: self.global_source.clone(),
                 what: "settings",
             });
         }
-        let mut current = read_json_object(&self.global_path)?.unwrap_or_default();
+        let mut current = match read_json_object(&self.global_path)? {
+            Some(m) => m,
+            None if self.global_source != self.global_path => {
+                read_json_object(&self.global_source)?.unwrap_or_default()
+            }
+            None => Map::new(),
+        };
         for (k, sub) in &self.changed {
             let Some(v) = self.global.get(k) else {
                 continue;
@@ -534,9 +555,14 @@ impl Settings {
         Ok(())
     }
 
-    /// The global settings file path.
+    /// The global settings file path (where changes are written).
     pub fn global_path(&self) -> &Path {
         &self.global_path
+    }
+
+    /// The file the global settings were read from: [`Settings::global_path`], or pi's.
+    pub fn global_source(&self) -> &Path {
+        &self.global_source
     }
 
     /// The project settings file path, if any.

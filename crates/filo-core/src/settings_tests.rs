@@ -199,3 +199,62 @@ fn in_memory_settings_change_without_writing() {
     assert_eq!(s.values().steering_mode(), QueueMode::All);
     assert_eq!(s.values().theme(), "light");
 }
+
+#[test]
+fn settings_read_from_pi_are_saved_into_filo_and_pi_stays_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("filo");
+    let pi = dir.path().join("pi");
+    fs::create_dir_all(&pi).unwrap();
+    let pi_text =
+        "{\n  \"theme\": \"light\",\n  \"queueMode\": \"all\",\n  \"someFutureKey\": [1]\n}\n";
+    fs::write(pi.join("settings.json"), pi_text).unwrap();
+    let dirs = AgentDirs::new(own.clone(), Some(pi.clone()));
+    let mut s = Settings::load_in(&dirs, None);
+    assert_eq!(s.values().theme(), "light");
+    assert_eq!(s.values().steering_mode(), QueueMode::All);
+    assert_eq!(s.global_source(), pi.join("settings.json"));
+    assert_eq!(s.global_path(), own.join("settings.json"));
+    s.set_default_model("anthropic", "claude-sonnet-4-5");
+    s.save().unwrap();
+    assert_eq!(
+        fs::read_to_string(pi.join("settings.json")).unwrap(),
+        pi_text
+    );
+    let written: Value =
+        serde_json::from_str(&fs::read_to_string(own.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(
+        written,
+        json!({"theme": "light", "queueMode": "all", "someFutureKey": [1],
+               "defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5"}),
+        "pi's settings as they were, plus the change"
+    );
+    // From now on filo's own file is the one read; pi's is ignored.
+    let again = Settings::load_in(&AgentDirs::new(own.clone(), Some(pi.clone())), None);
+    assert_eq!(again.global_source(), own.join("settings.json"));
+    fs::write(pi.join("settings.json"), r#"{"theme":"dark"}"#).unwrap();
+    let third = Settings::load_in(&AgentDirs::new(own, Some(pi)), None);
+    assert_eq!(third.values().theme(), "light");
+}
+
+#[test]
+fn an_unreadable_pi_settings_file_is_named_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("filo");
+    let pi = dir.path().join("pi");
+    fs::create_dir_all(&pi).unwrap();
+    fs::write(pi.join("settings.json"), "{oops").unwrap();
+    let mut s = Settings::load_in(&AgentDirs::new(own.clone(), Some(pi.clone())), None);
+    assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+    s.set("theme", "dark".into());
+    let err = s.save().unwrap_err();
+    assert!(
+        matches!(&err, CoreError::UnreadableNotWritten { path, .. } if *path == pi.join("settings.json")),
+        "{err}"
+    );
+    assert!(!own.join("settings.json").exists());
+    assert_eq!(
+        fs::read_to_string(pi.join("settings.json")).unwrap(),
+        "{oops"
+    );
+}

@@ -37,6 +37,7 @@ fn initial() -> AssistantMessage {
         timestamp: 0,
         error_message: None,
         error_status: None,
+        response_id: None,
     }
 }
 

@@ -1,4 +1,5 @@
-//! Where sessions live (pi spec §3.1, §9 item 1), under filo's own home.
+//! Where sessions live (pi spec §3.1, §9 item 1), under filo's own home, and where pi keeps its
+//! agent directory.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,15 @@ pub fn agent_dir(filo_agent_dir: Option<&str>, home: &Path) -> PathBuf {
     match filo_agent_dir.filter(|s| !s.is_empty()) {
         Some(dir) => expand_home(dir, home),
         None => home.join(".filo").join("agent"),
+    }
+}
+
+/// pi's agent directory, as pi 0.73 finds it: `PI_CODING_AGENT_DIR` (with `~` expanded) or
+/// `<home>/.pi/agent`. filo only reads from it (see filo-core's `agent_dirs`).
+pub fn pi_agent_dir(pi_coding_agent_dir: Option<&str>, home: &Path) -> PathBuf {
+    match pi_coding_agent_dir.filter(|s| !s.is_empty()) {
+        Some(dir) => expand_home(dir, home),
+        None => home.join(".pi").join("agent"),
     }
 }
 
@@ -44,5 +54,18 @@ mod tests {
         let home = Path::new("/home/u");
         assert_eq!(agent_dir(None, home), PathBuf::from("/home/u/.filo/agent"));
         assert_eq!(agent_dir(Some("~/x"), home), PathBuf::from("/home/u/x"));
+        assert_eq!(pi_agent_dir(None, home), PathBuf::from("/home/u/.pi/agent"));
+        assert_eq!(
+            pi_agent_dir(Some(""), home),
+            PathBuf::from("/home/u/.pi/agent")
+        );
+        assert_eq!(
+            pi_agent_dir(Some("~/pi"), home),
+            PathBuf::from("/home/u/pi")
+        );
+        assert_eq!(
+            pi_agent_dir(Some("/etc/pi"), home),
+            PathBuf::from("/etc/pi")
+        );
     }
 }

@@ -29,6 +29,7 @@ fn message() -> AssistantMessage {
         timestamp: 0,
         error_message: None,
         error_status: None,
+        response_id: None,
     }
 }
 

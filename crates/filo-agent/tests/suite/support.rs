@@ -204,6 +204,7 @@ pub fn assistant(content: Vec<filo_ai::ContentBlock>, stop: StopReason) -> Assis
         timestamp: 1_000,
         error_message: None,
         error_status: None,
+        response_id: None,
     }
 }
 

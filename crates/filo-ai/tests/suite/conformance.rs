@@ -42,6 +42,49 @@ async fn plain_text() {
 }
 
 #[tokio::test]
+async fn response_id_as_each_protocol_sends_it() {
+    for protocol in PROTOCOLS {
+        let mock = MockProvider::start(vec![
+            Turn::text("first"),
+            Turn::Reply(Reply::tool_call("call_1", "ls", json!({"path": "."}))),
+        ])
+        .await;
+        let m = model(protocol, &mock);
+        for n in 1..=2 {
+            let (events, msg) = collect(
+                &m,
+                &user("hi"),
+                &StreamOptions::default(),
+                CancellationToken::new(),
+            )
+            .await;
+            // Anthropic: message_start's message.id; Chat Completions: the chunk id; Responses:
+            // response.id; Google: the chunk's responseId.
+            let want = match protocol {
+                Protocol::AnthropicMessages => format!("msg_mock_{n}"),
+                Protocol::OpenAiCompletions => format!("chatcmpl-mock-{n}"),
+                Protocol::OpenAiResponses => format!("resp_mock_{n}"),
+                Protocol::GoogleGenerativeAi => format!("mock-response-{n}"),
+            };
+            assert_eq!(
+                msg.response_id.as_deref(),
+                Some(want.as_str()),
+                "{protocol:?}"
+            );
+            let Some(filo_ai::AssistantEvent::Start { message }) = events.first() else {
+                panic!("{protocol:?}")
+            };
+            assert_eq!(
+                message.response_id, msg.response_id,
+                "{protocol:?}: in the partial too"
+            );
+            let json = serde_json::to_value(&msg).unwrap();
+            assert_eq!(json["responseId"], want.as_str(), "{protocol:?}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn thinking_with_signature() {
     for protocol in PROTOCOLS {
         let sig = match protocol {

@@ -43,6 +43,13 @@ async fn error_event_mid_stream_keeps_partial_content() {
             !partial.is_empty() && partial.len() < 60,
             "{protocol:?}: {partial:?}"
         );
+        assert!(
+            msg.response_id
+                .as_deref()
+                .is_some_and(|id| id.ends_with("1")),
+            "{protocol:?}: the failed message keeps the response id: {:?}",
+            msg.response_id
+        );
         assert_eq!(
             mock.requests().len(),
             1,

@@ -21,9 +21,16 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
     if let Some(export) = &args.export {
         return export_html(&paths, export);
     }
+    // What is read from pi's agent directory is said once: on stderr, or among the terminal
+    // UI's warnings.
+    let borrowed = paths.dirs.notice();
     if let Some(search) = &args.list_models {
-        let (registry, warnings) = filo_core::loader::load_registry(&paths.agent_dir);
+        let source = paths.dirs.source(filo_core::AgentItem::Models);
+        let (registry, warnings) = filo_core::loader::load_registry(source);
         let mut err = std::io::stderr().lock();
+        if let Some(n) = &borrowed {
+            writeln!(err, "Note: {n}")?;
+        }
         for w in &warnings {
             writeln!(err, "Warning: {w}")?;
         }
@@ -77,6 +84,9 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
         (m, _) => m,
     };
     let initial = setup::gather_messages(&args, &paths.cwd, stdin_text)?;
+    if let (Some(n), Some(_)) = (&borrowed, mode) {
+        writeln!(std::io::stderr(), "Note: {n}")?;
+    }
     let built = setup::build(&args, env, &paths)?;
     let mut err = std::io::stderr().lock();
     for w in &built.warnings {
@@ -87,16 +97,9 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
     let _spills = RemoveOnExit(built.spills);
     let Some(mode) = mode else {
         drop(err);
-        return run_interactive(
-            session,
-            built.warnings,
-            built.memory,
-            initial,
-            &args,
-            env,
-            &paths,
-        )
-        .await;
+        let mut warnings = built.warnings;
+        warnings.extend(borrowed);
+        return run_interactive(session, warnings, built.memory, initial, &args, env, &paths).await;
     };
     for n in session.notices() {
         writeln!(err, "Note: {n}")?;
@@ -200,7 +203,8 @@ async fn run_interactive(
     let depth = ColorDepth::detect(env.get("NO_COLOR"), env.get("COLORTERM"));
     let mut warnings = warnings;
     let theme_name = session.settings().values().theme().to_string();
-    let theme = Theme::resolve(&theme_name, Some(&paths.agent_dir), depth).unwrap_or_else(|e| {
+    let themes_from = paths.dirs.source(filo_core::AgentItem::Themes);
+    let theme = Theme::resolve(&theme_name, Some(themes_from), depth).unwrap_or_else(|e| {
         warnings.push(e.to_string());
         Theme::dark(depth)
     });

@@ -7,9 +7,9 @@ use anyhow::{Context, bail};
 use filo_ai::{ContentBlock, Env};
 use filo_core::auth::KeyCommands;
 use filo_core::builder::{DEFAULT_TOOL_NAMES, SessionBuilder, memory_config, tools_by_name};
-use filo_core::loader::{api_key_resolver, key_command_problem, load_registry, load_resources};
+use filo_core::loader::{api_key_resolver, key_command_problem, load_registry, load_resources_in};
 use filo_core::model_resolve::resolve_cli_model;
-use filo_core::{AgentSession, AuthStorage, Settings};
+use filo_core::{AgentDirs, AgentItem, AgentSession, AuthStorage, Settings};
 use filo_session::SessionManager;
 
 use super::args::AgentArgs;
@@ -19,7 +19,11 @@ use super::args::AgentArgs;
 #[derive(Debug, Clone)]
 pub struct Paths {
     pub home: PathBuf,
+    /// filo's own agent directory (`FILO_AGENT_DIR` or `~/.filo/agent`): sessions and every write.
     pub agent_dir: PathBuf,
+    /// Which configuration is read from pi's agent directory (`PI_CODING_AGENT_DIR` or
+    /// `~/.pi/agent`) because filo's has none of its own.
+    pub dirs: AgentDirs,
     pub cwd: PathBuf,
 }
 
@@ -30,8 +34,10 @@ impl Paths {
             .map(PathBuf::from)
             .context("HOME is not set")?;
         let agent_dir = filo_session::paths::agent_dir(env.get("FILO_AGENT_DIR"), &home);
+        let pi_dir = filo_session::paths::pi_agent_dir(env.get("PI_CODING_AGENT_DIR"), &home);
         Ok(Paths {
             home,
+            dirs: AgentDirs::new(agent_dir.clone(), Some(pi_dir)),
             agent_dir,
             cwd,
         })
@@ -90,12 +96,16 @@ fn utc_date() -> String {
 /// Build the session the flags describe.
 pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built> {
     let mut warnings = Vec::new();
-    let settings = Settings::load(&paths.agent_dir, Some(&paths.cwd));
+    let dirs = &paths.dirs;
+    let settings = Settings::load_in(dirs, Some(&paths.cwd));
     warnings.extend(settings.errors.iter().cloned());
-    let (registry, w) = load_registry(&paths.agent_dir);
+    let (registry, w) = load_registry(dirs.source(AgentItem::Models));
     warnings.extend(w);
     let resolved = resolve_cli_model(args.provider.as_deref(), args.model.as_deref(), &registry)?;
-    let mut auth = AuthStorage::load(&paths.agent_dir.join("auth.json"));
+    let mut auth = AuthStorage::load_from(
+        &dirs.write_path(AgentItem::Auth),
+        &dirs.read_path(AgentItem::Auth),
+    );
     let key_commands = KeyCommands::default();
     auth.set_key_commands(key_commands.clone());
     warnings.extend(auth.errors.iter().cloned());
@@ -129,8 +139,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let spills = Arc::new(filo_tools::spill::SpillFiles::default());
     let tools = select_tools(args, &paths.cwd, &spills);
-    let (resources, w) = load_resources(
-        &paths.agent_dir,
+    let (resources, w) = load_resources_in(
+        dirs,
         &paths.home,
         &paths.cwd,
         args.system_prompt.as_deref(),

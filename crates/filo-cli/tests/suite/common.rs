@@ -44,8 +44,20 @@ impl Home {
     }
 
     pub async fn filo(&self, args: &[&str]) -> (i32, String, String) {
-        let child = self
-            .command(args)
+        self.filo_with_env(args, &[]).await
+    }
+
+    /// [`Home::filo`] with extra environment variables.
+    pub async fn filo_with_env(
+        &self,
+        args: &[&str],
+        vars: &[(&str, &str)],
+    ) -> (i32, String, String) {
+        let mut command = self.command(args);
+        for (k, v) in vars {
+            command.env(k, v);
+        }
+        let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

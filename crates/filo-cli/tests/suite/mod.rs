@@ -8,6 +8,7 @@ mod flags;
 mod local_model;
 mod memory;
 mod pi073;
+mod pi_dir;
 mod rpc;
 mod rpc_hostile;
 mod rpc_pi073;

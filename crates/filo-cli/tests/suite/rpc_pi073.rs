@@ -143,6 +143,11 @@ async fn prompt_stats_and_clone_answer_as_pi_073() {
     assert_ne!(after["sessionFile"], before["sessionFile"]);
     let messages = rpc.response_to("m1", json!({"type": "get_messages"})).await;
     assert_eq!(shape(&messages), shape(pi_response(&pi, "m1")));
+    // The assistant message too, `responseId` included (pi's is the mock's chunk id).
+    let assistant = &messages["data"]["messages"][1];
+    let pi_assistant = &pi_response(&pi, "m1")["data"]["messages"][1];
+    assert_eq!(shape(assistant), shape(pi_assistant));
+    assert_eq!(assistant["responseId"], "chatcmpl-mock-1");
     // The prompt was answered exactly once.
     assert_eq!(answers(&rpc, "p1"), 1);
     assert_eq!(rpc.close().await, 0);

@@ -317,3 +317,33 @@ async fn a_prompt_on_the_command_line_is_sent_at_start() {
     let screen = tmux.wait_for("MODE=").await;
     assert!(screen.contains("FILO_EXIT=0"), "{screen}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_theme_from_pis_directory_is_used_and_the_ui_says_so() {
+    if !tmux_or_skip("a_theme_from_pis_directory_is_used_and_the_ui_says_so") {
+        eprintln!(
+            "SKIPPED a_theme_from_pis_directory_is_used_and_the_ui_says_so: tmux is not installed"
+        );
+        return;
+    }
+    let mock = MockProvider::start(Vec::new()).await;
+    let home = Home::new(&mock);
+    let pi = home.path().join(".pi/agent");
+    std::fs::create_dir_all(pi.join("themes")).unwrap();
+    std::fs::write(
+        pi.join("themes/pi-night.json"),
+        r##"{"name": "pi-night", "colors": {"accent": "#ff8800"}}"##,
+    )
+    .unwrap();
+    std::fs::write(pi.join("settings.json"), r#"{"theme": "pi-night"}"#).unwrap();
+    let tmux = launch(&home);
+    tmux.wait_for("enter to send").await;
+    let screen = tmux.wait_for("settings.json and themes/").await;
+    assert!(screen.contains("from pi's agent"), "{screen}");
+    // Read from pi's directory, the theme loaded: no error naming a theme file.
+    assert!(!screen.contains("pi-night.json"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(pi.join("settings.json")).unwrap(),
+        r#"{"theme": "pi-night"}"#
+    );
+}

@@ -450,12 +450,13 @@ impl AgentSession {
     /// The `sourceInfo` of a prompt template or skill file.
     fn source_info(&self, path: &Path, source: Source) -> SourceInfo {
         let shown = |p: &Path| p.to_string_lossy().into_owned();
+        let resources = &self.inner.resources;
+        let user_dir = match &resources.pi_agent_dir {
+            Some(pi) if path.starts_with(pi) => Some(pi),
+            _ => resources.agent_dir.as_ref(),
+        };
         let (source, scope, base_dir) = match source {
-            Source::User => (
-                "auto",
-                "user",
-                self.inner.resources.agent_dir.as_deref().map(shown),
-            ),
+            Source::User => ("auto", "user", user_dir.map(|d| shown(d))),
             Source::Project => ("auto", "project", Some(shown(&self.inner.cwd.join(".pi")))),
             Source::Path => ("cli", "temporary", None),
         };

@@ -57,6 +57,8 @@ pub struct Resources {
     pub append_system_prompt: Option<String>,
     /// The agent directory user resources were found in (the `baseDir` of their `sourceInfo`).
     pub agent_dir: Option<PathBuf>,
+    /// pi's agent directory, when some user resources were read from it instead.
+    pub pi_agent_dir: Option<PathBuf>,
 }
 
 /// Everything [`AgentSession::create`] needs (pi's `createAgentSession` options).

@@ -31,6 +31,7 @@ fn assistant(blocks: Vec<ContentBlock>, total: u64) -> SessionMessage {
         timestamp: 2,
         error_message: None,
         error_status: None,
+        response_id: None,
     }))
 }
 
@@ -76,6 +77,7 @@ impl ModelClient for Scripted {
             timestamp: 0,
             error_message: None,
             error_status: None,
+            response_id: None,
         };
         let ev = match &self.reply {
             Ok(t) => {

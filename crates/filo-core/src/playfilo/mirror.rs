@@ -157,3 +157,54 @@ pub fn tool_call_ids(entry: &SessionEntry) -> Vec<String> {
         _ => Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An assistant entry as pi 0.73 writes it, with or without its `responseId`.
+    fn assistant_entry(response_id: Option<&str>) -> SessionEntry {
+        let mut message = json!({
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hm", "thinkingSignature": "c2ln"},
+                {"type": "text", "text": "Running it."},
+                {"type": "toolCall", "id": "call_1", "name": "bash", "arguments": {"command": "ls"}}
+            ],
+            "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+            "usage": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3,
+                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": "toolUse", "timestamp": 1_700_000_000_001_i64
+        });
+        if let Some(id) = response_id {
+            message["responseId"] = id.into();
+        }
+        SessionEntry::from_value(&json!({
+            "type": "message", "id": "e5f6a7b8", "parentId": null,
+            "timestamp": "2026-01-01T00:00:00.000Z", "message": message
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_response_id_is_not_part_of_what_is_hashed() {
+        let with = assistant_entry(Some("msg_01XFDUDYJgAACzvnptvVoYEL"));
+        let without = assistant_entry(None);
+        assert!(
+            with.to_line()
+                .contains(r#""responseId":"msg_01XFDUDYJgAACzvnptvVoYEL""#)
+        );
+        let hashes = |e: &SessionEntry| {
+            let (role, parts) = entry_parts(e);
+            let hashes: Vec<String> = parts.iter().map(NewBlob::hash).collect();
+            (role, hashes, signatures(e))
+        };
+        let (role, parts, sigs) = hashes(&with);
+        assert_eq!((role.as_str(), parts.len()), ("assistant", 3));
+        assert_eq!(
+            (role, parts, sigs),
+            hashes(&without),
+            "parts, their hashes and the signatures are the same with and without the id"
+        );
+    }
+}

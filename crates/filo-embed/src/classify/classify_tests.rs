@@ -349,6 +349,7 @@ fn failed(error: &str) -> AssistantMessage {
         timestamp: 0,
         error_message: Some(error.into()),
         error_status: None,
+        response_id: None,
     }
 }
 
@@ -545,6 +546,7 @@ fn an_assistant_error_is_classified_by_its_text_then_its_http_status() {
         timestamp: 0,
         error_message: Some("402 the upstream said no".into()),
         error_status: None,
+        response_id: None,
     };
     assert_eq!(
         super::assistant_failover_reason(&m),

@@ -25,6 +25,7 @@ pub fn assistant_blocks(content: Vec<ContentBlock>, stop: StopReason) -> Assista
         timestamp: 2,
         error_message: None,
         error_status: None,
+        response_id: None,
     }
 }
 

@@ -40,6 +40,7 @@ fn assistant(text: &str, call: Option<&str>) -> AgentMessage {
         timestamp: 0,
         error_message: None,
         error_status: None,
+        response_id: None,
     }))
 }
 

@@ -31,6 +31,7 @@ fn assistant_calling(ids: &[&str]) -> SessionMessage {
         timestamp: 0,
         error_message: None,
         error_status: None,
+        response_id: None,
     }))
 }
 

@@ -16,6 +16,7 @@ fn message(blocks: Vec<ContentBlock>, stop: StopReason, error: Option<&str>) -> 
         timestamp: 0,
         error_message: error.map(str::to_owned),
         error_status: None,
+        response_id: None,
     }
 }
 

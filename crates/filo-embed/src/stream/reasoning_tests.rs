@@ -149,6 +149,7 @@ fn assistant(blocks: Vec<ContentBlock>) -> AssistantMessage {
         timestamp: 0,
         error_message: None,
         error_status: None,
+        response_id: None,
     }
 }
 

@@ -14,6 +14,7 @@ fn empty_assistant() -> AssistantMessage {
         timestamp: 0,
         error_message: None,
         error_status: None,
+        response_id: None,
     }
 }
 

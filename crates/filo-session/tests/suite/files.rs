@@ -290,3 +290,68 @@ fn a_session_lock_is_exclusive_names_its_holder_and_dies_with_its_process() {
     let lock = SessionLock::acquire(&session, Duration::from_secs(10), 4);
     assert!(lock.is_ok(), "{lock:?}");
 }
+
+/// Lines of a session pi 0.73.1 wrote (the `Done.` turn of the recorded edit run): its assistant
+/// message carries `responseId` after `timestamp`.
+const PI_073_LINES: [&str; 3] = [
+    r#"{"type":"session","version":3,"id":"01a230ed-5096-7114-9814-7b4b58b44c8b","timestamp":"2026-12-01T09:26:28.759Z","cwd":"/p"}"#,
+    r#"{"type":"message","id":"c367a561","parentId":null,"timestamp":"2026-12-01T09:26:28.801Z","message":{"role":"user","content":[{"type":"text","text":"apply the edits"}],"timestamp":1796117188800}}"#,
+    r#"{"type":"message","id":"b2be8e78","parentId":"c367a561","timestamp":"2026-12-01T09:26:28.988Z","message":{"role":"assistant","content":[{"type":"text","text":"Done."}],"api":"openai-completions","provider":"mock","model":"mock-model","usage":{"input":100,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":110,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1796117188972,"responseId":"chatcmpl-mock"}}"#,
+];
+
+#[test]
+fn a_pi_073_response_id_survives_load_and_rewrite_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("pi.jsonl");
+    fs::write(&src, PI_073_LINES.join("\n") + "\n").unwrap();
+    let mut s = SessionManager::open(&src, "/p").unwrap();
+    let entry = s.entry("b2be8e78").unwrap();
+    let Some(filo_session::SessionMessage::Llm(filo_ai::Message::Assistant(a))) = entry.message()
+    else {
+        panic!("{entry:?}")
+    };
+    assert_eq!(a.response_id.as_deref(), Some("chatcmpl-mock"));
+    assert_eq!(entry.to_line(), PI_073_LINES[2]);
+    // A branched copy writes the line again, unchanged.
+    s.create_branched_session("b2be8e78").unwrap();
+    let copy = fs::read_to_string(s.session_file().unwrap()).unwrap();
+    assert!(copy.lines().any(|l| l == PI_073_LINES[2]), "{copy}");
+}
+
+#[test]
+fn filo_writes_the_response_id_where_pi_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = SessionManager::create("/p", dir.path());
+    s.append_message(user("q")).unwrap();
+    let mut with_id = assistant("a");
+    if let filo_session::SessionMessage::Llm(filo_ai::Message::Assistant(a)) = &mut with_id {
+        a.response_id = Some("msg_01XFDUDYJgAACzvnptvVoYEL".into());
+    }
+    s.append_message(with_id).unwrap();
+    s.append_message(assistant("no id")).unwrap();
+    let text = fs::read_to_string(s.session_file().unwrap()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[2].ends_with(
+            r#""timestamp":1700000000001,"responseId":"msg_01XFDUDYJgAACzvnptvVoYEL"}}"#
+        ),
+        "{}",
+        lines[2]
+    );
+    assert!(!lines[3].contains("responseId"), "{}", lines[3]);
+    let again = SessionManager::open(s.session_file().unwrap(), "/p").unwrap();
+    let ids: Vec<Option<String>> = again
+        .entries()
+        .iter()
+        .filter_map(|e| match e.message() {
+            Some(filo_session::SessionMessage::Llm(filo_ai::Message::Assistant(a))) => {
+                Some(a.response_id.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [Some("msg_01XFDUDYJgAACzvnptvVoYEL".to_string()), None]
+    );
+}

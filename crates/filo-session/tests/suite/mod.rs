@@ -25,6 +25,7 @@ pub fn assistant(text: &str) -> SessionMessage {
         timestamp: 1_700_000_000_001,
         error_message: None,
         error_status: None,
+        response_id: None,
     }))
 }
 

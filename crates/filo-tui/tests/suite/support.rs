@@ -53,6 +53,7 @@ pub fn assistant(
         timestamp: 0,
         error_message: error.map(str::to_string),
         error_status: None,
+        response_id: None,
     }
 }
 
