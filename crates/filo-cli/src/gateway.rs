@@ -58,12 +58,26 @@ pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
     for w in warnings {
         let _ = writeln!(stderr, "warning: {w}");
     }
-    let agent_dir = filo_session::paths::agent_dir(env.get("FILO_AGENT_DIR"), &home);
-    let (registry, warnings) = filo_core::loader::load_registry(&agent_dir);
+    // filo's agent directory, read-only fallback to pi's for what filo's lacks (as the agent).
+    let dirs = filo_core::AgentDirs::new(
+        filo_session::paths::agent_dir(env.get("FILO_AGENT_DIR"), &home),
+        Some(filo_session::paths::pi_agent_dir(
+            env.get("PI_CODING_AGENT_DIR"),
+            &home,
+        )),
+    );
+    if let Some(n) = dirs.notice() {
+        let _ = writeln!(stderr, "{n}");
+    }
+    let (registry, warnings) =
+        filo_core::loader::load_registry(dirs.source(filo_core::AgentItem::Models));
     for w in warnings {
         let _ = writeln!(stderr, "warning: {w}");
     }
-    let auth = filo_core::AuthStorage::load(&agent_dir.join("auth.json"));
+    let auth = filo_core::AuthStorage::load_from(
+        &dirs.write_path(filo_core::AgentItem::Auth),
+        &dirs.read_path(filo_core::AgentItem::Auth),
+    );
     for e in &auth.errors {
         let _ = writeln!(stderr, "warning: {e}");
     }

@@ -118,6 +118,7 @@ fn split_messages(messages: &[Value]) -> Result<(String, Option<String>, Vec<Mes
                     usage: filo_ai::Usage::default(),
                     stop_reason: filo_ai::StopReason::Stop,
                     timestamp: now,
+                    response_id: None,
                     error_message: None,
                     error_status: None,
                 }))
