@@ -13,7 +13,8 @@
 //! (`subscriber`, `sink`), the reply text tools (`stream`: code-fence-safe block chunking,
 //! think/final tags, directives, `MEDIA:` lines, silent replies, duplicate suppression), tool
 //! policy, schema normalisation and the sandbox guard (`tools`), usage (`usage`), the Playfilo
-//! memory of embedded sessions (`memory`) and the config file (`config`). Later: the gateway.
+//! memory of embedded sessions (`memory`) and the config file (`config`). The gateway that serves
+//! it is `filo-gateway`.
 //!
 //! Does not own: the agent loop itself, providers' wire formats, session files (filo-agent,
 //! filo-ai, filo-session).

@@ -272,6 +272,12 @@ async fn agent_turn(url: &str, token: &str, session: &str) -> Result<Duration, S
                 continue;
             }
             let took = t.elapsed();
+            if std::env::var("FILO_BENCH_TRACE").is_ok() {
+                eprintln!(
+                    "turn {took:?} run {}",
+                    v["payload"]["result"]["meta"]["durationMs"]
+                );
+            }
             let _ = ws.close(None).await;
             return if v["payload"]["status"] == "ok" {
                 Ok(took)
@@ -475,7 +481,12 @@ async fn own() {
         direct.push(direct_mock(mock.addr()).await);
     }
     direct.sort();
-    let conc = concurrent(&url, TOKEN, pid, 1000).await;
+    // FILO_BENCH_CONCURRENT=0 skips the 1,000-client phase (profiling the sequential one).
+    let clients = std::env::var("FILO_BENCH_CONCURRENT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let conc = concurrent(&url, TOKEN, pid, clients).await;
     let after = proc_status(pid);
     let ready_line = gw.ready_line;
     gw.stop();

@@ -95,6 +95,11 @@ impl Gateway {
         let stop = CancellationToken::new();
         let app = crate::http::router(self.core.clone());
         let s = stop.clone();
+        // Small frames (an ack, then a result) must not wait for the peer's delayed ACK.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            // A socket that refuses the option still works, only slower.
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             axum::serve(listener, app)
                 .with_graceful_shutdown(async move { s.cancelled().await })

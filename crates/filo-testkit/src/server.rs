@@ -163,6 +163,9 @@ async fn serve(listener: TcpListener, router: Router) {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    // Frames go out as written, like a real provider's streaming server (with
+                    // Nagle, a frame after a pause waits for the client's delayed ACK).
+                    let _ = stream.set_nodelay(true);
                     let service = TowerToHyperService::new(router.clone());
                     connections.spawn(async move {
                         // A client hanging up mid-response is normal in fault tests.

@@ -5,6 +5,7 @@ mod crash;
 mod dag;
 mod faults;
 mod flags;
+mod gateway;
 mod local_model;
 mod memory;
 mod pi073;
