@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use filo_ai::Message;
 use filo_embed::Embedder;
 use filo_embed::queue::{FollowupQueue, QueueMode, QueueSettings};
-use filo_embed::session_store::SessionEntry;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::GatewayConfig;
@@ -217,8 +216,8 @@ pub struct Core {
     pub(crate) keys: Mutex<HashMap<String, KeyState>>,
     idempotency: Mutex<Idempotency>,
     finished: Mutex<Finished>,
-    /// Entries this process created or changed, served to `sessions.list` without a read.
-    pub(crate) entries_cache: Mutex<HashMap<String, SessionEntry>>,
+    /// The agents' `sessions.json`, in memory, written by group commit.
+    pub stores: crate::store::Stores,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -234,6 +233,7 @@ impl Core {
         let capacity = config.idempotency_capacity;
         let ttl = config.idempotency_ttl;
         Arc::new(Self {
+            stores: crate::store::Stores::new(embedder.paths().clone()),
             embedder,
             hub: Hub::default(),
             metrics: Metrics::default(),
@@ -253,7 +253,6 @@ impl Core {
                 order: VecDeque::new(),
                 capacity,
             }),
-            entries_cache: Mutex::new(HashMap::new()),
             config,
         })
     }
@@ -269,7 +268,8 @@ impl Core {
     /// The queue settings of `key`: the config's, with its session entry's overrides.
     fn queue_settings(&self, key: &str) -> QueueSettings {
         let mut s = self.config.queue;
-        if let Some(e) = lock(&self.entries_cache).get(key) {
+        let agent = filo_embed::session_key::agent_id_from_session_key(key);
+        if let Some(e) = self.stores.agent(&agent).peek(key) {
             let mode = e
                 .queue_mode
                 .as_deref()

@@ -31,6 +31,7 @@ pub mod outcome;
 mod run;
 mod server;
 pub mod sessions;
+pub mod store;
 mod ws;
 
 pub use config::{GatewayConfig, GatewayConfigError, Overrides};

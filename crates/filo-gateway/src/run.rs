@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use filo_ai::ThinkingLevel;
 use filo_embed::queue::{QueueMode, collect_prompt};
 use filo_embed::run::payloads::ReplyPayload;
-use filo_embed::session_store::{SessionEntry, SessionStoreFile};
+use filo_embed::session_store::SessionEntry;
 use filo_embed::sink::{AgentStreamEvent, PartialReply, ReplySink};
 use filo_embed::usage::Usage;
 use filo_embed::{FallbackResult, RunError, RunParams};
@@ -20,6 +20,7 @@ use crate::core::{Core, Pending, lock};
 use crate::frames;
 use crate::hub::EventFrame;
 use crate::outcome::{RunEvent, RunOutcome, RunStatus};
+use crate::store::AgentStore;
 
 /// Runs `first`, then whatever queued behind it, until `key` has nothing left.
 pub(crate) async fn drive(core: Arc<Core>, key: String, first: Pending) {
@@ -135,27 +136,28 @@ async fn finish(core: &Arc<Core>, p: &Pending, outcome: RunOutcome) {
 }
 
 /// The session entry of `key` (created on first use, with the requested session id when it is
-/// a valid one).
-fn resolve_entry(
-    core: &Core,
-    store: &SessionStoreFile,
+/// a valid one), on disk before the run starts: a crash must not lose which transcript a key has.
+async fn resolve_entry(
+    store: &Arc<AgentStore>,
     key: &str,
     session_hint: Option<&str>,
 ) -> Result<(SessionEntry, bool), String> {
-    let clock = filo_embed::clock::SystemClock;
     let hint = session_hint
         .filter(|h| filo_embed::paths::validate_session_id(h).is_ok())
         .map(str::to_owned);
-    let ((entry, created), _) = store
-        .update(|s| {
-            let (e, created) = s.get_or_create(key, &clock);
+    let k = key.to_owned();
+    let ((entry, created), ticket) = store
+        .update(key, move |s| {
+            let (e, created) = s.get_or_create(&k, &filo_embed::clock::SystemClock);
             if created && let Some(h) = hint {
                 e.session_id = h;
             }
             (e.clone(), created)
         })
-        .map_err(|e| e.to_string())?;
-    lock(&core.entries_cache).insert(key.to_owned(), entry.clone());
+        .await?;
+    if created {
+        store.durable(ticket).await?;
+    }
     Ok((entry, created))
 }
 
@@ -168,19 +170,13 @@ async fn execute(core: &Arc<Core>, key: &str, p: &Pending) -> RunOutcome {
         outcome.status = RunStatus::Aborted;
         return outcome;
     }
-    let store = SessionStoreFile::for_agent(core.embedder.paths(), &agent);
-    let resolved = {
-        let (store, key, hint) = (store.clone(), key.to_owned(), p.submit.session_id.clone());
-        let core2 = core.clone();
-        tokio::task::spawn_blocking(move || {
-            let (entry, created) = resolve_entry(&core2, &store, &key, hint.as_deref())?;
-            let file = store
-                .transcript_path(&key, &entry)
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((entry, created, file))
-        })
-        .await
-        .unwrap_or_else(|e| Err(format!("session store task failed: {e}")))
+    let store = core.stores.agent(&agent);
+    let resolved = match resolve_entry(&store, key, p.submit.session_id.as_deref()).await {
+        Ok((entry, created)) => core
+            .stores
+            .transcript_path(&agent, key, &entry)
+            .map(|file| (entry, created, file)),
+        Err(e) => Err(e),
     };
     let (entry, created, file) = match resolved {
         Ok(r) => r,
@@ -211,7 +207,7 @@ async fn execute(core: &Arc<Core>, key: &str, p: &Pending) -> RunOutcome {
         }
         Err(e) => failed(outcome, e.to_string()),
     };
-    record_entry(&store, key, outcome, core).await
+    record_entry(&store, key, outcome).await
 }
 
 fn run_params(
@@ -275,24 +271,19 @@ fn seed_history(
     }
 }
 
-/// Updates the entry after the run: tokens, the model that answered, compactions, abort.
-async fn record_entry(
-    store: &SessionStoreFile,
-    key: &str,
-    mut outcome: RunOutcome,
-    core: &Arc<Core>,
-) -> RunOutcome {
-    let (store, key2) = (store.clone(), key.to_owned());
+/// Updates the entry after the run: tokens, the model that answered, compactions, abort; a
+/// write that fails is named in the outcome's warnings.
+async fn record_entry(store: &Arc<AgentStore>, key: &str, mut outcome: RunOutcome) -> RunOutcome {
+    let k = key.to_owned();
     let (usage, provider, model, aborted) = (
         outcome.usage,
         outcome.provider.clone(),
         outcome.model.clone(),
         outcome.status == RunStatus::Aborted,
     );
-    let updated = tokio::task::spawn_blocking(move || {
-        store.update(|s| {
-            let clock = filo_embed::clock::SystemClock;
-            let (e, _) = s.get_or_create(&key2, &clock);
+    let updated = store
+        .update(key, move |s| {
+            let (e, _) = s.get_or_create(&k, &filo_embed::clock::SystemClock);
             e.updated_at = now_ms();
             if usage.input.is_some() || usage.output.is_some() {
                 e.input_tokens = usage.input;
@@ -308,20 +299,16 @@ async fn record_entry(
                 e.model = model;
             }
             e.aborted_last_run = Some(aborted);
-            e.clone()
         })
-    })
-    .await;
-    match updated {
-        Ok(Ok((entry, _))) => {
-            lock(&core.entries_cache).insert(key.to_owned(), entry);
-        }
-        Ok(Err(e)) => outcome
+        .await;
+    let written = match updated {
+        Ok(((), ticket)) => store.durable(ticket).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
+        outcome
             .warnings
-            .push(format!("the session store was not updated: {e}")),
-        Err(e) => outcome
-            .warnings
-            .push(format!("the session store was not updated: {e}")),
+            .push(format!("the session store was not updated: {e}"));
     }
     outcome
 }

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use filo_embed::session_key::{agent_id_from_session_key, normalize_agent_id, to_store_key};
-use filo_embed::session_store::{SessionEntry, SessionStoreFile};
+use filo_embed::session_store::SessionEntry;
 use filo_session::SessionManager;
 use serde_json::{Value, json};
 
-use crate::core::{Core, lock};
+use crate::core::Core;
 use crate::frames;
 
 /// A request the gateway refuses (`INVALID_REQUEST` on the WebSocket, 400/404 over HTTP).
@@ -71,23 +71,32 @@ pub fn resolve_key(
     Ok((key, agent))
 }
 
-fn store(core: &Core, agent: &str) -> SessionStoreFile {
-    SessionStoreFile::for_agent(core.embedder.paths(), agent)
-}
-
 /// The stored entry of `key`, if there is one.
 pub async fn entry(core: &Arc<Core>, key: &str) -> Result<Option<SessionEntry>, ApiError> {
-    if let Some(e) = lock(&core.entries_cache).get(key) {
-        return Ok(Some(e.clone()));
-    }
-    let s = store(core, &agent_id_from_session_key(key));
-    let key = key.to_owned();
-    blocking(move || {
-        s.load()
-            .map(|st| st.entries.get(&key).cloned())
-            .map_err(|e| ApiError::Internal(e.to_string()))
-    })
-    .await
+    core.stores
+        .agent(&agent_id_from_session_key(key))
+        .get(key)
+        .await
+        .map_err(ApiError::Internal)
+}
+
+/// Changes `key`'s entry in the agent's store and waits until it is on disk.
+async fn write_entry(
+    core: &Arc<Core>,
+    agent: &str,
+    key: &str,
+    change: impl FnOnce(&mut filo_embed::session_store::SessionStore, &str) -> SessionEntry
+    + Send
+    + 'static,
+) -> Result<SessionEntry, ApiError> {
+    let store = core.stores.agent(agent);
+    let k = key.to_owned();
+    let (entry, ticket) = store
+        .update(key, move |st| change(st, &k))
+        .await
+        .map_err(ApiError::Internal)?;
+    store.durable(ticket).await.map_err(ApiError::Internal)?;
+    Ok(entry)
 }
 
 async fn blocking<T: Send + 'static>(
@@ -105,9 +114,10 @@ pub async fn history(core: &Arc<Core>, key: &str, limit: usize) -> Result<Value,
     let (messages, total) = match &entry {
         None => (Vec::new(), 0),
         Some(e) => {
-            let path = store(core, &agent)
-                .transcript_path(key, e)
-                .map_err(|e| ApiError::Internal(e.to_string()))?;
+            let path = core
+                .stores
+                .transcript_path(&agent, key, e)
+                .map_err(ApiError::Internal)?;
             blocking(move || {
                 if !path.exists() {
                     return Ok((Vec::new(), 0));
@@ -159,10 +169,13 @@ pub fn defaults(core: &Core, entry: Option<&SessionEntry>) -> Value {
 
 /// `sessions.list`: the agent's entries, most recently updated first.
 pub async fn list(core: &Arc<Core>, agent: &str, limit: Option<usize>) -> Result<Value, ApiError> {
-    let s = store(core, agent);
+    let s = core.stores.agent(agent);
     let path = s.path().display().to_string();
-    let loaded = blocking(move || s.load().map_err(|e| ApiError::Internal(e.to_string()))).await?;
-    let mut rows: Vec<(&String, &SessionEntry)> = loaded.entries.iter().collect();
+    let loaded = s
+        .read(|st| st.entries.clone())
+        .await
+        .map_err(ApiError::Internal)?;
+    let mut rows: Vec<(&String, &SessionEntry)> = loaded.iter().collect();
     rows.sort_by_key(|r| std::cmp::Reverse(r.1.updated_at));
     let rows: Vec<Value> = rows
         .into_iter()
@@ -181,18 +194,10 @@ pub async fn reset(core: &Arc<Core>, key: &str, reason: &str) -> Result<Value, A
     core.abort(key, None);
     core.clear_queue(key);
     let agent = agent_id_from_session_key(key);
-    let s = store(core, &agent);
-    let k = key.to_owned();
-    let entry = blocking(move || {
-        s.update(|st| {
-            let clock = filo_embed::clock::SystemClock;
-            st.rotate(&k, &clock).clone()
-        })
-        .map(|(e, _)| e)
-        .map_err(|e| ApiError::Internal(e.to_string()))
+    let entry = write_entry(core, &agent, key, |st, k| {
+        st.rotate(k, &filo_embed::clock::SystemClock).clone()
     })
     .await?;
-    lock(&core.entries_cache).insert(key.to_owned(), entry.clone());
     let change = json!({"sessionKey": key, "reason": reason, "sessionId": entry.session_id,
         "ts": filo_ai::client::now_ms()});
     core.hub.publish_session_change(
@@ -234,41 +239,33 @@ pub async fn patch(core: &Arc<Core>, key: &str, params: &Value) -> Result<Value,
             "queueMode: {m:?} is not steer, followup, collect or interrupt"
         )));
     }
-    let s = store(core, &agent);
-    let k = key.to_owned();
-    let entry = blocking(move || {
-        s.update(|st| {
-            let clock = filo_embed::clock::SystemClock;
-            let (e, _) = st.get_or_create(&k, &clock);
-            if let Some(m) = model {
-                match m.as_deref().and_then(|m| m.split_once('/')) {
-                    Some((p, id)) => {
-                        e.provider_override = Some(p.to_owned());
-                        e.model_override = Some(id.to_owned());
-                    }
-                    None => {
-                        e.provider_override = None;
-                        e.model_override = m;
-                    }
+    let entry = write_entry(core, &agent, key, move |st, k| {
+        let (e, _) = st.get_or_create(k, &filo_embed::clock::SystemClock);
+        if let Some(m) = model {
+            match m.as_deref().and_then(|m| m.split_once('/')) {
+                Some((p, id)) => {
+                    e.provider_override = Some(p.to_owned());
+                    e.model_override = Some(id.to_owned());
+                }
+                None => {
+                    e.provider_override = None;
+                    e.model_override = m;
                 }
             }
-            if let Some(t) = thinking {
-                e.thinking_level = t;
-            }
-            if let Some(q) = queue_mode {
-                e.queue_mode = q;
-            }
-            if let Some(l) = label {
-                e.label = l;
-            }
-            e.updated_at = filo_ai::client::now_ms();
-            e.clone()
-        })
-        .map(|(e, _)| e)
-        .map_err(|e| ApiError::Internal(e.to_string()))
+        }
+        if let Some(t) = thinking {
+            e.thinking_level = t;
+        }
+        if let Some(q) = queue_mode {
+            e.queue_mode = q;
+        }
+        if let Some(l) = label {
+            e.label = l;
+        }
+        e.updated_at = filo_ai::client::now_ms();
+        e.clone()
     })
     .await?;
-    lock(&core.entries_cache).insert(key.to_owned(), entry.clone());
     Ok(
         json!({"ok": true, "key": key, "entry": frames::session_row(key, &agent, &entry, core.active_run(key).as_deref())}),
     )
