@@ -252,8 +252,9 @@ async fn connect(url: &str, token: &str) -> Result<Ws, String> {
     }
 }
 
-/// One `agent` turn on a new connection; its latency (connect → final result).
-async fn agent_turn(url: &str, token: &str, session: &str) -> Result<Duration, String> {
+/// One `agent` turn on a new connection; its latency (connect → final result) and the run's
+/// own duration as the gateway reports it (`result.meta.durationMs`).
+async fn agent_turn(url: &str, token: &str, session: &str) -> Result<(Duration, Duration), String> {
     let t = Instant::now();
     let mut ws = connect(url, token).await?;
     let req = json!({"type": "req", "id": "2:turn", "method": "agent", "params": {"message": "hi",
@@ -272,15 +273,12 @@ async fn agent_turn(url: &str, token: &str, session: &str) -> Result<Duration, S
                 continue;
             }
             let took = t.elapsed();
-            if std::env::var("FILO_BENCH_TRACE").is_ok() {
-                eprintln!(
-                    "turn {took:?} run {}",
-                    v["payload"]["result"]["meta"]["durationMs"]
-                );
-            }
+            let run = v["payload"]["result"]["meta"]["durationMs"]
+                .as_u64()
+                .unwrap_or(0);
             let _ = ws.close(None).await;
             return if v["payload"]["status"] == "ok" {
-                Ok(took)
+                Ok((took, Duration::from_millis(run)))
             } else {
                 Err(format!("{v}"))
             };
@@ -344,6 +342,8 @@ fn mib(kib: u64) -> String {
 }
 
 struct Sequential {
+    /// The gateway's own run (`durationMs`), p50.
+    run_p50: Duration,
     p50: Duration,
     p90: Duration,
     cpu_per_turn: Duration,
@@ -354,10 +354,14 @@ struct Sequential {
 async fn sequential(url: &str, token: &str, pid: u32, n: usize, prefix: &str) -> Sequential {
     let cpu0 = cpu_time(pid);
     let mut lat = Vec::new();
+    let mut runs = Vec::new();
     let mut failures = 0;
     for i in 0..n {
         match agent_turn(url, token, &format!("{prefix}{i}")).await {
-            Ok(d) => lat.push(d),
+            Ok((d, run)) => {
+                lat.push(d);
+                runs.push(run);
+            }
             Err(e) => {
                 failures += 1;
                 eprintln!("turn {i}: {e}");
@@ -366,7 +370,9 @@ async fn sequential(url: &str, token: &str, pid: u32, n: usize, prefix: &str) ->
     }
     let cpu = cpu_time(pid).saturating_sub(cpu0);
     lat.sort();
+    runs.sort();
     Sequential {
+        run_p50: pct(&runs, 0.5),
         p50: pct(&lat, 0.5),
         p90: pct(&lat, 0.9),
         cpu_per_turn: cpu / n.max(1) as u32,
@@ -518,6 +524,10 @@ async fn own() {
         ms(seq.p50.saturating_sub(pct(&direct, 0.5)))
     );
     println!(
+        "| the gateway's own run (`durationMs`, whole ms), p50 | {} |",
+        ms(seq.run_p50)
+    );
+    println!(
         "| gateway CPU per turn (user + system, /proc) | {} |",
         ms(seq.cpu_per_turn)
     );
@@ -563,6 +573,10 @@ async fn external(url: &str, pid: u32, token: &str) {
         ms(seq.p50),
         ms(seq.p90),
         seq.failures
+    );
+    println!(
+        "| the gateway's own run (`durationMs`), p50 | {} |",
+        ms(seq.run_p50)
     );
     println!("| gateway CPU per turn | {} |", ms(seq.cpu_per_turn));
     println!("| RSS after 100 turns | {} |", mib(seq.rss_after));

@@ -6,6 +6,11 @@ use serde_json::{Value, json};
 
 use super::{Gw, TOKEN, http, request_texts, transcript};
 
+/// The state dir of a transcript (`<state>/agents/<agent>/sessions/<id>.jsonl`).
+fn dir_of(file: &std::path::Path) -> std::path::PathBuf {
+    file.ancestors().nth(4).unwrap().to_path_buf()
+}
+
 #[tokio::test]
 async fn health_is_open_and_every_other_route_needs_the_token() {
     let gw = Gw::start(vec![], json!({})).await;
@@ -123,8 +128,19 @@ async fn d10_streamed_completion_equals_the_final_text_and_a_key_routes_into_one
             ("user", "second question")
         ]
     );
-    let t = transcript(&gw.session_file("agent:main:d10"));
+    let file = gw.session_file("agent:main:d10");
+    let t = transcript(&file);
     assert_eq!(t.len(), 4, "{t:?}");
+    // The session key kept its Playfilo memory: its head points at the last turn.
+    let session_id = file.file_stem().unwrap().to_string_lossy().into_owned();
+    let store = filo_dag::Store::open(dir_of(&file).join("playfilo.db")).unwrap();
+    assert!(
+        store
+            .get_ref(&format!("PI_HEAD:{session_id}"))
+            .unwrap()
+            .is_some()
+    );
+    drop(store);
     gw.stop().await;
 }
 
