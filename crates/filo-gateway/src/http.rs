@@ -65,6 +65,15 @@ pub(crate) fn error(status: StatusCode, kind: &str, message: impl Into<String>) 
     (status, json_headers(), body.to_string()).into_response()
 }
 
+/// A run that ended without telling its outcome (its task failed).
+pub(crate) fn no_result() -> Response {
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "server_error",
+        "the run ended without a result",
+    )
+}
+
 pub(crate) fn json_headers() -> [(header::HeaderName, HeaderValue); 1] {
     [(
         header::CONTENT_TYPE,
@@ -218,58 +227,74 @@ async fn upgrade(
         .on_upgrade(move |socket| ws::serve(core, socket, header_token, slot))
 }
 
+/// An error answer of a handler, so handlers can use `?`.
+pub(crate) struct Refusal(Box<Response>);
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        *self.0
+    }
+}
+
+impl From<Box<Response>> for Refusal {
+    fn from(r: Box<Response>) -> Self {
+        Refusal(r)
+    }
+}
+
+impl From<ApiError> for Refusal {
+    fn from(e: ApiError) -> Self {
+        Refusal(Box::new(e.into_response()))
+    }
+}
+
+pub(crate) type Handled = Result<Response, Refusal>;
+
 fn path_key(
     core: &Core,
     key: Result<Path<String>, PathRejection>,
-) -> Result<(String, String), Box<Response>> {
+) -> Result<(String, String), Refusal> {
     let Path(raw) = key.map_err(|e| {
-        Box::new(error(
+        Refusal(Box::new(error(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
             e.to_string(),
-        ))
+        )))
     })?;
-    sessions::resolve_key(core, Some(&raw), None, None).map_err(|e| Box::new(e.into_response()))
+    Ok(sessions::resolve_key(core, Some(&raw), None, None)?)
 }
 
 async fn list_sessions(
     _: Authed,
     State(core): State<Arc<Core>>,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
+) -> Handled {
     let agent = q
         .get("agentId")
         .map(|a| filo_embed::session_key::normalize_agent_id(a))
         .unwrap_or_else(|| core.config.default_agent.clone());
     let limit = q.get("limit").and_then(|l| l.parse().ok());
-    match sessions::list(&core, &agent, limit).await {
-        Ok(v) => json_ok(&v),
-        Err(e) => e.into_response(),
-    }
+    Ok(json_ok(&sessions::list(&core, &agent, limit).await?))
 }
 
 async fn describe_session(
     _: Authed,
     State(core): State<Arc<Core>>,
     key: Result<Path<String>, PathRejection>,
-) -> Response {
-    let (key, agent) = match path_key(&core, key) {
-        Ok(k) => k,
-        Err(r) => return *r,
-    };
-    match sessions::entry(&core, &key).await {
-        Ok(Some(e)) => json_ok(&crate::frames::session_row(
+) -> Handled {
+    let (key, agent) = path_key(&core, key)?;
+    match sessions::entry(&core, &key).await? {
+        Some(e) => Ok(json_ok(&crate::frames::session_row(
             &key,
             &agent,
             &e,
             core.active_run(&key).as_deref(),
-        )),
-        Ok(None) => error(
+        ))),
+        None => Ok(error(
             StatusCode::NOT_FOUND,
             "not_found",
             format!("no session {key}"),
-        ),
-        Err(e) => e.into_response(),
+        )),
     }
 }
 
@@ -278,19 +303,10 @@ async fn patch_session(
     State(core): State<Arc<Core>>,
     key: Result<Path<String>, PathRejection>,
     body: Bytes,
-) -> Response {
-    let (key, _) = match path_key(&core, key) {
-        Ok(k) => k,
-        Err(r) => return *r,
-    };
-    let params = match body_json(&body) {
-        Ok(v) => v,
-        Err(r) => return *r,
-    };
-    match sessions::patch(&core, &key, &params).await {
-        Ok(v) => json_ok(&v),
-        Err(e) => e.into_response(),
-    }
+) -> Handled {
+    let (key, _) = path_key(&core, key)?;
+    let params = body_json(&body)?;
+    Ok(json_ok(&sessions::patch(&core, &key, &params).await?))
 }
 
 async fn abort_session(
@@ -298,32 +314,22 @@ async fn abort_session(
     State(core): State<Arc<Core>>,
     key: Result<Path<String>, PathRejection>,
     body: Bytes,
-) -> Response {
-    let (key, _) = match path_key(&core, key) {
-        Ok(k) => k,
-        Err(r) => return *r,
-    };
-    let params = match body_json(&body) {
-        Ok(v) => v,
-        Err(r) => return *r,
-    };
+) -> Handled {
+    let (key, _) = path_key(&core, key)?;
+    let params = body_json(&body)?;
     let ids = core.abort(&key, params.get("runId").and_then(Value::as_str));
-    json_ok(&json!({"ok": true, "aborted": !ids.is_empty(), "runIds": ids}))
+    Ok(json_ok(
+        &json!({"ok": true, "aborted": !ids.is_empty(), "runIds": ids}),
+    ))
 }
 
 async fn reset_session(
     _: Authed,
     State(core): State<Arc<Core>>,
     key: Result<Path<String>, PathRejection>,
-) -> Response {
-    let (key, _) = match path_key(&core, key) {
-        Ok(k) => k,
-        Err(r) => return *r,
-    };
-    match sessions::reset(&core, &key, "reset").await {
-        Ok(v) => json_ok(&v),
-        Err(e) => e.into_response(),
-    }
+) -> Handled {
+    let (key, _) = path_key(&core, key)?;
+    Ok(json_ok(&sessions::reset(&core, &key, "reset").await?))
 }
 
 async fn session_history(
@@ -331,16 +337,10 @@ async fn session_history(
     State(core): State<Arc<Core>>,
     key: Result<Path<String>, PathRejection>,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let (key, _) = match path_key(&core, key) {
-        Ok(k) => k,
-        Err(r) => return *r,
-    };
+) -> Handled {
+    let (key, _) = path_key(&core, key)?;
     let limit = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(200);
-    match sessions::history(&core, &key, limit).await {
-        Ok(v) => json_ok(&v),
-        Err(e) => e.into_response(),
-    }
+    Ok(json_ok(&sessions::history(&core, &key, limit).await?))
 }
 
 /// A run's outcome as the session routes return it.
@@ -394,25 +394,19 @@ async fn post_message(
     State(core): State<Arc<Core>>,
     key: Result<Path<String>, PathRejection>,
     body: Bytes,
-) -> Response {
-    let (key, agent) = match path_key(&core, key) {
-        Ok(k) => k,
-        Err(r) => return *r,
-    };
-    let p = match body_json(&body) {
-        Ok(v) => v,
-        Err(r) => return *r,
-    };
+) -> Handled {
+    let (key, agent) = path_key(&core, key)?;
+    let p = body_json(&body)?;
     let Some(message) = p
         .get("message")
         .and_then(Value::as_str)
         .filter(|m| !m.trim().is_empty())
     else {
-        return error(
+        return Ok(error(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
             "message is required (a non-empty string)",
-        );
+        ));
     };
     let agent = p
         .get("agentId")
@@ -436,23 +430,16 @@ async fn post_message(
         .filter(|t| *t > 0)
         .map(std::time::Duration::from_secs);
     let stream = p.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let (accepted, mut rx) = match submit_listening(&core, s) {
-        Ok(x) => x,
-        Err(r) => return *r,
-    };
+    let (accepted, mut rx) = submit_listening(&core, s)?;
     if stream {
-        return Sse::new(reply_events(accepted, rx))
+        return Ok(Sse::new(reply_events(accepted, rx))
             .keep_alive(KeepAlive::default())
-            .into_response();
+            .into_response());
     }
-    match wait_end(&accepted, &mut rx).await {
+    Ok(match wait_end(&accepted, &mut rx).await {
         Some(o) => json_ok(&outcome_json(&o)),
-        None => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "the run ended without a result",
-        ),
-    }
+        None => no_result(),
+    })
 }
 
 /// The run's events as SSE: `delta` (`{text, delta}`), `agent` (`{stream, data}`), then

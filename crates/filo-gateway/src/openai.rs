@@ -20,7 +20,9 @@ use futures::Stream;
 use serde_json::{Value, json};
 
 use crate::core::{Accepted, Core, Submit};
-use crate::http::{Authed, async_stream, body_json, error, json_ok, submit_listening, wait_end};
+use crate::http::{
+    Authed, Handled, async_stream, body_json, error, json_ok, no_result, submit_listening, wait_end,
+};
 use crate::outcome::{RunEvent, RunOutcome, RunStatus};
 use crate::sessions;
 
@@ -187,53 +189,42 @@ pub(crate) async fn chat_completions(
     State(core): State<Arc<Core>>,
     headers: HeaderMap,
     body: Bytes,
-) -> Response {
-    let body = match body_json(&body) {
-        Ok(v) => v,
-        Err(r) => return *r,
-    };
+) -> Handled {
+    let body = body_json(&body)?;
     let Some(messages) = body.get("messages").and_then(Value::as_array) else {
-        return error(
+        return Ok(error(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
             "messages is required (an array)",
-        );
+        ));
     };
     let (prompt, system, history) = match split_messages(messages) {
         Ok(x) => x,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e),
+        Err(e) => return Ok(error(StatusCode::BAD_REQUEST, "invalid_request_error", e)),
     };
-    let (submit, model) = match prepare(&core, &headers, &body, prompt, system, history).await {
-        Ok(x) => x,
-        Err(r) => return *r,
-    };
-    let (accepted, mut rx) = match submit_listening(&core, submit) {
-        Ok(x) => x,
-        Err(r) => return *r,
-    };
+    let (submit, model) = prepare(&core, &headers, &body, prompt, system, history).await?;
+    let (accepted, mut rx) = submit_listening(&core, submit)?;
     let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
     let created = filo_ai::client::now_ms() / 1000;
     if body.get("stream").and_then(Value::as_bool).unwrap_or(false) {
-        return Sse::new(completion_chunks(accepted, rx, id, model, created))
-            .keep_alive(KeepAlive::default())
-            .into_response();
+        return Ok(
+            Sse::new(completion_chunks(accepted, rx, id, model, created))
+                .keep_alive(KeepAlive::default())
+                .into_response(),
+        );
     }
     let Some(o) = wait_end(&accepted, &mut rx).await else {
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "the run ended without a result",
-        );
+        return Ok(no_result());
     };
     if let Some(r) = failure(&o) {
-        return r;
+        return Ok(r);
     }
-    json_ok(&json!({
+    Ok(json_ok(&json!({
         "id": id, "object": "chat.completion", "created": created, "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": o.text},
             "finish_reason": finish_reason(&o)}],
         "usage": usage(&o),
-    }))
+    })))
 }
 
 /// An error answer for a run that did not answer (HTTP 502 for a model failure, 504 for a
@@ -250,6 +241,37 @@ fn failure(o: &RunOutcome) -> Option<Response> {
         _ => o.text.clone(),
     });
     Some(error(status, kind, message))
+}
+
+/// Follows a run's partial replies, calling `add` with what each one adds to the text shown so
+/// far (a rewrite cannot be unsent, so it waits for the text to extend again); returns the
+/// outcome and the text shown, or `None` when `add` says the client is gone or the run vanished.
+async fn follow_text(
+    accepted: &Accepted,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<RunEvent>,
+    mut add: impl FnMut(&str) -> bool,
+) -> Option<(Arc<RunOutcome>, String)> {
+    let mut shown = String::new();
+    if let Accepted::Duplicate {
+        outcome: Some(o), ..
+    } = accepted
+    {
+        return Some((o.clone(), shown));
+    }
+    loop {
+        match rx.recv().await? {
+            RunEvent::Delta { text, .. } => {
+                if let Some(extra) = text.strip_prefix(shown.as_str()).filter(|a| !a.is_empty()) {
+                    if !add(extra) {
+                        return None;
+                    }
+                    shown = text.to_string();
+                }
+            }
+            RunEvent::Agent { .. } => {}
+            RunEvent::End(o) => return Some((o, shown)),
+        }
+    }
 }
 
 fn chunk(id: &str, model: &str, created: i64, delta: Value, finish: Option<&str>) -> Event {
@@ -276,31 +298,11 @@ fn completion_chunks(
         )) {
             return;
         }
-        let mut shown = String::new();
-        let end = match &accepted {
-            Accepted::Duplicate {
-                outcome: Some(o), ..
-            } => Some(o.clone()),
-            _ => loop {
-                match rx.recv().await {
-                    Some(RunEvent::Delta { text, .. }) => {
-                        // Only what extends what was sent (a rewrite cannot be unsent).
-                        if let Some(add) =
-                            text.strip_prefix(shown.as_str()).filter(|a| !a.is_empty())
-                        {
-                            if !send(chunk(&id, &model, created, json!({"content": add}), None)) {
-                                return;
-                            }
-                            shown = text.to_string();
-                        }
-                    }
-                    Some(RunEvent::Agent { .. }) => {}
-                    Some(RunEvent::End(o)) => break Some(o),
-                    None => break None,
-                }
-            },
-        };
-        let Some(o) = end else { return };
+        let followed = follow_text(&accepted, &mut rx, |add| {
+            send(chunk(&id, &model, created, json!({"content": add}), None))
+        })
+        .await;
+        let Some((o, shown)) = followed else { return };
         if o.status != RunStatus::Ok {
             let msg = o
                 .error
@@ -372,40 +374,27 @@ pub(crate) async fn responses(
     State(core): State<Arc<Core>>,
     headers: HeaderMap,
     body: Bytes,
-) -> Response {
-    let body = match body_json(&body) {
-        Ok(v) => v,
-        Err(r) => return *r,
-    };
+) -> Handled {
+    let body = body_json(&body)?;
     let (prompt, system, history) = match responses_input(&body) {
         Ok(x) => x,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e),
+        Err(e) => return Ok(error(StatusCode::BAD_REQUEST, "invalid_request_error", e)),
     };
-    let (submit, model) = match prepare(&core, &headers, &body, prompt, system, history).await {
-        Ok(x) => x,
-        Err(r) => return *r,
-    };
-    let (accepted, mut rx) = match submit_listening(&core, submit) {
-        Ok(x) => x,
-        Err(r) => return *r,
-    };
+    let (submit, model) = prepare(&core, &headers, &body, prompt, system, history).await?;
+    let (accepted, mut rx) = submit_listening(&core, submit)?;
     let ids = ResponseIds::new(model);
     if body.get("stream").and_then(Value::as_bool).unwrap_or(false) {
-        return Sse::new(response_events(accepted, rx, ids))
+        return Ok(Sse::new(response_events(accepted, rx, ids))
             .keep_alive(KeepAlive::default())
-            .into_response();
+            .into_response());
     }
     let Some(o) = wait_end(&accepted, &mut rx).await else {
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "the run ended without a result",
-        );
+        return Ok(no_result());
     };
     if let Some(r) = failure(&o) {
-        return r;
+        return Ok(r);
     }
-    json_ok(&ids.response("completed", Some(&o), &o.text))
+    Ok(json_ok(&ids.response("completed", Some(&o), &o.text)))
 }
 
 struct ResponseIds {
@@ -481,35 +470,15 @@ fn response_events(
             "sequence_number": next(), "item_id": ids.item, "output_index": 0, "content_index": 0,
             "part": {"type": "output_text", "text": "", "annotations": []}}),
         ));
-        let mut shown = String::new();
-        let end = match &accepted {
-            Accepted::Duplicate {
-                outcome: Some(o), ..
-            } => Some(o.clone()),
-            _ => loop {
-                match rx.recv().await {
-                    Some(RunEvent::Delta { text, .. }) => {
-                        if let Some(add) =
-                            text.strip_prefix(shown.as_str()).filter(|a| !a.is_empty())
-                        {
-                            let ok = send(named(
-                                "response.output_text.delta",
-                                json!({"type": "response.output_text.delta",
-                                "sequence_number": next(), "item_id": ids.item, "output_index": 0, "content_index": 0, "delta": add}),
-                            ));
-                            if !ok {
-                                return;
-                            }
-                            shown = text.to_string();
-                        }
-                    }
-                    Some(RunEvent::Agent { .. }) => {}
-                    Some(RunEvent::End(o)) => break Some(o),
-                    None => break None,
-                }
-            },
-        };
-        let Some(o) = end else { return };
+        let followed = follow_text(&accepted, &mut rx, |add| {
+            send(named(
+                "response.output_text.delta",
+                json!({"type": "response.output_text.delta", "sequence_number": next(),
+                    "item_id": ids.item, "output_index": 0, "content_index": 0, "delta": add}),
+            ))
+        })
+        .await;
+        let Some((o, shown)) = followed else { return };
         if o.status != RunStatus::Ok {
             let msg = o
                 .error

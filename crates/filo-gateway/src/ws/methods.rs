@@ -198,13 +198,7 @@ fn chat_send(conn: &Conn, params: &Value) -> Result<Value, ErrorShape> {
     if message.trim().is_empty() {
         return Err(ErrorShape::invalid("message must not be empty"));
     }
-    let raw_key = required(params, "sessionKey")?;
-    let (key, agent) = sessions::resolve_key(
-        &conn.core,
-        Some(raw_key),
-        str_param(params, "agentId"),
-        None,
-    )?;
+    let (key, agent) = key_param(conn, params, "sessionKey")?;
     required(params, "idempotencyKey")?;
     let mut s = submit_of(params, key.clone(), agent, message);
     s.gap_after_ack = true;
@@ -226,25 +220,13 @@ fn chat_send(conn: &Conn, params: &Value) -> Result<Value, ErrorShape> {
 }
 
 fn chat_abort(conn: &Conn, params: &Value) -> Result<Value, ErrorShape> {
-    let raw_key = required(params, "sessionKey")?;
-    let (key, _) = sessions::resolve_key(
-        &conn.core,
-        Some(raw_key),
-        str_param(params, "agentId"),
-        None,
-    )?;
+    let (key, _) = key_param(conn, params, "sessionKey")?;
     let ids = conn.core.abort(&key, str_param(params, "runId"));
     Ok(json!({"ok": true, "aborted": !ids.is_empty(), "runIds": ids}))
 }
 
 async fn chat_history(conn: &Conn, params: &Value) -> Result<Value, ErrorShape> {
-    let raw_key = required(params, "sessionKey")?;
-    let (key, _) = sessions::resolve_key(
-        &conn.core,
-        Some(raw_key),
-        str_param(params, "agentId"),
-        None,
-    )?;
+    let (key, _) = key_param(conn, params, "sessionKey")?;
     conn.core.hub.watch(conn.id, &key);
     let limit = params
         .get("limit")

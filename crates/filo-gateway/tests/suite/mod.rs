@@ -130,25 +130,23 @@ impl Gw {
     }
 }
 
+/// A chat message's role and its text (a string, or its parts' texts joined).
+fn role_and_text(m: &Value) -> (String, String) {
+    let content = match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        _ => String::new(),
+    };
+    (m["role"].as_str().unwrap_or("").to_owned(), content)
+}
+
 /// The user/assistant texts of a session file's messages, in order.
 pub fn transcript(path: &std::path::Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(path).unwrap();
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["type"] == "message")
-        .map(|v| {
-            let m = &v["message"];
-            let content = match &m["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join(""),
-                _ => String::new(),
-            };
-            (m["role"].as_str().unwrap_or("").to_owned(), content)
-        })
+        .map(|v| role_and_text(&v["message"]))
         .collect()
 }
 
@@ -156,22 +154,7 @@ pub fn transcript(path: &std::path::Path) -> Vec<(String, String)> {
 pub fn request_texts(body: &Value) -> Vec<(String, String)> {
     body["messages"]
         .as_array()
-        .map(|ms| {
-            ms.iter()
-                .map(|m| {
-                    let content = match &m["content"] {
-                        Value::String(s) => s.clone(),
-                        Value::Array(parts) => parts
-                            .iter()
-                            .filter_map(|p| p["text"].as_str())
-                            .collect::<Vec<_>>()
-                            .join(""),
-                        _ => String::new(),
-                    };
-                    (m["role"].as_str().unwrap_or("").to_owned(), content)
-                })
-                .collect()
-        })
+        .map(|ms| ms.iter().map(role_and_text).collect())
         .unwrap_or_default()
 }
 
