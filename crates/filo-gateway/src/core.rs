@@ -356,9 +356,7 @@ impl Core {
                         return Err(SubmitError::QueueFull(key));
                     }
                     for dropped in admission.dropped {
-                        let outcome = crate::run::dropped_outcome(&dropped);
-                        self.record_finished(&outcome);
-                        dropped.emit(&RunEvent::End(outcome));
+                        self.end_unrun(&dropped, crate::run::dropped_outcome(&dropped));
                     }
                     state
                         .queue
@@ -390,8 +388,23 @@ impl Core {
     /// Aborts the active run of `key` (only when it answers `run_id`, if given); returns the
     /// request ids it answers.
     pub fn abort(&self, key: &str, run_id: Option<&str>) -> Vec<String> {
-        let keys = lock(&self.keys);
-        let Some(active) = keys.get(key).and_then(|s| s.active.as_ref()) else {
+        let mut keys = lock(&self.keys);
+        let Some(state) = keys.get_mut(key) else {
+            return Vec::new();
+        };
+        // A message still waiting behind the active run: it is removed and ends aborted.
+        if let Some(r) = run_id
+            && let Some(i) = state.queue.items.iter().position(|q| q.item.answers(r))
+            && !state.queue.in_flight.contains(&state.queue.items[i].id)
+        {
+            let p = state.queue.items.remove(i).item;
+            drop(keys);
+            self.end_unrun(&p, crate::run::aborted_before_start(&p));
+            let mut ids = vec![p.submit.run_id.clone()];
+            ids.extend(p.merged.iter().cloned());
+            return ids;
+        }
+        let Some(active) = state.active.as_ref() else {
             return Vec::new();
         };
         if run_id.is_some_and(|r| !active.pending.answers(r)) {
@@ -418,11 +431,24 @@ impl Core {
             items
         };
         for p in &items {
-            let outcome = crate::run::aborted_before_start(p);
-            self.record_finished(&outcome);
-            p.emit(&RunEvent::End(outcome));
+            self.end_unrun(p, crate::run::aborted_before_start(p));
         }
         items.len()
+    }
+
+    /// Ends a message that never ran (dropped, aborted or reset while queued): its outcome is
+    /// recorded, its listeners told, and the connections watching its key get the terminal
+    /// `chat` event for each request it answers.
+    pub(crate) fn end_unrun(&self, p: &Pending, outcome: Arc<RunOutcome>) {
+        self.record_finished(&outcome);
+        p.emit(&RunEvent::End(outcome.clone()));
+        for run_id in outcome.all_run_ids() {
+            let frame = crate::hub::EventFrame::new(
+                "chat",
+                &crate::frames::chat_terminal(&outcome, run_id),
+            );
+            self.hub.publish(&outcome.session_key, &frame);
+        }
     }
 
     /// Whether `key` has a run in progress, and its request id.

@@ -48,7 +48,9 @@ async fn next_for(core: &Arc<Core>, key: &str) -> Option<Pending> {
             }
             let debounce = Duration::from_millis(state.queue.settings.debounce_ms);
             let quiet = state.last_enqueue.elapsed();
-            if quiet >= debounce || core.is_draining() {
+            // An interrupting message runs at once; the others wait for a quiet moment.
+            let urgent = state.queue.items.iter().any(|q| q.protected);
+            if quiet >= debounce || urgent || core.is_draining() {
                 let next = take_next(state);
                 if let Some(p) = &next {
                     state.active = Some(crate::core::Active {
@@ -275,6 +277,7 @@ fn seed_history(
 /// write that fails is named in the outcome's warnings.
 async fn record_entry(store: &Arc<AgentStore>, key: &str, mut outcome: RunOutcome) -> RunOutcome {
     let k = key.to_owned();
+    let session_id = outcome.session_id.clone();
     let (usage, provider, model, aborted) = (
         outcome.usage,
         outcome.provider.clone(),
@@ -284,6 +287,10 @@ async fn record_entry(store: &Arc<AgentStore>, key: &str, mut outcome: RunOutcom
     let updated = store
         .update(key, move |s| {
             let (e, _) = s.get_or_create(&k, &filo_embed::clock::SystemClock);
+            // A reset during the run gave the key a new session: that one is not this run's.
+            if session_id.as_deref().is_some_and(|id| id != e.session_id) {
+                return;
+            }
             e.updated_at = now_ms();
             if usage.input.is_some() || usage.output.is_some() {
                 e.input_tokens = usage.input;

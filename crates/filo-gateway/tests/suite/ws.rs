@@ -531,3 +531,49 @@ async fn draining_refuses_new_runs_lets_the_running_one_finish_and_says_shutdown
     let _: Value = json!(null);
     gw.mock.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_queued_message_can_be_aborted_alone_and_never_runs() {
+    let gw = Gw::start(
+        vec![stall("long first", 600), Turn::text("kept")],
+        json!({"messages": {"queue": {"mode": "followup", "debounceMs": 0}}}),
+    )
+    .await;
+    let mut ws = gw.ws().await;
+    let id = ws
+        .send(
+            "chat.send",
+            json!({"sessionKey": "q", "message": "one", "idempotencyKey": "q-1"}),
+        )
+        .await;
+    ws.until_res(&id).await;
+    ws.until_event(|v| v["event"] == "chat" && v["payload"]["runId"] == "q-1")
+        .await;
+    for n in [2, 3] {
+        let id = ws
+            .send("chat.send", json!({"sessionKey": "q", "message": format!("m{n}"), "idempotencyKey": format!("q-{n}")}))
+            .await;
+        ws.until_res(&id).await;
+    }
+    // Abort the queued q-2 only: the running turn goes on.
+    let id = ws
+        .send("chat.abort", json!({"sessionKey": "q", "runId": "q-2"}))
+        .await;
+    assert_eq!(ws.until_res(&id).await["payload"]["runIds"], json!(["q-2"]));
+    let end = ws.chat_until_terminal("q-2").await;
+    assert_eq!(end.last().unwrap()["payload"]["state"], "aborted");
+    let first = ws.chat_until_terminal("q-1").await;
+    assert_eq!(first.last().unwrap()["payload"]["state"], "final");
+    let third = ws.chat_until_terminal("q-3").await;
+    assert_eq!(
+        third.last().unwrap()["payload"]["message"]["content"][0]["text"],
+        "kept"
+    );
+    let users: Vec<String> = transcript(&gw.session_file("agent:main:q"))
+        .into_iter()
+        .filter(|(r, _)| r == "user")
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(users, ["one", "m3"], "the aborted message never ran");
+    gw.stop().await;
+}
