@@ -188,6 +188,30 @@ pub async fn list(core: &Arc<Core>, agent: &str, limit: Option<usize>) -> Result
     }))
 }
 
+/// Entries `health` lists under `recent`.
+const HEALTH_RECENT: usize = 5;
+
+/// The `sessions` block of `health` (OpenClaw's HealthSessionSummary): the agent's store, how
+/// many entries it holds and the most recently updated ones (`age` in ms; `openclaw health`
+/// prints "Session store (main): PATH (N entries)" and a line per recent key).
+pub async fn health_summary(core: &Arc<Core>, agent: &str) -> Result<Value, ApiError> {
+    let s = store(core, agent);
+    let path = s.path().display().to_string();
+    let loaded = blocking(move || s.load().map_err(|e| ApiError::Internal(e.to_string()))).await?;
+    let now = filo_ai::client::now_ms();
+    let mut rows: Vec<(&String, &SessionEntry)> = loaded.entries.iter().collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.1.updated_at));
+    let recent: Vec<Value> = rows
+        .iter()
+        .take(HEALTH_RECENT)
+        .map(|(k, e)| {
+            let updated = (e.updated_at > 0).then_some(e.updated_at);
+            json!({"key": k, "updatedAt": updated, "age": updated.map(|u| (now - u).max(0))})
+        })
+        .collect();
+    Ok(json!({"path": path, "count": loaded.entries.len(), "recent": recent}))
+}
+
 /// `sessions.reset`: aborts the key's run, drops its queue, gives it a new session id (the old
 /// transcript stays on disk) and tells subscribers.
 pub async fn reset(core: &Arc<Core>, key: &str, reason: &str) -> Result<Value, ApiError> {

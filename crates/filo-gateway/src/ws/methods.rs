@@ -123,7 +123,7 @@ pub(crate) async fn dispatch(conn: &Conn, id: &str, method: &str, params: Value)
                 .map_err(ErrorShape::from),
             Err(e) => Err(e),
         },
-        "health" => Ok(health(conn)),
+        "health" => health(conn).await,
         "status" => Ok(status(conn)),
         "system-presence" => Ok(json!([])),
         "agents.list" => Ok(agents_list(conn)),
@@ -315,19 +315,19 @@ async fn agent_wait(conn: &Conn, params: &Value) -> Result<Value, ErrorShape> {
     }
 }
 
-pub(crate) fn health(conn: &Conn) -> Value {
+/// `health`: the default agent's session store as `openclaw health` prints it.
+async fn health(conn: &Conn) -> Result<Value, ErrorShape> {
     let c = &conn.core;
     let g = c.gauges();
-    let sessions = json!({"path": c.embedder.paths().session_store_file(&c.config.default_agent).display().to_string(),
-        "count": g.sessions_known, "recent": []});
-    json!({
+    let sessions = sessions::health_summary(c, &c.config.default_agent).await?;
+    Ok(json!({
         "ok": true, "ts": filo_ai::client::now_ms(), "durationMs": 0,
         "defaultAgentId": c.config.default_agent,
         "agents": [{"agentId": c.config.default_agent, "isDefault": true,
             "heartbeat": {"enabled": false, "every": "off", "everyMs": null, "prompt": "", "target": "none", "ackMaxChars": 0},
             "sessions": sessions}],
         "sessions": sessions, "activeRuns": g.active_runs, "queued": c.queued(),
-    })
+    }))
 }
 
 fn status(conn: &Conn) -> Value {

@@ -125,8 +125,12 @@ async fn close(sink: &mut WsSink, code: u16, reason: &str) {
         code,
         reason: Utf8Bytes::from(reason),
     };
-    // The peer may already be gone; there is nobody left to tell.
-    let _gone = sink.send(Message::Close(Some(frame))).await;
+    if sink.send(Message::Close(Some(frame))).await.is_err() {
+        // After the peer's own close frame nothing more may be sent, but tungstenite has
+        // queued the echo that completes the closing handshake (without it the client sees
+        // 1006); a flush writes it. The peer may also be gone: nobody left to tell.
+        let _gone = sink.flush().await;
+    }
 }
 
 async fn send_json(sink: &mut WsSink, v: &Value) -> bool {
@@ -396,6 +400,12 @@ async fn write_loop(
         if sink.send(Message::Text(text.into())).await.is_err() {
             break;
         }
+    }
+    // A send fails once the peer has sent its close frame; the echo tungstenite queued for it
+    // still goes out with a flush (unless the peer stopped reading: then `done` ends this).
+    tokio::select! {
+        _flushed = sink.flush() => {}
+        () = done.cancelled() => {}
     }
     done.cancel();
 }

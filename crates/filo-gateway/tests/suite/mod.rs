@@ -1,6 +1,7 @@
 //! Harness: the mock provider as provider `openai`, an embedder over a temp state dir, a
 //! gateway on 127.0.0.1:0 with a token, a WebSocket client and a small HTTP/1.1 client.
 
+mod clients;
 mod hostile;
 mod http;
 mod ws;
