@@ -195,11 +195,14 @@ const HEALTH_RECENT: usize = 5;
 /// many entries it holds and the most recently updated ones (`age` in ms; `openclaw health`
 /// prints "Session store (main): PATH (N entries)" and a line per recent key).
 pub async fn health_summary(core: &Arc<Core>, agent: &str) -> Result<Value, ApiError> {
-    let s = store(core, agent);
+    let s = core.stores.agent(agent);
     let path = s.path().display().to_string();
-    let loaded = blocking(move || s.load().map_err(|e| ApiError::Internal(e.to_string()))).await?;
+    let loaded = s
+        .read(|st| st.entries.clone())
+        .await
+        .map_err(ApiError::Internal)?;
     let now = filo_ai::client::now_ms();
-    let mut rows: Vec<(&String, &SessionEntry)> = loaded.entries.iter().collect();
+    let mut rows: Vec<(&String, &SessionEntry)> = loaded.iter().collect();
     rows.sort_by_key(|r| std::cmp::Reverse(r.1.updated_at));
     let recent: Vec<Value> = rows
         .iter()
@@ -209,7 +212,7 @@ pub async fn health_summary(core: &Arc<Core>, agent: &str) -> Result<Value, ApiE
             json!({"key": k, "updatedAt": updated, "age": updated.map(|u| (now - u).max(0))})
         })
         .collect();
-    Ok(json!({"path": path, "count": loaded.entries.len(), "recent": recent}))
+    Ok(json!({"path": path, "count": loaded.len(), "recent": recent}))
 }
 
 /// `sessions.reset`: aborts the key's run, drops its queue, gives it a new session id (the old
