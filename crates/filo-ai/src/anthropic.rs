@@ -36,11 +36,92 @@ fn is_oauth(key: Option<&str>) -> bool {
     key.is_some_and(|k| k.contains("sk-ant-oat"))
 }
 
-/// Adaptive-thinking models take an effort instead of a budget.
+const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
+const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+
+/// pi's default `thinkingDisplay`: summaries, as older Claude 4 models give by default.
+const THINKING_DISPLAY: &str = "summarized";
+
+/// Adaptive-thinking models (Opus 4.6 / 4.7, Sonnet 4.6) take an effort instead of a budget and
+/// think interleaved without the beta.
 fn is_adaptive(model: &Model) -> bool {
-    ["opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6"]
-        .iter()
-        .any(|n| model.id.contains(n))
+    [
+        "opus-4-6",
+        "opus-4.6",
+        "opus-4-7",
+        "opus-4.7",
+        "sonnet-4-6",
+        "sonnet-4.6",
+    ]
+    .iter()
+    .any(|n| model.id.contains(n))
+}
+
+/// An Anthropic `compat` switch; every one defaults to on.
+fn compat_flag(model: &Model, name: &str) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.get(name))
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
+}
+
+/// Tools stream their input eagerly (`eager_input_streaming`) unless the model says it cannot;
+/// then the fine-grained streaming beta does the same job.
+fn eager_tool_streaming(model: &Model) -> bool {
+    compat_flag(model, "supportsEagerToolInputStreaming")
+}
+
+fn has_tools(input: &RequestInput<'_>) -> bool {
+    input.context.tools.as_ref().is_some_and(|t| !t.is_empty())
+}
+
+/// pi's `mapThinkingLevelToEffort`: the model's `thinkingLevelMap` when it names a string,
+/// else low / medium / high.
+fn adaptive_effort(model: &Model, level: ThinkingLevel) -> String {
+    if let Some(mapped) = model
+        .thinking_level_map
+        .as_ref()
+        .and_then(|m| m.value(level))
+    {
+        return mapped.to_string();
+    }
+    match level {
+        ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium => "medium",
+        ThinkingLevel::Off | ThinkingLevel::High | ThinkingLevel::Xhigh => "high",
+    }
+    .to_string()
+}
+
+/// The `thinking` field, an `output_config` for adaptive models, and the adjusted `max_tokens`.
+/// A reasoning model with thinking off is told so (`disabled`); other models get nothing.
+fn thinking_fields(
+    input: &RequestInput<'_>,
+    max_tokens: u64,
+) -> (Option<Value>, Option<Value>, u64) {
+    let model = input.model;
+    let level = input.options.reasoning;
+    if !model.reasoning {
+        return (None, None, max_tokens);
+    }
+    if level == ThinkingLevel::Off {
+        return (Some(json!({"type": "disabled"})), None, max_tokens);
+    }
+    if is_adaptive(model) {
+        let thinking = json!({"type": "adaptive", "display": THINKING_DISPLAY});
+        let effort = json!({"effort": adaptive_effort(model, level)});
+        return (Some(thinking), Some(effort), max_tokens);
+    }
+    let (max, budget) = adjust_max_tokens_for_thinking(
+        max_tokens,
+        model.max_tokens,
+        level,
+        input.options.thinking_budgets.as_ref(),
+    );
+    let thinking = json!({"type": "enabled", "budget_tokens": budget, "display": THINKING_DISPLAY});
+    (Some(thinking), None, max)
 }
 
 fn outgoing_tool_name(name: &str, oauth: bool) -> String {
@@ -57,7 +138,7 @@ fn cache_control(input: &RequestInput<'_>) -> Option<Value> {
     match input.options.cache_retention {
         CacheRetention::None => None,
         CacheRetention::Short => Some(json!({"type": "ephemeral"})),
-        CacheRetention::Long if input.model.base_url.contains("api.anthropic.com") => {
+        CacheRetention::Long if compat_flag(input.model, "supportsLongCacheRetention") => {
             Some(json!({"type": "ephemeral", "ttl": "1h"}))
         }
         CacheRetention::Long => Some(json!({"type": "ephemeral"})),
@@ -76,58 +157,24 @@ pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
         mark_last_user_block(&mut messages, cache);
     }
     body.insert("messages".into(), Value::Array(messages));
-    let thinking = model.reasoning && input.options.reasoning != ThinkingLevel::Off;
-    let mut max_tokens = input.base_max_tokens();
-    let mut thinking_body = None;
-    if thinking && is_adaptive(model) {
-        let effort = match input.options.reasoning {
-            ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
-            ThinkingLevel::Medium => "medium",
-            ThinkingLevel::High => "high",
-            ThinkingLevel::Xhigh if model.supports_xhigh() => "max",
-            ThinkingLevel::Xhigh => "high",
-        };
-        thinking_body = Some((json!({"type": "adaptive"}), Some(json!({"effort": effort}))));
-    } else if thinking {
-        let (max, budget) = adjust_max_tokens_for_thinking(
-            max_tokens,
-            model.max_tokens,
-            input.options.reasoning,
-            input.options.thinking_budgets.as_ref(),
-        );
-        max_tokens = max;
-        thinking_body = Some((json!({"type": "enabled", "budget_tokens": budget}), None));
-    }
+    let thinking_on = model.reasoning && input.options.reasoning != ThinkingLevel::Off;
+    let (thinking, output_config, max_tokens) = thinking_fields(input, input.base_max_tokens());
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
     if let Some(system) = system_blocks(input, oauth, cache.as_ref()) {
         body.insert("system".into(), system);
     }
-    if let (Some(t), None) = (input.options.temperature, &thinking_body) {
+    if let (Some(t), false) = (input.options.temperature, thinking_on) {
         body.insert("temperature".into(), json!(t));
     }
-    if let Some(tools) = input.context.tools.as_ref().filter(|t| !t.is_empty()) {
-        let tools: Vec<Value> = tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "name": outgoing_tool_name(&t.name, oauth),
-                    "description": t.description,
-                    "input_schema": {
-                        "type": "object",
-                        "properties": t.parameters.get("properties").cloned().unwrap_or_else(|| json!({})),
-                        "required": t.parameters.get("required").cloned().unwrap_or_else(|| json!([])),
-                    }
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+    if let Some(tools) = convert_tools(input, oauth, cache.as_ref()) {
+        body.insert("tools".into(), tools);
     }
-    if let Some((thinking, output_config)) = thinking_body {
+    if let Some(thinking) = thinking {
         body.insert("thinking".into(), thinking);
-        if let Some(oc) = output_config {
-            body.insert("output_config".into(), oc);
-        }
+    }
+    if let Some(oc) = output_config {
+        body.insert("output_config".into(), oc);
     }
     if let Some(user) = &input.options.user_id {
         body.insert("metadata".into(), json!({"user_id": user}));
@@ -136,10 +183,46 @@ pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
     input.request(url, headers(input, oauth), Value::Object(body))
 }
 
+/// The tool list; `cache_control` goes on the last tool.
+fn convert_tools(input: &RequestInput<'_>, oauth: bool, cache: Option<&Value>) -> Option<Value> {
+    let tools = input.context.tools.as_ref().filter(|t| !t.is_empty())?;
+    let eager = eager_tool_streaming(input.model);
+    let last = tools.len() - 1;
+    let tools = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut tool = Map::new();
+            tool.insert("name".into(), json!(outgoing_tool_name(&t.name, oauth)));
+            tool.insert("description".into(), json!(t.description));
+            if eager {
+                tool.insert("eager_input_streaming".into(), json!(true));
+            }
+            let field = |k: &str, empty: Value| t.parameters.get(k).cloned().unwrap_or(empty);
+            tool.insert(
+                "input_schema".into(),
+                json!({
+                    "type": "object",
+                    "properties": field("properties", json!({})),
+                    "required": field("required", json!([])),
+                }),
+            );
+            if let (Some(c), true) = (cache, i == last) {
+                tool.insert("cache_control".into(), c.clone());
+            }
+            Value::Object(tool)
+        })
+        .collect();
+    Some(Value::Array(tools))
+}
+
 fn headers(input: &RequestInput<'_>, oauth: bool) -> Vec<(String, String)> {
-    let mut betas = vec!["fine-grained-tool-streaming-2025-05-14"];
+    let mut betas = Vec::new();
+    if has_tools(input) && !eager_tool_streaming(input.model) {
+        betas.push(FINE_GRAINED_TOOL_STREAMING_BETA);
+    }
     if !is_adaptive(input.model) {
-        betas.push("interleaved-thinking-2025-05-14");
+        betas.push(INTERLEAVED_THINKING_BETA);
     }
     let mut h: Vec<(String, String)> = vec![
         ("content-type".into(), "application/json".into()),
@@ -155,7 +238,9 @@ fn headers(input: &RequestInput<'_>, oauth: bool) -> Vec<(String, String)> {
         h.push(("user-agent".into(), "claude-cli/2.1.75".into()));
         h.push(("x-app".into(), "cli".into()));
     }
-    h.push(("anthropic-beta".into(), betas.join(",")));
+    if !betas.is_empty() {
+        h.push(("anthropic-beta".into(), betas.join(",")));
+    }
     match (input.api_key, oauth) {
         (Some(key), true) => h.push(("authorization".into(), format!("Bearer {key}"))),
         (Some(key), false) => h.push(("x-api-key".into(), key.into())),

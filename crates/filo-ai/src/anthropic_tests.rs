@@ -299,7 +299,7 @@ fn request_shape_thinking_cache_and_oauth() {
     assert_eq!(req.body["max_tokens"], 32000 + 8192);
     assert_eq!(
         req.body["thinking"],
-        json!({"type": "enabled", "budget_tokens": 8192})
+        json!({"type": "enabled", "budget_tokens": 8192, "display": "summarized"})
     );
     assert!(
         req.body.get("temperature").is_none(),
@@ -317,6 +317,15 @@ fn request_shape_thinking_cache_and_oauth() {
         req.body["tools"][0]["input_schema"],
         json!({"type": "object", "properties": {"p": {"type": "string"}}, "required": ["p"]})
     );
+    assert_eq!(req.body["tools"][0]["eager_input_streaming"], true);
+    assert_eq!(
+        req.body["tools"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    assert_eq!(
+        req.header("anthropic-beta"),
+        Some("interleaved-thinking-2025-05-14")
+    );
     assert_eq!(req.header("x-api-key"), Some("sk-ant-api"));
     let input = RequestInput {
         api_key: Some("sk-ant-oat01-x"),
@@ -324,10 +333,9 @@ fn request_shape_thinking_cache_and_oauth() {
     };
     let req = build_request(&input);
     assert_eq!(req.header("authorization"), Some("Bearer sk-ant-oat01-x"));
-    assert!(
-        req.header("anthropic-beta")
-            .unwrap()
-            .starts_with("claude-code-20250219,oauth-2025-04-20,")
+    assert_eq!(
+        req.header("anthropic-beta"),
+        Some("claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14")
     );
     assert_eq!(req.body["system"][0]["text"], CLAUDE_CODE_IDENTITY);
     assert_eq!(req.body["tools"][0]["name"], "Read");
@@ -335,7 +343,12 @@ fn request_shape_thinking_cache_and_oauth() {
 
 #[tokio::test]
 async fn adaptive_models_use_effort() {
-    let m = model("anthropic", "anthropic-messages", "claude-opus-4-6");
+    let mut m = model("anthropic", "anthropic-messages", "claude-opus-4-6");
+    m.thinking_level_map = Some(
+        [(ThinkingLevel::Xhigh, Some("max".to_string()))]
+            .into_iter()
+            .collect(),
+    );
     let opts = StreamOptions {
         reasoning: ThinkingLevel::Xhigh,
         ..StreamOptions::default()
@@ -355,13 +368,28 @@ async fn adaptive_models_use_effort() {
     )
     .await;
     let req = &r.requests[0];
-    assert_eq!(req.body["thinking"], json!({"type": "adaptive"}));
-    assert_eq!(req.body["output_config"], json!({"effort": "max"}));
     assert_eq!(
-        req.header("anthropic-beta"),
-        Some("fine-grained-tool-streaming-2025-05-14")
+        req.body["thinking"],
+        json!({"type": "adaptive", "display": "summarized"})
     );
+    assert_eq!(req.body["output_config"], json!({"effort": "max"}));
+    // No tools (so no fine-grained streaming beta) and adaptive (so no interleaved beta).
+    assert_eq!(req.header("anthropic-beta"), None);
     assert_eq!(r.message.stop_reason, StopReason::Stop);
+    // Without the map, xhigh is pi's default "high" (0.73 dropped the `supportsXhigh` check).
+    m.thinking_level_map = None;
+    let body = sse(&[("message_stop", "{}")]);
+    let r = run_with(
+        &m,
+        &user_ctx("x"),
+        vec![FixtureResponse::sse(vec![body])],
+        &opts,
+    )
+    .await;
+    assert_eq!(
+        r.requests[0].body["output_config"],
+        json!({"effort": "high"})
+    );
 }
 
 #[tokio::test]

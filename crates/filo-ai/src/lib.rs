@@ -26,7 +26,10 @@ pub mod model;
 pub mod partial_json;
 
 pub use event::{Accumulator, AssistantEvent, AssistantStream};
-pub use model::{Model, ModelCost, ThinkingLevel, adjust_max_tokens_for_thinking, calculate_cost};
+pub use model::{
+    Model, ModelCost, ThinkingLevel, ThinkingLevelMap, adjust_max_tokens_for_thinking,
+    calculate_cost,
+};
 pub mod client;
 
 pub use client::{

@@ -46,9 +46,54 @@ pub struct Model {
     pub max_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<BTreeMap<String, String>>,
-    /// Compatibility switches, meaningful for `openai-completions`.
+    /// Compatibility switches: `openai-completions` ones, and for `anthropic-messages`
+    /// `supportsEagerToolInputStreaming` and `supportsLongCacheRetention` (both default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<Value>,
+    /// pi's `thinkingLevelMap`: the provider's own value per thinking level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level_map: Option<ThinkingLevelMap>,
+}
+
+/// pi's `thinkingLevelMap`: for a level, the string the provider expects instead of pi's
+/// default, or `null` when the model does not support the level. A level that is absent takes
+/// the provider's default. Keys that are not thinking levels are ignored, as pi ignores them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "BTreeMap<String, Option<String>>")]
+pub struct ThinkingLevelMap(BTreeMap<ThinkingLevel, Option<String>>);
+
+impl ThinkingLevelMap {
+    /// `None` when the level is absent, `Some(None)` when it is marked unsupported (`null`).
+    pub fn get(&self, level: ThinkingLevel) -> Option<Option<&str>> {
+        self.0.get(&level).map(Option::as_deref)
+    }
+
+    /// The mapped string for a level, if it maps to one.
+    pub fn value(&self, level: ThinkingLevel) -> Option<&str> {
+        self.get(level).flatten()
+    }
+
+    /// pi's `{ ...base, ...overlay }`: the overlay's levels win.
+    pub fn merge(&mut self, overlay: &ThinkingLevelMap) {
+        self.0
+            .extend(overlay.0.iter().map(|(k, v)| (*k, v.clone())));
+    }
+}
+
+impl From<BTreeMap<String, Option<String>>> for ThinkingLevelMap {
+    fn from(raw: BTreeMap<String, Option<String>>) -> Self {
+        ThinkingLevelMap(
+            raw.into_iter()
+                .filter_map(|(k, v)| ThinkingLevel::parse(&k).map(|level| (level, v)))
+                .collect(),
+        )
+    }
+}
+
+impl FromIterator<(ThinkingLevel, Option<String>)> for ThinkingLevelMap {
+    fn from_iter<I: IntoIterator<Item = (ThinkingLevel, Option<String>)>>(iter: I) -> Self {
+        ThinkingLevelMap(iter.into_iter().collect())
+    }
 }
 
 impl Model {
@@ -62,7 +107,8 @@ impl Model {
         self.input.iter().any(|i| i == "image")
     }
 
-    /// pi's `supportsXhigh`: models that accept the `xhigh` effort.
+    /// pi's `supportsXhigh` (before 0.73): models that accept the `xhigh` effort. The
+    /// OpenAI codecs still use it; Anthropic's adaptive effort comes from `thinkingLevelMap`.
     pub fn supports_xhigh(&self) -> bool {
         ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
             .iter()
@@ -241,5 +287,26 @@ mod tests {
         m.id = "gpt-4o".into();
         assert!(!m.supports_xhigh());
         assert_eq!(ThinkingLevel::Xhigh.clamped(), ThinkingLevel::High);
+    }
+
+    #[test]
+    fn thinking_level_map_keeps_strings_and_nulls_and_skips_unknown_keys() {
+        let mut m: ThinkingLevelMap = serde_json::from_value(serde_json::json!({
+            "off": null, "xhigh": "max", "turbo": "fast"
+        }))
+        .unwrap();
+        assert_eq!(m.get(ThinkingLevel::Off), Some(None));
+        assert_eq!(m.value(ThinkingLevel::Xhigh), Some("max"));
+        assert_eq!(m.get(ThinkingLevel::High), None);
+        m.merge(
+            &[(ThinkingLevel::Off, Some("none".to_string()))]
+                .into_iter()
+                .collect(),
+        );
+        assert_eq!(m.value(ThinkingLevel::Off), Some("none"));
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            serde_json::json!({"off": "none", "xhigh": "max"})
+        );
     }
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::model::{Model, ModelCost};
+use crate::model::{Model, ModelCost, ThinkingLevelMap};
 use crate::registry::{ProviderConfig, ProviderRegistry, RegistryError};
 
 #[derive(Deserialize)]
@@ -48,6 +48,7 @@ struct ModelDef {
     api: Option<String>,
     base_url: Option<String>,
     reasoning: Option<bool>,
+    thinking_level_map: Option<ThinkingLevelMap>,
     input: Option<Vec<String>>,
     cost: Option<FullCost>,
     context_window: Option<i64>,
@@ -80,6 +81,7 @@ struct PartialCost {
 struct ModelOverride {
     name: Option<String>,
     reasoning: Option<bool>,
+    thinking_level_map: Option<ThinkingLevelMap>,
     input: Option<Vec<String>>,
     cost: Option<PartialCost>,
     context_window: Option<i64>,
@@ -363,6 +365,11 @@ fn apply_override(m: &mut Model, o: &ModelOverride, provider: &str) -> Result<()
     if let Some(r) = o.reasoning {
         m.reasoning = r;
     }
+    if let Some(map) = &o.thinking_level_map {
+        m.thinking_level_map
+            .get_or_insert_with(ThinkingLevelMap::default)
+            .merge(map);
+    }
     if let Some(i) = &o.input {
         m.input.clone_from(i);
     }
@@ -425,6 +432,7 @@ fn custom_model(
         max_tokens: max_tokens.unwrap_or(16_384),
         headers: (!headers.is_empty()).then_some(headers),
         compat,
+        thinking_level_map: d.thinking_level_map,
         id: d.id,
     })
 }

@@ -136,6 +136,7 @@ impl ProviderRegistry {
             max_tokens: DEFAULT_MAX_TOKENS,
             headers: None,
             compat: p.compat.clone(),
+            thinking_level_map: None,
         })
     }
 

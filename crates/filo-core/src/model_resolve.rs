@@ -219,6 +219,7 @@ mod tests {
             max_tokens: 0,
             headers: None,
             compat: None,
+            thinking_level_map: None,
         };
         let models = vec![
             mk("sonnet-4-20250514"),

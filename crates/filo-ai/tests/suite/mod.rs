@@ -1,3 +1,4 @@
+mod anthropic_fields;
 mod common;
 mod conformance;
 mod faults;
