@@ -303,7 +303,8 @@ async fn chat_turn(ws: &mut Ws, session: &str) -> Result<Duration, String> {
         if v["event"] == "chat" && v["payload"]["runId"] == run.as_str() {
             match v["payload"]["state"].as_str() {
                 Some("final") => return Ok(t.elapsed()),
-                Some("delta") => continue,
+                // OpenClaw's gateway also sends `status` (preparing_workspace, …) before deltas.
+                Some("delta" | "status") => continue,
                 _ => return Err(format!("{v}")),
             }
         }
@@ -536,7 +537,7 @@ async fn own() {
         mib(seq.rss_after)
     );
     println!(
-        "| 1,000 concurrent connections × 1 `chat.send` (maxConcurrent 64): wall | {} |",
+        "| {clients} concurrent connections × 1 `chat.send` (maxConcurrent 64): wall | {} |",
         ms(conc.wall)
     );
     println!("| … failures | {} |", conc.failures);
@@ -552,7 +553,8 @@ async fn own() {
         conc.files
     );
     println!(
-        "| RSS after everything (1,201 sessions) | {} |",
+        "| RSS after everything ({} sessions) | {} |",
+        102 + clients,
         mib(after.0)
     );
 }
