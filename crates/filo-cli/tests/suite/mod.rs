@@ -7,6 +7,8 @@ mod faults;
 mod flags;
 mod local_model;
 mod memory;
+mod openclaw;
+mod openclaw_tui;
 mod pi073;
 mod rpc;
 mod rpc_hostile;
