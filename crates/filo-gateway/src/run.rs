@@ -428,6 +428,13 @@ struct GatewaySink {
     agent: String,
     seq: AtomicU64,
     last: std::sync::Mutex<Arc<str>>,
+    /// The `agent` lifecycle start, held until the run's first `chat` frame has gone out;
+    /// `Err(())` once it has. OpenClaw's TUI makes the run of a lifecycle start its active
+    /// run, and a `chat` event of the active run no longer clears the message it is sending:
+    /// with the `chat.send` ack, the start and the final in one socket read it would wait for
+    /// that ack's run forever ("agent is busy"). The start keeps the seq it was given; a run
+    /// without text sends no start.
+    held_start: std::sync::Mutex<Result<Option<(Value, u64)>, ()>>,
 }
 
 impl GatewaySink {
@@ -439,6 +446,7 @@ impl GatewaySink {
             agent: agent.to_owned(),
             seq: AtomicU64::new(0),
             last: std::sync::Mutex::new("".into()),
+            held_start: std::sync::Mutex::new(Ok(None)),
         }
     }
 
@@ -489,6 +497,10 @@ impl ReplySink for GatewaySink {
             let mut frame = EventFrame::new("chat", &payload);
             frame.coalesce = Some(self.pending.submit.run_id.as_str().into());
             self.core.hub.publish(&self.key, &frame);
+            let held = std::mem::replace(&mut *lock(&self.held_start), Err(()));
+            if let Ok(Some((start, start_seq))) = held {
+                self.frame_agent("lifecycle", &start, start_seq);
+            }
             self.frame_agent("assistant", &json!({"text": &*text, "delta": delta}), seq);
         }
         self.pending.emit(&RunEvent::Delta {
@@ -500,7 +512,17 @@ impl ReplySink for GatewaySink {
 
     fn agent_event(&self, e: &AgentStreamEvent) {
         let seq = self.next_seq();
-        if e.stream != "assistant" {
+        let is_start =
+            e.stream == "lifecycle" && e.data.get("phase").and_then(Value::as_str) == Some("start");
+        let held = is_start
+            && match &mut *lock(&self.held_start) {
+                Ok(slot) => {
+                    *slot = Some((e.data.clone(), seq));
+                    true
+                }
+                Err(()) => false,
+            };
+        if !held && e.stream != "assistant" {
             self.frame_agent(e.stream, &e.data, seq);
         }
         self.pending.emit(&RunEvent::Agent {

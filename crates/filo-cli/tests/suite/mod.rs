@@ -8,6 +8,8 @@ mod flags;
 mod gateway;
 mod local_model;
 mod memory;
+mod openclaw;
+mod openclaw_tui;
 mod pi073;
 mod pi_dir;
 mod rpc;
