@@ -40,7 +40,7 @@ pub fn chat_delta(
 /// `chat` `final`, `aborted` or `error` for request `run_id` of `o`.
 pub fn chat_terminal(o: &RunOutcome, run_id: &str) -> Value {
     let mut v = json!({
-        "runId": run_id, "sessionKey": o.session_key, "agentId": o.agent_id, "seq": 0,
+        "runId": run_id, "sessionKey": o.session_key, "agentId": o.agent_id, "seq": o.last_seq,
     });
     match o.status {
         RunStatus::Ok => {

@@ -72,6 +72,8 @@ pub struct RunOutcome {
     /// What could not be kept (session file, memory, store).
     pub warnings: Vec<String>,
     pub ended_at_ms: i64,
+    /// The run's last event seq (its `chat`/`agent` events count 1, 2, 3 …).
+    pub last_seq: u64,
 }
 
 impl RunOutcome {

@@ -198,7 +198,12 @@ async fn execute(core: &Arc<Core>, key: &str, p: &Pending) -> RunOutcome {
     }
     let params = run_params(p, key, &entry, file, workspace);
     let sink = Arc::new(GatewaySink::new(core.clone(), p.clone(), key, &agent));
-    let result = core.embedder.run_with_fallback(params, sink, None).await;
+    let result = core
+        .embedder
+        .run_with_fallback(params, sink.clone(), None)
+        .await;
+    // The terminal event carries the run's last event seq, as OpenClaw's does.
+    outcome.last_seq = sink.seq.load(Ordering::Relaxed);
     outcome.duration = started.elapsed();
     outcome.ended_at_ms = now_ms();
     let outcome = match result {
@@ -342,6 +347,7 @@ fn empty_outcome(p: &Pending, key: &str) -> RunOutcome {
         duration: Duration::ZERO,
         warnings: Vec::new(),
         ended_at_ms: now_ms(),
+        last_seq: 0,
     }
 }
 

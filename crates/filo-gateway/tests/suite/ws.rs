@@ -106,6 +106,12 @@ async fn d11_chat_send_streams_cumulative_deltas_then_final_and_idempotency_star
         last["payload"]["message"]["content"][0]["text"],
         "Hello from the mock, in several words."
     );
+    // The run's own seq: the terminal event's is the run's last, never behind a delta's.
+    let last_delta = deltas.last().unwrap()["payload"]["seq"].as_u64().unwrap();
+    assert!(
+        last["payload"]["seq"].as_u64().unwrap() >= last_delta,
+        "{last}"
+    );
     // Every event of this connection: seq 1, 2, 3 …
     let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
     assert!(
