@@ -223,6 +223,12 @@ impl Ws {
         id
     }
 
+    /// Sends `chat.send` with `params` and returns its ack.
+    pub async fn chat_send(&mut self, params: Value) -> Value {
+        let id = self.send("chat.send", params).await;
+        self.until_res(&id).await
+    }
+
     /// The next JSON frame (10 s at most), or `None` when the socket ended.
     pub async fn recv(&mut self) -> Option<Value> {
         self.recv_raw().await.ok()

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use filo_testkit::{Fault, Reply, Turn};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Gw, TOKEN, Ws, request_texts, transcript};
 
@@ -186,13 +186,8 @@ async fn d11_abort_during_a_stall_ends_the_run_aborted() {
     )
     .await;
     let mut ws = gw.ws().await;
-    let id = ws
-        .send(
-            "chat.send",
-            json!({"sessionKey": "stalled", "message": "go", "idempotencyKey": "s-1"}),
-        )
+    ws.chat_send(json!({"sessionKey": "stalled", "message": "go", "idempotencyKey": "s-1"}))
         .await;
-    ws.until_res(&id).await;
     ws.until_event(|v| v["event"] == "chat" && v["payload"]["state"] == "delta")
         .await;
     let id = ws
@@ -210,13 +205,8 @@ async fn d11_abort_during_a_stall_ends_the_run_aborted() {
     let end = ws.chat_until_terminal("s-1").await;
     assert_eq!(end.last().unwrap()["payload"]["state"], "aborted");
     // The session is free again.
-    let id = ws
-        .send(
-            "chat.send",
-            json!({"sessionKey": "stalled", "message": "again", "idempotencyKey": "s-2"}),
-        )
+    ws.chat_send(json!({"sessionKey": "stalled", "message": "again", "idempotencyKey": "s-2"}))
         .await;
-    ws.until_res(&id).await;
     let end = ws.chat_until_terminal("s-2").await;
     assert_eq!(
         end.last().unwrap()["payload"]["message"]["content"][0]["text"],
@@ -238,13 +228,8 @@ async fn d11_collect_mode_merges_messages_sent_during_a_run_into_one_follow_up()
     )
     .await;
     let mut ws = gw.ws().await;
-    let id = ws
-        .send(
-            "chat.send",
-            json!({"sessionKey": "busy", "message": "first", "idempotencyKey": "c-1"}),
-        )
+    ws.chat_send(json!({"sessionKey": "busy", "message": "first", "idempotencyKey": "c-1"}))
         .await;
-    ws.until_res(&id).await;
     ws.until_event(|v| v["event"] == "chat" && v["payload"]["runId"] == "c-1")
         .await;
     for (n, text) in [(2, "also this"), (3, "and that")] {
@@ -296,22 +281,12 @@ async fn followup_mode_runs_each_queued_message_and_steer_joins_the_running_turn
     )
     .await;
     let mut ws = gw.ws().await;
-    let id = ws
-        .send(
-            "chat.send",
-            json!({"sessionKey": "fq", "message": "a", "idempotencyKey": "f-1"}),
-        )
+    ws.chat_send(json!({"sessionKey": "fq", "message": "a", "idempotencyKey": "f-1"}))
         .await;
-    ws.until_res(&id).await;
     ws.until_event(|v| v["event"] == "chat" && v["payload"]["runId"] == "f-1")
         .await;
-    let id = ws
-        .send(
-            "chat.send",
-            json!({"sessionKey": "fq", "message": "b", "idempotencyKey": "f-2"}),
-        )
+    ws.chat_send(json!({"sessionKey": "fq", "message": "b", "idempotencyKey": "f-2"}))
         .await;
-    ws.until_res(&id).await;
     ws.chat_until_terminal("f-1").await;
     let end = ws.chat_until_terminal("f-2").await;
     assert_eq!(
@@ -323,13 +298,8 @@ async fn followup_mode_runs_each_queued_message_and_steer_joins_the_running_turn
         .send("sessions.patch", json!({"key": "fq", "queueMode": "steer"}))
         .await;
     assert_eq!(ws.until_res(&id).await["ok"], true);
-    let id = ws
-        .send(
-            "chat.send",
-            json!({"sessionKey": "fq", "message": "c", "idempotencyKey": "f-3"}),
-        )
+    ws.chat_send(json!({"sessionKey": "fq", "message": "c", "idempotencyKey": "f-3"}))
         .await;
-    ws.until_res(&id).await;
     ws.until_event(|v| v["event"] == "chat" && v["payload"]["runId"] == "f-3")
         .await;
     let id = ws
@@ -409,13 +379,8 @@ async fn sessions_reset_gives_a_new_session_and_tells_subscribers() {
     let mut ws = gw.ws().await;
     let id = ws.send("sessions.subscribe", json!({})).await;
     assert_eq!(ws.until_res(&id).await["payload"]["subscribed"], true);
-    let id = ws
-        .send(
-            "chat.send",
-            json!({"sessionKey": "r", "message": "x", "idempotencyKey": "r-1"}),
-        )
+    ws.chat_send(json!({"sessionKey": "r", "message": "x", "idempotencyKey": "r-1"}))
         .await;
-    ws.until_res(&id).await;
     ws.chat_until_terminal("r-1").await;
     let before = gw.session_file("agent:main:r");
     let id = ws
@@ -440,10 +405,7 @@ async fn a_hundred_sessions_each_hold_their_turn_and_leave_nothing_behind() {
         let url = gw.ws_url();
         clients.push(tokio::spawn(async move {
             let (mut ws, _) = Ws::connect(&url, Some(TOKEN)).await;
-            let id = ws
-                .send("chat.send", json!({"sessionKey": format!("s{i}"), "message": format!("question {i}"), "idempotencyKey": format!("q-{i}")}))
-                .await;
-            ws.until_res(&id).await;
+            ws.chat_send(json!({"sessionKey": format!("s{i}"), "message": format!("question {i}"), "idempotencyKey": format!("q-{i}")})).await;
             let end = ws.chat_until_terminal(&format!("q-{i}")).await;
             end.last().unwrap()["payload"]["state"].as_str().unwrap().to_owned()
         }));
@@ -504,13 +466,8 @@ async fn ten_clients_on_one_key_are_served_strictly_in_order() {
 async fn draining_refuses_new_runs_lets_the_running_one_finish_and_says_shutdown() {
     let mut gw = Gw::start(vec![stall("finished while draining", 300)], json!({})).await;
     let mut ws = gw.ws().await;
-    let id = ws
-        .send(
-            "chat.send",
-            json!({"sessionKey": "d", "message": "x", "idempotencyKey": "d-1"}),
-        )
+    ws.chat_send(json!({"sessionKey": "d", "message": "x", "idempotencyKey": "d-1"}))
         .await;
-    ws.until_res(&id).await;
     ws.until_event(|v| v["event"] == "chat").await;
     let running = gw.running.take().unwrap();
     let core = running.core().clone();
@@ -534,7 +491,6 @@ async fn draining_refuses_new_runs_lets_the_running_one_finish_and_says_shutdown
     assert_eq!(report.aborted_runs, 0);
     assert_eq!(ws.closed().await, super::Ended::Close(1012));
     assert!(core.is_draining());
-    let _: Value = json!(null);
     gw.mock.shutdown().await;
 }
 
@@ -546,20 +502,12 @@ async fn a_queued_message_can_be_aborted_alone_and_never_runs() {
     )
     .await;
     let mut ws = gw.ws().await;
-    let id = ws
-        .send(
-            "chat.send",
-            json!({"sessionKey": "q", "message": "one", "idempotencyKey": "q-1"}),
-        )
+    ws.chat_send(json!({"sessionKey": "q", "message": "one", "idempotencyKey": "q-1"}))
         .await;
-    ws.until_res(&id).await;
     ws.until_event(|v| v["event"] == "chat" && v["payload"]["runId"] == "q-1")
         .await;
     for n in [2, 3] {
-        let id = ws
-            .send("chat.send", json!({"sessionKey": "q", "message": format!("m{n}"), "idempotencyKey": format!("q-{n}")}))
-            .await;
-        ws.until_res(&id).await;
+        ws.chat_send(json!({"sessionKey": "q", "message": format!("m{n}"), "idempotencyKey": format!("q-{n}")})).await;
     }
     // Abort the queued q-2 only: the running turn goes on.
     let id = ws
