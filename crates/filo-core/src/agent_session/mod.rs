@@ -96,6 +96,10 @@ struct RunState {
     /// Texts of queued steering / follow-up messages not yet delivered (pi's display lists).
     pending_steer: Vec<String>,
     pending_follow_up: Vec<String>,
+    /// A prompt is between its start and the agent run (compaction check, extensions): an abort
+    /// then has no run to stop, so it is remembered here and the run is not started.
+    in_preflight: bool,
+    abort_in_preflight: bool,
 }
 
 pub(crate) struct Inner {

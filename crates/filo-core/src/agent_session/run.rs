@@ -127,6 +127,28 @@ fn user_message(text: String, images: Vec<ContentBlock>) -> AgentMessage {
     AgentMessage::user_blocks(blocks)
 }
 
+/// Marks a prompt's preflight (before the agent run starts); leaving it forgets an abort that
+/// did not find its run (the prompt ended another way).
+struct PreflightGuard<'a>(&'a AgentSession);
+
+impl<'a> PreflightGuard<'a> {
+    fn enter(session: &'a AgentSession) -> Self {
+        let mut st = lock(&session.inner.state);
+        st.in_preflight = true;
+        st.abort_in_preflight = false;
+        drop(st);
+        PreflightGuard(session)
+    }
+}
+
+impl Drop for PreflightGuard<'_> {
+    fn drop(&mut self) {
+        let mut st = lock(&self.0.inner.state);
+        st.in_preflight = false;
+        st.abort_in_preflight = false;
+    }
+}
+
 impl AgentSession {
     fn expand(&self, text: &str) -> String {
         let r = &self.inner.resources;
@@ -206,6 +228,7 @@ impl AgentSession {
             };
         }
         self.flush_pending_bash();
+        let _preflight = PreflightGuard::enter(self);
         let model = self.model().ok_or_else(|| {
             CoreError::Refused(
                 "No model selected. Set an API key or start a local model, then choose a model."
@@ -232,6 +255,16 @@ impl AgentSession {
         self.inner.agent.set_system_prompt(system_prompt);
         lock(&self.inner.state).overflow_attempted = false;
         let _busy = BusyGuard::enter(&self.inner.busy);
+        {
+            let mut st = lock(&self.inner.state);
+            st.in_preflight = false;
+            if std::mem::take(&mut st.abort_in_preflight) {
+                // Aborted before the run existed: nothing is sent, nothing is recorded.
+                drop(st);
+                self.inner.agent.set_system_prompt(base);
+                return Ok(());
+            }
+        }
         accepted(true);
         let result = self.inner.agent.prompt(messages).await;
         if let Err(e) = result {
@@ -288,7 +321,10 @@ impl AgentSession {
     /// Abort the run, a pending retry and a running compaction; wait until idle.
     pub async fn abort(&self) {
         {
-            let st = lock(&self.inner.state);
+            let mut st = lock(&self.inner.state);
+            if st.in_preflight {
+                st.abort_in_preflight = true;
+            }
             if let Some(c) = &st.retry_cancel {
                 c.cancel();
             }

@@ -503,3 +503,44 @@ async fn a_system_prompt_override_is_the_base_of_every_prompt_until_cleared() {
     f.session.set_system_prompt_override(None);
     assert_eq!(f.session.agent().system_prompt(), pis);
 }
+
+/// An extension whose `before_agent_start` takes a while (the prompt's preflight).
+struct SlowStart;
+
+impl filo_core::Extension for SlowStart {
+    fn name(&self) -> &str {
+        "slow-start"
+    }
+    fn before_agent_start(
+        &self,
+        _prompt: &str,
+        _system_prompt: &str,
+    ) -> futures::future::BoxFuture<'_, filo_core::extension::BeforeAgentStart> {
+        Box::pin(async {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            filo_core::extension::BeforeAgentStart::default()
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_abort_during_the_prompts_preflight_is_not_lost() {
+    let mock = MockProvider::start(vec![Turn::Reply(Reply::text("should not be asked"))]).await;
+    let f = super::session_with_extensions(&mock, 100_000, json!({}), vec![Arc::new(SlowStart)]);
+    let session = f.session.clone();
+    let prompt = tokio::spawn(async move { session.prompt("hi", PromptOptions::default()).await });
+    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+    f.session.abort().await;
+    prompt.await.unwrap().unwrap();
+    assert!(
+        mock.requests().is_empty(),
+        "the aborted prompt reached the model"
+    );
+    // The next prompt is not affected by the earlier abort.
+    let session = f.session.clone();
+    session
+        .prompt("again", PromptOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(mock.requests().len(), 1);
+}
