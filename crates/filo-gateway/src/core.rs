@@ -152,23 +152,40 @@ pub enum SubmitError {
     QueueFull(String),
 }
 
-/// Idempotency keys → run ids, bounded in size and age.
-struct Idempotency {
-    map: HashMap<String, (String, Instant)>,
+/// A map that keeps its newest `capacity` entries for at most `ttl` (idempotency keys → run
+/// ids; run ids → outcomes, for duplicates and `agent.wait`).
+struct Recent<V> {
+    map: HashMap<String, (V, Instant)>,
     order: VecDeque<String>,
     capacity: usize,
     ttl: Duration,
 }
 
-impl Idempotency {
-    fn get(&mut self, key: &str) -> Option<String> {
-        self.expire();
-        self.map.get(key).map(|(r, _)| r.clone())
+impl<V: Clone> Recent<V> {
+    fn new(capacity: usize, ttl: Duration) -> Self {
+        Self {
+            map: HashMap::new(),
+            order: VecDeque::new(),
+            capacity: capacity.max(1),
+            ttl,
+        }
     }
 
-    fn insert(&mut self, key: String, run_id: String) {
+    fn get(&mut self, key: &str) -> Option<V> {
         self.expire();
-        while self.map.len() >= self.capacity.max(1) {
+        self.map.get(key).map(|(v, _)| v.clone())
+    }
+
+    fn insert(&mut self, key: String, value: V) {
+        self.expire();
+        if self
+            .map
+            .insert(key.clone(), (value, Instant::now()))
+            .is_none()
+        {
+            self.order.push_back(key);
+        }
+        while self.map.len() > self.capacity {
             match self.order.pop_front() {
                 Some(old) => {
                     self.map.remove(&old);
@@ -176,8 +193,6 @@ impl Idempotency {
                 None => break,
             }
         }
-        self.order.push_back(key.clone());
-        self.map.insert(key, (run_id, Instant::now()));
     }
 
     fn expire(&mut self) {
@@ -194,13 +209,6 @@ impl Idempotency {
     }
 }
 
-/// Outcomes of finished runs, for duplicates and `agent.wait` (bounded like idempotency).
-struct Finished {
-    map: HashMap<String, Arc<RunOutcome>>,
-    order: VecDeque<String>,
-    capacity: usize,
-}
-
 /// The gateway's state, shared by every connection and request.
 pub struct Core {
     pub embedder: Embedder,
@@ -214,8 +222,8 @@ pub struct Core {
     /// WebSocket connections that have not authenticated yet.
     pub(crate) preauth: AtomicUsize,
     pub(crate) keys: Mutex<HashMap<String, KeyState>>,
-    idempotency: Mutex<Idempotency>,
-    finished: Mutex<Finished>,
+    idempotency: Mutex<Recent<String>>,
+    finished: Mutex<Recent<Arc<RunOutcome>>>,
     /// The agents' `sessions.json`, in memory, written by group commit.
     pub stores: crate::store::Stores,
 }
@@ -242,17 +250,8 @@ impl Core {
             draining: AtomicBool::new(false),
             preauth: AtomicUsize::new(0),
             keys: Mutex::new(HashMap::new()),
-            idempotency: Mutex::new(Idempotency {
-                map: HashMap::new(),
-                order: VecDeque::new(),
-                capacity,
-                ttl,
-            }),
-            finished: Mutex::new(Finished {
-                map: HashMap::new(),
-                order: VecDeque::new(),
-                capacity,
-            }),
+            idempotency: Mutex::new(Recent::new(capacity, ttl)),
+            finished: Mutex::new(Recent::new(capacity, ttl)),
             config,
         })
     }
@@ -471,23 +470,13 @@ impl Core {
     pub(crate) fn record_finished(&self, outcome: &Arc<RunOutcome>) {
         let mut f = lock(&self.finished);
         for id in outcome.all_run_ids() {
-            if f.map.insert(id.to_owned(), outcome.clone()).is_none() {
-                f.order.push_back(id.to_owned());
-            }
-        }
-        while f.map.len() > f.capacity.max(1) {
-            match f.order.pop_front() {
-                Some(old) => {
-                    f.map.remove(&old);
-                }
-                None => break,
-            }
+            f.insert(id.to_owned(), outcome.clone());
         }
     }
 
     /// The outcome of a finished run.
     pub fn finished_outcome(&self, run_id: &str) -> Option<Arc<RunOutcome>> {
-        lock(&self.finished).map.get(run_id).cloned()
+        lock(&self.finished).get(run_id)
     }
 
     /// Waits for run `run_id` of `key` to end, up to `timeout`.

@@ -197,22 +197,25 @@ const HEALTH_RECENT: usize = 5;
 pub async fn health_summary(core: &Arc<Core>, agent: &str) -> Result<Value, ApiError> {
     let s = core.stores.agent(agent);
     let path = s.path().display().to_string();
-    let loaded = s
-        .read(|st| st.entries.clone())
+    let now = filo_ai::client::now_ms();
+    // Only the count and the newest few leave the store (no copy of every entry).
+    let (count, recent) = s
+        .read(move |st| {
+            let mut rows: Vec<(&String, &SessionEntry)> = st.entries.iter().collect();
+            rows.sort_by_key(|r| std::cmp::Reverse(r.1.updated_at));
+            let recent: Vec<Value> = rows
+                .iter()
+                .take(HEALTH_RECENT)
+                .map(|(k, e)| {
+                    let updated = (e.updated_at > 0).then_some(e.updated_at);
+                    json!({"key": k, "updatedAt": updated, "age": updated.map(|u| (now - u).max(0))})
+                })
+                .collect();
+            (st.entries.len(), recent)
+        })
         .await
         .map_err(ApiError::Internal)?;
-    let now = filo_ai::client::now_ms();
-    let mut rows: Vec<(&String, &SessionEntry)> = loaded.iter().collect();
-    rows.sort_by_key(|r| std::cmp::Reverse(r.1.updated_at));
-    let recent: Vec<Value> = rows
-        .iter()
-        .take(HEALTH_RECENT)
-        .map(|(k, e)| {
-            let updated = (e.updated_at > 0).then_some(e.updated_at);
-            json!({"key": k, "updatedAt": updated, "age": updated.map(|u| (now - u).max(0))})
-        })
-        .collect();
-    Ok(json!({"path": path, "count": loaded.len(), "recent": recent}))
+    Ok(json!({"path": path, "count": count, "recent": recent}))
 }
 
 /// `sessions.reset`: aborts the key's run, drops its queue, gives it a new session id (the old

@@ -332,11 +332,12 @@ async fn health(conn: &Conn) -> Result<Value, ErrorShape> {
 
 fn status(conn: &Conn) -> Value {
     let c = &conn.core;
+    let g = c.gauges();
     json!({
         "runtimeVersion": format!("filo {}", env!("CARGO_PKG_VERSION")),
         "heartbeat": {"defaultAgentId": c.config.default_agent, "agents": []},
         "channelSummary": [], "queuedSystemEvents": [],
-        "sessions": {"count": c.gauges().sessions_known, "active": c.gauges().active_runs},
+        "sessions": {"count": g.sessions_known, "active": g.active_runs},
         "uptimeMs": c.started.elapsed().as_millis() as u64,
     })
 }
