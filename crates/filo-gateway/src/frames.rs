@@ -69,6 +69,10 @@ pub fn chat_terminal(o: &RunOutcome, run_id: &str) -> Value {
     if o.usage.input.is_some() || o.usage.output.is_some() {
         v["usage"] = usage_json(o);
     }
+    // What the run could not keep (a session write, the memory) reaches every client.
+    if !o.warnings.is_empty() {
+        v["warnings"] = json!(o.warnings);
+    }
     v
 }
 

@@ -2,8 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+
+use crate::core::lock;
 use std::time::Duration;
 
 /// Upper bounds of the turn latency histogram, in seconds.
@@ -24,6 +26,8 @@ pub struct Metrics {
     pub ws_connections: AtomicU64,
     pub http_requests: AtomicU64,
     pub auth_failures: AtomicU64,
+    /// Runs that could not keep something (a session write, the memory, the store).
+    pub runs_with_warnings: AtomicU64,
     latency: Mutex<Histogram>,
 }
 
@@ -168,6 +172,12 @@ impl Metrics {
         );
         counter(
             &mut out,
+            "filo_gateway_runs_with_warnings_total",
+            "Runs that could not keep something (a session write, the memory, the session store).",
+            load(&self.runs_with_warnings),
+        );
+        counter(
+            &mut out,
             "filo_gateway_auth_failures_total",
             "Requests and connections refused for a missing or wrong token.",
             load(&self.auth_failures),
@@ -185,10 +195,6 @@ fn counter(out: &mut String, name: &str, help: &str, v: u64) {
 
 fn gauge(out: &mut String, name: &str, help: &str, v: usize) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

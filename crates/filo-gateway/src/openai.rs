@@ -149,6 +149,12 @@ fn usage(o: &RunOutcome) -> Value {
     u
 }
 
+/// What the run could not keep (a session write, the memory, the store): filo's own field,
+/// beside OpenAI's, so a client that reads it knows the turn was not fully saved.
+fn warnings(o: &RunOutcome) -> Value {
+    json!(o.warnings)
+}
+
 fn finish_reason(o: &RunOutcome) -> &'static str {
     match (o.status, o.stop_reason.as_deref()) {
         (RunStatus::Ok, Some("length")) => "length",
@@ -219,12 +225,16 @@ pub(crate) async fn chat_completions(
     if let Some(r) = failure(&o) {
         return Ok(r);
     }
-    Ok(json_ok(&json!({
+    let mut body = json!({
         "id": id, "object": "chat.completion", "created": created, "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": o.text},
             "finish_reason": finish_reason(&o)}],
         "usage": usage(&o),
-    })))
+    });
+    if !o.warnings.is_empty() {
+        body["warnings"] = warnings(&o);
+    }
+    Ok(json_ok(&body))
 }
 
 /// An error answer for a run that did not answer (HTTP 502 for a model failure, 504 for a
@@ -326,6 +336,9 @@ fn completion_chunks(
         let mut last = json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
             "choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(&o)}]});
         last["usage"] = usage(&o);
+        if !o.warnings.is_empty() {
+            last["warnings"] = warnings(&o);
+        }
         let _ = send(Event::default().data(last.to_string()));
         let _ = send(Event::default().data("[DONE]"));
     })
@@ -430,6 +443,9 @@ impl ResponseIds {
         if let Some(o) = o {
             let (i, out) = (o.prompt_tokens(), o.completion_tokens());
             v["usage"] = json!({"input_tokens": i, "output_tokens": out, "total_tokens": i + out});
+            if !o.warnings.is_empty() {
+                v["warnings"] = warnings(o);
+            }
         }
         v
     }

@@ -116,6 +116,11 @@ async fn finish(core: &Arc<Core>, p: &Pending, outcome: RunOutcome) {
         RunStatus::Ok | RunStatus::Aborted => None,
         RunStatus::Error | RunStatus::Timeout => outcome.error_kind(),
     };
+    if !outcome.warnings.is_empty() {
+        core.metrics
+            .runs_with_warnings
+            .fetch_add(1, Ordering::Relaxed);
+    }
     core.metrics.run_finished(
         status,
         reason,

@@ -360,3 +360,51 @@ async fn session_routes_messages_history_patch_reset_list_and_metrics() {
     let _ = TOKEN;
     gw.stop().await;
 }
+
+#[tokio::test]
+async fn what_a_run_could_not_keep_reaches_every_client() {
+    // The memory database cannot be opened (its directory is a file): the turn is answered,
+    // and every client is told the memory did not get it.
+    let blocker = tempfile::tempdir().unwrap();
+    std::fs::write(blocker.path().join("not-a-dir"), "x").unwrap();
+    let db = blocker.path().join("not-a-dir/playfilo.db");
+    let gw = Gw::start(
+        vec![Turn::text("answered"), Turn::text("answered again")],
+        json!({"memory": {"db": db.display().to_string()}}),
+    )
+    .await;
+    let body =
+        json!({"model": "filo", "user": "w", "messages": [{"role": "user", "content": "hi"}]});
+    let v = gw
+        .http("POST", "/v1/chat/completions", Some(&body), &[])
+        .await
+        .json();
+    assert_eq!(v["choices"][0]["message"]["content"], "answered");
+    let w = v["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no warnings in {v}"));
+    assert!(
+        w.iter()
+            .any(|x| x.as_str().unwrap().to_lowercase().contains("memory")),
+        "{v}"
+    );
+    let mut ws = gw.ws().await;
+    ws.chat_send(json!({"sessionKey": "w2", "message": "hi", "idempotencyKey": "w-1"}))
+        .await;
+    let end = ws.chat_until_terminal("w-1").await;
+    let p = &end.last().unwrap()["payload"];
+    assert_eq!(p["state"], "final");
+    assert!(
+        p["warnings"].as_array().is_some_and(|w| !w.is_empty()),
+        "{p}"
+    );
+    let m = gw.http("GET", "/metrics", None, &[]).await;
+    assert!(
+        m.body
+            .lines()
+            .any(|l| l == "filo_gateway_runs_with_warnings_total 2"),
+        "{}",
+        m.body
+    );
+    gw.stop().await;
+}
