@@ -97,8 +97,8 @@ impl AgentStore {
         .await
     }
 
-    /// Changes `key`'s entry in memory (`change` may only touch that key) and starts a write;
-    /// returns `change`'s value and a ticket for [`AgentStore::durable`].
+    /// Changes `key`'s entry in memory (`change` may only touch that key) and starts a write when
+    /// the entry changed; returns `change`'s value and a ticket for [`AgentStore::durable`].
     pub async fn update<R: Send + 'static>(
         self: &Arc<Self>,
         key: &str,
@@ -109,7 +109,13 @@ impl AgentStore {
         blocking(move || {
             let mut st = lock(&this.state);
             this.ensure_loaded(&mut st)?;
+            let before = st.store.entries.get(&key).cloned();
             let value = change(&mut st.store);
+            if st.store.entries.get(&key) == before.as_ref() {
+                // Nothing to write: durable once what is pending for the key is.
+                let pending = st.dirty.contains(&key) || st.flushing;
+                return Ok((value, Ticket(if pending { st.generation } else { 0 })));
+            }
             st.dirty.insert(key);
             st.generation += 1;
             let ticket = Ticket(st.generation);
