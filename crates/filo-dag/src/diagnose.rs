@@ -90,10 +90,22 @@ impl Store {
     /// for 150 MB).
     pub fn check_writable(&self) -> Result<()> {
         let path = self.path().map(Path::to_path_buf).unwrap_or_default();
-        if self.conn.is_readonly(MAIN_DB)? {
+        let Some(conn) = self.sqlite() else {
+            // PostgreSQL keeps its own integrity; a hot standby is the read-only case.
+            let q = crate::db::Q {
+                sqlite: "",
+                pg: "SELECT pg_is_in_recovery()::text",
+            };
+            let standby = self.first(&q, &[], |r| Ok(r.text(0)? == Some("true")))?;
+            if standby == Some(true) {
+                return Err(DagError::ReadOnly(PathBuf::from(self.location())));
+            }
+            return Ok(());
+        };
+        if conn.is_readonly(MAIN_DB)? {
             return Err(DagError::ReadOnly(path));
         }
-        let lines = integrity_lines(&self.conn, "quick_check");
+        let lines = integrity_lines(conn, "quick_check");
         if lines != ["ok"] {
             return Err(DagError::Damaged {
                 path,

@@ -81,6 +81,27 @@ pub enum DagError {
         /// The value found.
         actual: Option<String>,
     },
+    /// A PostgreSQL call failed (connection, statement or server error).
+    #[error("postgres: {0}")]
+    Postgres(String),
+    /// The PostgreSQL database carries a layout newer than this code understands; untouched.
+    #[error(
+        "{url} has filo's PostgreSQL layout version {found}, newer than the supported {supported}"
+    )]
+    PgTooNew {
+        /// The connection string without its password.
+        url: String,
+        /// `playfilo.meta.layout_version` of the database.
+        found: i64,
+        /// The newest version this code understands.
+        supported: i64,
+    },
+    /// The operation exists for one backend only (e.g. SQLite's integrity check).
+    #[error("{0}")]
+    Unsupported(String),
+    /// A copy between databases was refused (e.g. the destination is not empty).
+    #[error("{0}")]
+    Copy(String),
     /// A commit in a batch asked for the previous node but is the first of the batch.
     #[error("commit {index} of the batch has no previous node to use as parent")]
     NoPreviousNode {
@@ -99,6 +120,10 @@ impl DagError {
                 Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
             ),
             Self::Io { .. }
+            | Self::Postgres(_)
+            | Self::PgTooNew { .. }
+            | Self::Unsupported(_)
+            | Self::Copy(_)
             | Self::Missing(_)
             | Self::NotPlayfilo { .. }
             | Self::TooNew { .. }
@@ -123,6 +148,10 @@ impl DagError {
             | Self::NoHead
             | Self::NodeMissing(_) => true,
             Self::Sqlite(_)
+            | Self::Postgres(_)
+            | Self::PgTooNew { .. }
+            | Self::Unsupported(_)
+            | Self::Copy(_)
             | Self::Io { .. }
             | Self::Missing(_)
             | Self::NotPlayfilo { .. }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::canon::{self, NodeHashInput};
+use crate::db::Q;
 use crate::error::Result;
 use crate::model::blob_type;
 use crate::store::Store;
@@ -77,24 +78,34 @@ fn count(v: i64) -> u64 {
 impl Store {
     /// Counts per role and blob type, refs, leaves and size.
     pub fn stats(&self) -> Result<Stats> {
-        self.read(|tx| {
-            let group = |sql: &str| -> Result<BTreeMap<String, u64>> {
-                let mut stmt = tx.prepare(sql)?;
-                let rows = stmt.query_map([], |r| Ok((r.get(0)?, count(r.get(1)?))))?;
-                Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.read(|| {
+            let group = |q: &Q| -> Result<BTreeMap<String, u64>> {
+                let rows = self.rows(q, &[], |r| Ok((r.string(0)?, count(r.i64(1)?))))?;
+                Ok(rows.into_iter().collect())
             };
-            let one =
-                |sql: &str| -> Result<u64> { Ok(count(tx.query_row(sql, [], |r| r.get(0))?)) };
+            let one = |q: &Q| -> Result<u64> {
+                Ok(count(self.first(q, &[], |r| r.i64(0))?.unwrap_or(0)))
+            };
+            let same = |sql: &'static str| Q {
+                sqlite: sql,
+                pg: sql,
+            };
             Ok(Stats {
-                roles: group("SELECT role, COUNT(*) FROM nodes GROUP BY role")?,
-                blob_types: group("SELECT type, COUNT(*) FROM blobs GROUP BY type")?,
-                actions: one("SELECT COUNT(*) FROM action_log")?,
+                roles: group(&same("SELECT role, COUNT(*) FROM nodes GROUP BY role"))?,
+                blob_types: group(&same("SELECT type, COUNT(*) FROM blobs GROUP BY type"))?,
+                actions: one(&same("SELECT COUNT(*) FROM action_log"))?,
                 refs: self.refs()?.into_iter().collect(),
-                leaves: one("SELECT COUNT(*) FROM nodes n WHERE NOT EXISTS \
-                     (SELECT 1 FROM nodes c WHERE c.parent_id = n.id)")?,
-                db_bytes: one(
-                    "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
-                )?,
+                leaves: one(&same(
+                    "SELECT COUNT(*) FROM nodes n WHERE NOT EXISTS \
+                     (SELECT 1 FROM nodes c WHERE c.parent_id = n.id)",
+                ))?,
+                db_bytes: one(&Q {
+                    sqlite: "SELECT page_count * page_size FROM pragma_page_count(), \
+                             pragma_page_size()",
+                    pg: "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint \
+                         FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace \
+                         WHERE s.nspname = 'playfilo' AND c.relkind = 'r'",
+                })?,
             })
         })
     }
@@ -102,7 +113,7 @@ impl Store {
     /// Recomputes every blob hash and node id (trying the hash shapes of spec §2.7 that fit the
     /// row), and checks that parents, parts, system prompts, refs and action targets exist.
     pub fn fsck(&self) -> Result<FsckReport> {
-        self.read(|_| {
+        self.read(|| {
             let mut report = FsckReport::default();
             self.check_blobs(&mut report)?;
             self.check_nodes(&mut report)?;
@@ -112,19 +123,18 @@ impl Store {
     }
 
     fn check_blobs(&self, report: &mut FsckReport) -> Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT hash, type, content FROM blobs ORDER BY rowid")?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let (hash, kind, content): (String, String, String) =
-                (row.get(0)?, row.get(1)?, row.get(2)?);
+        let q = Q {
+            sqlite: "SELECT hash, type, content FROM blobs ORDER BY rowid",
+            pg: "SELECT hash, type, content FROM blobs ORDER BY hash",
+        };
+        self.each(&q, &[], |row| {
+            let (hash, kind, content) = (row.string(0)?, row.string(1)?, row.text(2)?);
             if kind == blob_type::PLAYTISS {
                 report.blobs_skipped += 1;
-                continue;
+                return Ok(true);
             }
             report.blobs_checked += 1;
-            let problem = match serde_json::from_str::<Value>(&content) {
+            let problem = match serde_json::from_str::<Value>(content.unwrap_or_default()) {
                 Err(e) => Some(format!("content is not JSON: {e}")),
                 Ok(v) => {
                     let actual = canon::blob_hash(&kind, &v);
@@ -138,25 +148,26 @@ impl Store {
                     message,
                 });
             }
-        }
-        Ok(())
+            Ok(true)
+        })
     }
 
     fn check_nodes(&self, report: &mut FsckReport) -> Result<()> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, parent_id, role, parts_list, timestamp, system_prompt_hash, external_id \
-             FROM nodes ORDER BY rowid",
-        )?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
+        let q = Q {
+            sqlite: "SELECT id, parent_id, role, parts_list, timestamp, system_prompt_hash, \
+                     external_id FROM nodes ORDER BY rowid",
+            pg: "SELECT id, parent_id, role, parts_list, timestamp, system_prompt_hash, \
+                 external_id FROM nodes ORDER BY seq",
+        };
+        self.each(&q, &[], |row| {
             report.nodes_checked += 1;
-            let id: String = row.get(0)?;
-            let parent: Option<String> = row.get(1)?;
-            let role: String = row.get(2)?;
-            let parts_text: String = row.get(3)?;
-            let timestamp: i64 = row.get(4)?;
-            let sph: Option<String> = row.get(5)?;
-            let ext: Option<String> = row.get(6)?;
+            let id = row.string(0)?;
+            let parent = row.opt_string(1)?;
+            let role = row.string(2)?;
+            let parts_text = row.string(3)?;
+            let timestamp = row.i64(4)?;
+            let sph = row.opt_string(5)?;
+            let ext = row.opt_string(6)?;
             let Ok(parts) = serde_json::from_str::<Vec<String>>(&parts_text) else {
                 let message = "parts_list is not a JSON array of strings".into();
                 report.problems.push(Problem {
@@ -164,7 +175,7 @@ impl Store {
                     key: id,
                     message,
                 });
-                continue;
+                return Ok(true);
             };
             let shapes: [(Option<&str>, Option<&str>); 4] = [
                 (ext.as_deref(), sph.as_deref()),
@@ -196,66 +207,97 @@ impl Store {
                     message: "id matches no known hash shape".into(),
                 }),
             }
-        }
-        Ok(())
+            Ok(true)
+        })
     }
 
     fn check_links(&self, report: &mut FsckReport) -> Result<()> {
-        let checks: [(&'static str, &str); 6] = [
-            (
-                "node",
-                "SELECT n.id, 'parent ' || n.parent_id || ' does not exist' FROM nodes n \
-                 WHERE n.parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes p WHERE p.id = n.parent_id)",
-            ),
-            (
-                "node",
-                "SELECT n.id, 'part ' || p.value || ' does not exist' FROM nodes n, json_each(n.parts_list) p \
-                 WHERE json_valid(n.parts_list) AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = p.value)",
-            ),
-            (
-                "node",
-                "SELECT n.id, 'system prompt ' || n.system_prompt_hash || ' does not exist' FROM nodes n \
-                 WHERE n.system_prompt_hash IS NOT NULL AND n.system_prompt_hash <> '' \
-                 AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = n.system_prompt_hash)",
-            ),
-            (
-                "ref",
-                "SELECT r.name, 'points at missing node ' || r.node_id FROM refs r \
-                 WHERE r.node_id <> '' AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = r.node_id)",
-            ),
-            (
-                "action",
-                "SELECT a.id, 'to_node ' || a.to_node || ' does not exist' FROM action_log a \
-                 WHERE a.to_node IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = a.to_node)",
-            ),
-            (
-                "action",
-                "SELECT a.id, 'from_node ' || a.from_node || ' does not exist' FROM action_log a \
-                 WHERE a.from_node IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = a.from_node)",
-            ),
-        ];
-        for (kind, sql) in checks {
-            let mut stmt = self.conn.prepare(sql)?;
-            let rows = stmt.query_map([], |r| {
-                let key: rusqlite::types::Value = r.get(0)?;
-                let key = match key {
-                    rusqlite::types::Value::Integer(i) => i.to_string(),
-                    rusqlite::types::Value::Text(t) => t,
-                    _ => String::new(),
+        for (kind, q) in &LINK_CHECKS {
+            self.each(q, &[], |r| {
+                // SQLite's action ids are integers; PostgreSQL's come cast to text.
+                let key = match r.text(0)? {
+                    Some(t) => t.to_owned(),
+                    None => r.int(0)?.map(|i| i.to_string()).unwrap_or_default(),
                 };
-                Ok(Problem {
+                report.problems.push(Problem {
                     kind,
                     key,
-                    message: r.get(1)?,
-                })
+                    message: r.string(1)?,
+                });
+                Ok(true)
             })?;
-            for problem in rows {
-                report.problems.push(problem?);
-            }
         }
         Ok(())
     }
 }
+
+/// The link checks of [`Store::fsck`]: each row is (key, message).
+const LINK_CHECKS: [(&str, Q); 6] = [
+    (
+        "node",
+        Q {
+            sqlite: "SELECT n.id, 'parent ' || n.parent_id || ' does not exist' FROM nodes n \
+                 WHERE n.parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes p WHERE p.id = n.parent_id)",
+            pg: "SELECT n.id, 'parent ' || n.parent_id || ' does not exist' FROM nodes n \
+                 WHERE n.parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes p WHERE p.id = n.parent_id) \
+                 ORDER BY n.seq",
+        },
+    ),
+    (
+        "node",
+        Q {
+            sqlite: "SELECT n.id, 'part ' || p.value || ' does not exist' FROM nodes n, json_each(n.parts_list) p \
+                 WHERE json_valid(n.parts_list) AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = p.value)",
+            pg: "SELECT n.id, 'part ' || p.value || ' does not exist' FROM nodes n \
+                 CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN \
+                   jsonb_typeof(playfilo.try_jsonb(n.parts_list)) = 'array' \
+                   THEN playfilo.try_jsonb(n.parts_list) ELSE '[]'::jsonb END) \
+                   WITH ORDINALITY AS p(value, i) \
+                 WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = p.value) ORDER BY n.seq, p.i",
+        },
+    ),
+    (
+        "node",
+        Q {
+            sqlite: "SELECT n.id, 'system prompt ' || n.system_prompt_hash || ' does not exist' FROM nodes n \
+                 WHERE n.system_prompt_hash IS NOT NULL AND n.system_prompt_hash <> '' \
+                 AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = n.system_prompt_hash)",
+            pg: "SELECT n.id, 'system prompt ' || n.system_prompt_hash || ' does not exist' FROM nodes n \
+                 WHERE n.system_prompt_hash IS NOT NULL AND n.system_prompt_hash <> '' \
+                 AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = n.system_prompt_hash) ORDER BY n.seq",
+        },
+    ),
+    (
+        "ref",
+        Q {
+            sqlite: "SELECT r.name, 'points at missing node ' || r.node_id FROM refs r \
+                 WHERE r.node_id <> '' AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = r.node_id)",
+            pg: "SELECT r.name, 'points at missing node ' || r.node_id FROM refs r \
+                 WHERE r.node_id <> '' AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = r.node_id) \
+                 ORDER BY r.name",
+        },
+    ),
+    (
+        "action",
+        Q {
+            sqlite: "SELECT a.id, 'to_node ' || a.to_node || ' does not exist' FROM action_log a \
+                 WHERE a.to_node IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = a.to_node)",
+            pg: "SELECT a.id::text, 'to_node ' || a.to_node || ' does not exist' FROM action_log a \
+                 WHERE a.to_node IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = a.to_node) \
+                 ORDER BY a.id",
+        },
+    ),
+    (
+        "action",
+        Q {
+            sqlite: "SELECT a.id, 'from_node ' || a.from_node || ' does not exist' FROM action_log a \
+                 WHERE a.from_node IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = a.from_node)",
+            pg: "SELECT a.id::text, 'from_node ' || a.from_node || ' does not exist' FROM action_log a \
+                 WHERE a.from_node IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = a.from_node) \
+                 ORDER BY a.id",
+        },
+    ),
+];
 
 /// One entry of a session file's path, as [`Store::check_session_path`] compares it: its id (the
 /// node's `external_id`) and its parent entry's id.
@@ -275,7 +317,7 @@ impl Store {
     /// the path is mirrored at all. The first entry's node may hang anywhere (a new session
     /// continues the shared life).
     pub fn check_session_path(&self, path: &[PathEntry]) -> Result<Vec<Problem>> {
-        self.read(|_| {
+        self.read(|| {
             let found = self.node_ids_by_external_ids(path.iter().map(|e| e.id.as_str()))?;
             let mut problems = Vec::new();
             let Some(first) = path.iter().position(|e| found.contains_key(&e.id)) else {

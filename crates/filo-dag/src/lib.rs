@@ -6,17 +6,25 @@
 //!
 //! Does not own: HTTP, session files on disk, the agent loop; the clock (callers pass it in).
 //!
-//! Invariants: every write runs in one `BEGIN IMMEDIATE` transaction; blobs and nodes are
+//! Two backends: an SQLite file (the reference's format, the default) and PostgreSQL (the schema
+//! `playfilo`, for several hosts sharing one memory), behind the same [`Store`]; the same hashes,
+//! outputs and semantics on both.
+//!
+//! Invariants: every write runs in one serialised transaction (`BEGIN IMMEDIATE`, or an advisory
+//! lock on PostgreSQL); blobs and nodes are
 //! immutable (`INSERT OR IGNORE`, first writer wins); ids are [`canon`] hashes identical to the
 //! reference; nothing here reads the wall clock or the environment.
 
 pub mod canon;
+mod copy;
+mod db;
 mod diagnose;
 mod error;
 mod fsck;
 #[cfg(feature = "golden")]
 pub mod golden;
 mod model;
+mod pg;
 mod read;
 mod recover;
 pub mod render;
@@ -29,6 +37,7 @@ mod write;
 #[cfg(test)]
 mod plan_tests;
 
+pub use copy::Copied;
 pub use diagnose::{Diagnosis, diagnose};
 pub use error::{DagError, Result};
 pub use fsck::{FsckReport, PathEntry, Problem, Stats};
@@ -36,4 +45,5 @@ pub use model::{
     Action, Blob, Committed, Expect, NewAction, NewBlob, Node, NodeCommit, Parent, RefMove,
     action_type, blob_type, carryover_text, role, short_id,
 };
+pub use pg::{PG_LAYOUT_VERSION, is_postgres_url, redact};
 pub use store::{Create, SCHEMA_VERSION, Store};

@@ -98,17 +98,17 @@ fn check_all(conn: &Connection, setting: &str) {
 #[test]
 fn no_read_path_statement_scans_nodes_or_blobs() {
     let store = Store::open_in_memory().unwrap();
-    check_all(&store.conn, "no statistics");
-    fake_stats(&store.conn, 100_000, 1);
-    check_all(&store.conn, "a 100,000-node lineage");
-    fake_stats(&store.conn, 100_000, 1_000);
-    check_all(&store.conn, "1,000 children per parent");
+    check_all(store.sqlite().unwrap(), "no statistics");
+    fake_stats(store.sqlite().unwrap(), 100_000, 1);
+    check_all(store.sqlite().unwrap(), "a 100,000-node lineage");
+    fake_stats(store.sqlite().unwrap(), 100_000, 1_000);
+    check_all(store.sqlite().unwrap(), "1,000 children per parent");
 }
 
 #[test]
 fn the_check_catches_scans() {
     let store = Store::open_in_memory().unwrap();
-    let conn = &store.conn;
+    let conn = store.sqlite().unwrap();
     assert_eq!(
         full_scans(conn, "SELECT id FROM nodes WHERE role = 'user'"),
         ["SCAN nodes"]

@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, OptionalExtension, Row};
-use serde_json::Value;
+use rusqlite::Connection;
 
+use crate::db::{Cols, Db, P};
 use crate::error::{DagError, Result};
 use crate::model::{Action, Blob, Node};
 use crate::sql;
@@ -16,18 +16,17 @@ pub(crate) const MAX_WALK: i64 = 100_000_000;
 pub(crate) const MAX_WALK_NODES: usize = 100_000_000;
 
 /// Maps a row selected with `sql::node_columns!()` starting at column `offset`.
-pub(crate) fn node_from_row(row: &Row<'_>, offset: usize) -> rusqlite::Result<Node> {
-    let parts_list: String = row.get(offset + 3)?;
+pub(crate) fn node_from_row(row: &dyn Cols, offset: usize) -> Result<Node> {
     Ok(Node {
-        id: row.get(offset)?,
-        parent_id: row.get(offset + 1)?,
-        role: row.get(offset + 2)?,
-        parts: parse_parts(&parts_list),
-        timestamp: row.get(offset + 4)?,
-        config_json: row.get(offset + 5)?,
-        thought_signatures: row.get(offset + 6)?,
-        system_prompt_hash: row.get(offset + 7)?,
-        external_id: row.get(offset + 8)?,
+        id: row.string(offset)?,
+        parent_id: row.opt_string(offset + 1)?,
+        role: row.string(offset + 2)?,
+        parts: parse_parts(row.text(offset + 3)?.unwrap_or_default()),
+        timestamp: row.i64(offset + 4)?,
+        config_json: row.opt_string(offset + 5)?,
+        thought_signatures: row.opt_string(offset + 6)?,
+        system_prompt_hash: row.opt_string(offset + 7)?,
+        external_id: row.opt_string(offset + 8)?,
     })
 }
 
@@ -54,12 +53,12 @@ pub(crate) fn parse_parts(text: &str) -> Vec<String> {
     simple.unwrap_or_else(|| serde_json::from_str(text).unwrap_or_default())
 }
 
-fn blob_from_row(row: &Row<'_>) -> rusqlite::Result<Blob> {
+pub(crate) fn blob_from_row(row: &dyn Cols) -> Result<Blob> {
     Ok(Blob {
-        hash: row.get(0)?,
-        blob_type: row.get(1)?,
-        content: row.get(2)?,
-        thought_signature: row.get(3)?,
+        hash: row.string(0)?,
+        blob_type: row.string(1)?,
+        content: row.string(2)?,
+        thought_signature: row.opt_string(3)?,
     })
 }
 
@@ -74,20 +73,12 @@ fn prefix_end(prefix: &str) -> String {
 impl Store {
     /// One node by exact id.
     pub fn node(&self, id: &str) -> Result<Option<Node>> {
-        let node = self
-            .conn
-            .prepare_cached(sql::NODE_BY_ID)?
-            .query_row([id], |r| node_from_row(r, 0));
-        Ok(node.optional()?)
+        self.first(&sql::Q_NODE_BY_ID, &[P::Text(id)], |r| node_from_row(r, 0))
     }
 
     /// One blob by hash.
     pub fn blob(&self, hash: &str) -> Result<Option<Blob>> {
-        Ok(self
-            .conn
-            .prepare_cached(sql::BLOB_BY_HASH)?
-            .query_row([hash], blob_from_row)
-            .optional()?)
+        self.first(&sql::Q_BLOB_BY_HASH, &[P::Text(hash)], blob_from_row)
     }
 
     /// The blobs with the given hashes, in one query (missing ones are absent from the map).
@@ -95,13 +86,38 @@ impl Store {
         &self,
         hashes: impl IntoIterator<Item = &'a String>,
     ) -> Result<HashMap<String, Blob>> {
-        load_blobs(&self.conn, hashes)
+        let list: Vec<&str> = hashes.into_iter().map(String::as_str).collect();
+        let mut out = HashMap::new();
+        self.each(&sql::Q_BLOBS_BY_HASHES, &[P::List(&list)], |row| {
+            let blob = blob_from_row(row)?;
+            out.insert(blob.hash.clone(), blob);
+            Ok(true)
+        })?;
+        Ok(out)
     }
 
     /// Resolves a node id prefix: exact id, else the unique id starting with `prefix`
     /// (case-sensitive, no wildcards, a primary-key range scan).
     pub fn resolve_prefix(&self, prefix: &str) -> Result<String> {
-        resolve_prefix(&self.conn, prefix)
+        if let Some(id) = self.first(&sql::Q_ID_EXACT, &[P::Text(prefix)], |r| r.string(0))? {
+            return Ok(id);
+        }
+        let end = prefix_end(prefix);
+        let range = [P::Text(prefix), P::Text(&end)];
+        let ids = self.rows(&sql::Q_IDS_IN_RANGE, &range, |r| r.string(0))?;
+        match ids.as_slice() {
+            [] => Err(DagError::NotFound(prefix.to_owned())),
+            [one] => Ok(one.clone()),
+            _ => {
+                let count = self
+                    .first(&sql::Q_COUNT_IN_RANGE, &range, |r| r.i64(0))?
+                    .unwrap_or(0);
+                Err(DagError::Ambiguous {
+                    prefix: prefix.to_owned(),
+                    count: u64::try_from(count).unwrap_or(0),
+                })
+            }
+        }
     }
 
     /// The oldest inserted node whose `external_id` equals `ext` (the reference's
@@ -110,11 +126,7 @@ impl Store {
         if ext.is_empty() {
             return Ok(None);
         }
-        Ok(self
-            .conn
-            .prepare_cached(sql::ID_BY_EXTERNAL_ID)?
-            .query_row([ext], |r| r.get(0))
-            .optional()?)
+        self.first(&sql::Q_ID_BY_EXTERNAL_ID, &[P::Text(ext)], |r| r.string(0))
     }
 
     /// [`Store::node_id_by_external_id`] for many ids in one query: external id → the oldest
@@ -124,21 +136,14 @@ impl Store {
         &self,
         ids: impl IntoIterator<Item = &'a str>,
     ) -> Result<HashMap<String, String>> {
-        let list = Value::Array(
-            ids.into_iter()
-                .map(|i| Value::String(i.to_owned()))
-                .collect(),
-        );
-        let mut stmt = self.conn.prepare_cached(sql::IDS_BY_EXTERNAL_IDS)?;
-        let rows = stmt.query_map([list.to_string()], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
-        })?;
+        let list: Vec<&str> = ids.into_iter().collect();
         let mut out = HashMap::new();
-        for row in rows {
-            if let (ext, Some(id)) = row? {
-                out.insert(ext, id);
+        self.each(&sql::Q_IDS_BY_EXTERNAL_IDS, &[P::List(&list)], |r| {
+            if let (Some(ext), Some(id)) = (r.text(0)?, r.text(1)?) {
+                out.insert(ext.to_owned(), id.to_owned());
             }
-        }
+            Ok(true)
+        })?;
         Ok(out)
     }
 
@@ -155,131 +160,90 @@ impl Store {
     /// The lineage of `head`: head first, then its ancestors, at most `limit` nodes, stopping at a
     /// root or a missing parent. One recursive CTE.
     pub fn lineage(&self, head: &str, limit: Option<usize>) -> Result<Vec<Node>> {
-        lineage(&self.conn, head, limit)
+        let limit = limit.map_or(MAX_WALK, |l| i64::try_from(l).unwrap_or(MAX_WALK));
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut out = self.rows(&sql::Q_LINEAGE, &[P::Text(head), P::Int(limit)], |r| {
+            Ok((r.i64(0)?, node_from_row(r, 1)?))
+        })?;
+        // Already in order in practice; the stable sort is linear on sorted input.
+        out.sort_by_key(|(depth, _)| *depth);
+        Ok(out.into_iter().map(|(_, n)| n).collect())
     }
 
-    /// The lineage of `head` (head first) with every node's blobs in part order, in one query
-    /// (the recursive CTE joined with `json_each(parts_list)` and `blobs`).
+    /// The lineage of `head` (head first) with every node's blobs in part order: on SQLite one
+    /// query (the recursive CTE joined with `json_each(parts_list)` and `blobs`), on PostgreSQL
+    /// the lineage, then its blobs in one query.
     pub fn lineage_with_blobs(&self, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
-        self.read(|_| lineage_with_blobs(&self.conn, head))
+        self.read(|| match &self.db {
+            Db::Sqlite(conn) => lineage_with_blobs(conn, head),
+            Db::Postgres(_) => {
+                let nodes = self.lineage(head, None)?;
+                let blobs = self.blobs(nodes.iter().flat_map(|n| &n.parts))?;
+                Ok(nodes
+                    .into_iter()
+                    .map(|n| {
+                        let parts = n
+                            .parts
+                            .iter()
+                            .filter_map(|h| blobs.get(h).cloned())
+                            .collect();
+                        (n, parts)
+                    })
+                    .collect())
+            }
+        })
     }
 
     /// The children of a node in insertion (rowid) order, in one indexed query.
     pub fn children(&self, id: &str) -> Result<Vec<Node>> {
-        let mut stmt = self.conn.prepare_cached(sql::CHILDREN)?;
-        let rows = stmt.query_map([id], |r| node_from_row(r, 0))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        self.rows(&sql::Q_CHILDREN, &[P::Text(id)], |r| node_from_row(r, 0))
     }
 
     /// The descendants of `id` down to `max_depth` (children are depth 0), in rowid order, each
     /// with its depth. One recursive CTE over `idx_nodes_parent`.
     pub fn subtree(&self, id: &str, max_depth: usize) -> Result<Vec<(Node, usize)>> {
-        subtree(&self.conn, id, max_depth)
+        let max = i64::try_from(max_depth).unwrap_or(MAX_WALK);
+        self.rows(&sql::Q_SUBTREE, &[P::Text(id), P::Int(max)], |r| {
+            let depth = r.i64(0)?;
+            Ok((node_from_row(r, 1)?, usize::try_from(depth).unwrap_or(0)))
+        })
     }
 
     /// For every child of `parent`: the number of its descendants (all roles). One query.
     pub fn descendant_counts(&self, parent: &str) -> Result<HashMap<String, u64>> {
         // Ids are hashes over the parent id, so the graph has no cycles; the depth bound only
         // protects against forged rows.
-        let mut stmt = self.conn.prepare_cached(sql::DESCENDANT_COUNTS)?;
-        let rows = stmt.query_map(rusqlite::params![parent, MAX_WALK], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
-            ))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<HashMap<_, _>>>()?)
+        let rows = self.rows(
+            &sql::Q_DESCENDANT_COUNTS,
+            &[P::Text(parent), P::Int(MAX_WALK)],
+            |r| Ok((r.string(0)?, u64::try_from(r.i64(1)?).unwrap_or(0))),
+        )?;
+        Ok(rows.into_iter().collect())
     }
 
     /// The whole action log in id order.
     pub fn actions(&self) -> Result<Vec<Action>> {
-        let sql = "SELECT id, timestamp, action_type, from_node, to_node, metadata \
-                   FROM action_log ORDER BY id";
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map([], action_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        self.rows(&sql::Q_ACTIONS, &[], action_from_row)
     }
 }
 
-pub(crate) fn action_from_row(r: &Row<'_>) -> rusqlite::Result<Action> {
+pub(crate) fn action_from_row(r: &dyn Cols) -> Result<Action> {
     Ok(Action {
-        id: r.get(0)?,
-        timestamp: r.get(1)?,
-        action_type: r.get(2)?,
-        from_node: r.get(3)?,
-        to_node: r.get(4)?,
-        metadata: r.get(5)?,
+        id: r.i64(0)?,
+        timestamp: r.i64(1)?,
+        action_type: r.string(2)?,
+        from_node: r.opt_string(3)?,
+        to_node: r.opt_string(4)?,
+        metadata: r.opt_string(5)?,
     })
-}
-
-pub(crate) fn load_blobs<'a>(
-    conn: &Connection,
-    hashes: impl IntoIterator<Item = &'a String>,
-) -> Result<HashMap<String, Blob>> {
-    let list = Value::Array(
-        hashes
-            .into_iter()
-            .map(|h| Value::String(h.clone()))
-            .collect(),
-    );
-    let mut stmt = conn.prepare_cached(sql::BLOBS_BY_HASHES)?;
-    let rows = stmt.query_map([list.to_string()], blob_from_row)?;
-    let mut out = HashMap::new();
-    for blob in rows {
-        let blob = blob?;
-        out.insert(blob.hash.clone(), blob);
-    }
-    Ok(out)
-}
-
-pub(crate) fn resolve_prefix(conn: &Connection, prefix: &str) -> Result<String> {
-    let exact: Option<String> = conn
-        .prepare_cached(sql::ID_EXACT)?
-        .query_row([prefix], |r| r.get(0))
-        .optional()?;
-    if let Some(id) = exact {
-        return Ok(id);
-    }
-    let end = prefix_end(prefix);
-    let mut stmt = conn.prepare_cached(sql::IDS_IN_RANGE)?;
-    let ids = stmt
-        .query_map([prefix, end.as_str()], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    match ids.as_slice() {
-        [] => Err(DagError::NotFound(prefix.to_owned())),
-        [one] => Ok(one.clone()),
-        _ => {
-            let count: i64 = conn
-                .prepare_cached(sql::COUNT_IN_RANGE)?
-                .query_row([prefix, end.as_str()], |r| r.get(0))?;
-            let count = u64::try_from(count).unwrap_or(0);
-            Err(DagError::Ambiguous {
-                prefix: prefix.to_owned(),
-                count,
-            })
-        }
-    }
-}
-
-pub(crate) fn lineage(conn: &Connection, head: &str, limit: Option<usize>) -> Result<Vec<Node>> {
-    let limit = limit.map_or(MAX_WALK, |l| i64::try_from(l).unwrap_or(MAX_WALK));
-    if limit == 0 {
-        return Ok(Vec::new());
-    }
-    let mut stmt = conn.prepare_cached(sql::LINEAGE)?;
-    let rows = stmt.query_map(rusqlite::params![head, limit], |r| {
-        Ok((r.get::<_, i64>(0)?, node_from_row(r, 1)?))
-    })?;
-    let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-    // Already in order in practice; the stable sort is linear on sorted input.
-    out.sort_by_key(|(depth, _)| *depth);
-    Ok(out.into_iter().map(|(_, n)| n).collect())
 }
 
 /// The lineage of `head` (head first) with each node's blobs in part order (missing blobs
 /// left out), in one query: the lineage CTE joined with `json_each(parts_list)` and the blobs'
 /// primary key.
-pub(crate) fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
+fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
     let mut stmt = conn.prepare_cached(sql::LINEAGE_WITH_BLOBS)?;
     let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
     // Rows come in walk order, each node's parts in order; `depths` checks that.
@@ -329,16 +293,6 @@ pub(crate) fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(N
             (node, blobs.into_iter().map(|(_, b)| b).collect())
         })
         .collect())
-}
-
-pub(crate) fn subtree(conn: &Connection, id: &str, max_depth: usize) -> Result<Vec<(Node, usize)>> {
-    let max = i64::try_from(max_depth).unwrap_or(MAX_WALK);
-    let mut stmt = conn.prepare_cached(sql::SUBTREE)?;
-    let rows = stmt.query_map(rusqlite::params![id, max], |r| {
-        let depth: i64 = r.get(0)?;
-        Ok((node_from_row(r, 1)?, usize::try_from(depth).unwrap_or(0)))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::canon;
+use crate::db::P;
 use crate::error::Result;
 use crate::model::{blob_type, role};
 use crate::read::{MAX_WALK_NODES, parse_parts};
@@ -21,7 +22,6 @@ use crate::render::preview_truthy as truthy;
 use crate::sql;
 use crate::store::Store;
 use crate::text::iso_utc;
-use crate::walk::{text, walk};
 
 /// Entry types a whole-entry `pi_meta` can carry.
 const ENTRY_TYPES: &[&str] = &[
@@ -44,8 +44,8 @@ impl Store {
         let Some(head) = head else {
             return Ok(Vec::new());
         };
-        self.read(|_| {
-            let steps = steps(&self.conn, head)?;
+        self.read(|| {
+            let steps = steps(self, head)?;
             let mut out = Vec::with_capacity(steps.len());
             let mut parent: Option<String> = None;
             let mut models = ModelCache::default();
@@ -109,35 +109,35 @@ const BLOB_BATCH: usize = 2_048;
 
 /// The lineage of `head`, head first, with every node's loaded parts in part order: one walk
 /// ([`walk`]) over the nodes, then one query per [`BLOB_BATCH`] nodes for their blobs.
-fn steps(conn: &rusqlite::Connection, head: &str) -> Result<Vec<Step>> {
+fn steps(store: &Store, head: &str) -> Result<Vec<Step>> {
     let mut steps: Vec<Step> = Vec::new();
     let mut hashes: Vec<Vec<String>> = Vec::new();
-    walk(conn, &sql::WALK_ENTRIES, head, MAX_WALK_NODES, |row| {
-        let id = text(row, 1)?.unwrap_or_default();
-        let entry_id = match text(row, 6)? {
+    store.walk(&sql::WALK_ENTRIES, head, MAX_WALK_NODES, |row| {
+        let id = row.text(1)?.unwrap_or_default();
+        let entry_id = match row.text(6)? {
             Some(ext) => ext.to_owned(),
             None => id.chars().take(8).collect(),
         };
-        let role = text(row, 3)?.unwrap_or_default().to_owned();
+        let role = row.text(3)?.unwrap_or_default().to_owned();
         let (config, signatures) = if role == role::ASSISTANT {
-            (row.get(5)?, part_signatures(row.get(8)?))
+            (row.opt_string(5)?, part_signatures(row.opt_string(8)?))
         } else {
             (None, Vec::new())
         };
         steps.push(Step {
             entry_id,
-            timestamp: row.get(4)?,
+            timestamp: row.i64(4)?,
             role,
             config,
             found: 0,
             parts: Vec::new(),
             signatures,
         });
-        hashes.push(part_hashes(text(row, 7)?.unwrap_or_default()));
+        hashes.push(part_hashes(row.text(7)?.unwrap_or_default()));
         Ok(true)
     })?;
     for (chunk, chunk_hashes) in steps.chunks_mut(BLOB_BATCH).zip(hashes.chunks(BLOB_BATCH)) {
-        let mut parts = load_parts(conn, chunk_hashes)?;
+        let mut parts = load_parts(store, chunk_hashes)?;
         for (step, list) in chunk.iter_mut().zip(chunk_hashes) {
             for (index, hash) in list.iter().enumerate() {
                 let Some(part) = parts.get_mut(hash.as_str()) else {
@@ -169,25 +169,19 @@ struct Part {
 
 /// The blobs of a batch of nodes in one query, parsed straight from the row (no copy of the
 /// content), keyed by hash.
-fn load_parts<'h>(
-    conn: &rusqlite::Connection,
-    hashes: &'h [Vec<String>],
-) -> Result<HashMap<&'h str, Part>> {
+fn load_parts<'h>(store: &Store, hashes: &'h [Vec<String>]) -> Result<HashMap<&'h str, Part>> {
     let mut uses: HashMap<&'h str, usize> = HashMap::new();
     for hash in hashes.iter().flatten() {
         *uses.entry(hash.as_str()).or_default() += 1;
     }
     let unique: Vec<&str> = uses.keys().copied().collect();
-    let list = serde_json::to_string(&unique).unwrap_or_else(|_| "[]".into());
-    let mut stmt = conn.prepare_cached(sql::BLOBS_BY_HASHES)?;
-    let mut rows = stmt.query([list])?;
     let mut out = HashMap::with_capacity(unique.len());
-    while let Some(row) = rows.next()? {
-        let Some((&hash, &n)) = text(row, 0)?.and_then(|h| uses.get_key_value(h)) else {
-            continue;
+    store.each(&sql::Q_BLOBS_BY_HASHES, &[P::List(&unique)], |row| {
+        let Some((&hash, &n)) = row.text(0)?.and_then(|h| uses.get_key_value(h)) else {
+            return Ok(true);
         };
-        let kind = text(row, 1)?.and_then(loaded_type);
-        let value = match (kind, text(row, 2)?) {
+        let kind = row.text(1)?.and_then(loaded_type);
+        let value = match (kind, row.text(2)?) {
             (Some(_), Some(content)) => serde_json::from_str::<Value>(content).ok(),
             _ => None,
         };
@@ -199,7 +193,8 @@ fn load_parts<'h>(
                 uses: n,
             },
         );
-    }
+        Ok(true)
+    })?;
     Ok(out)
 }
 

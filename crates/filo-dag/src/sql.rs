@@ -6,6 +6,7 @@
 //! large), the join is written as `CROSS JOIN` with the CTE on the left: SQLite never reorders
 //! the two sides of a `CROSS JOIN`.
 
+use crate::db::Q;
 use crate::walk::WalkSql;
 
 /// The columns [`crate::read::node_from_row`] maps, for a table aliased `n`.
@@ -119,6 +120,146 @@ pub(crate) const WALK_ENTRIES: WalkSql = WalkSql {
 /// trace: the actions that point at a node, of the types in the JSON array `?1` (NULL: all).
 pub(crate) const ACTIONS_TO_NODES: &str = "SELECT id, timestamp, action_type, from_node, to_node, metadata FROM action_log \
      WHERE to_node IS NOT NULL AND (?1 IS NULL OR action_type IN (SELECT value FROM json_each(?1)))";
+
+/// The columns of a node row in PostgreSQL, for a table aliased `n` (same order as SQLite's).
+macro_rules! pg_node_columns {
+    () => {
+        "n.id, n.parent_id, n.role, n.parts_list, n.timestamp, n.config_json, \
+         n.thought_signatures, n.system_prompt_hash, n.external_id"
+    };
+}
+
+/// PostgreSQL's lineage: every step is a primary-key lookup carrying the whole row, so the
+/// result needs no join back (`$1` head, `$2` maximum number of nodes).
+macro_rules! pg_lineage_cte {
+    () => {
+        "WITH RECURSIVE chain(depth, seq, id, parent_id, role, parts_list, timestamp, config_json, \
+           thought_signatures, system_prompt_hash, external_id) AS ( \
+           SELECT 0::bigint, n.seq, n.id, n.parent_id, n.role, n.parts_list, n.timestamp, \
+             n.config_json, n.thought_signatures, n.system_prompt_hash, n.external_id \
+             FROM nodes n WHERE n.id = $1 AND $2::bigint > 0 \
+           UNION ALL SELECT c.depth + 1, n.seq, n.id, n.parent_id, n.role, n.parts_list, \
+             n.timestamp, n.config_json, n.thought_signatures, n.system_prompt_hash, n.external_id \
+             FROM chain c JOIN nodes n ON n.id = c.parent_id WHERE c.depth + 1 < $2::bigint) "
+    };
+}
+
+pub(crate) const Q_SELECT_REF: Q = Q {
+    sqlite: SELECT_REF,
+    pg: "SELECT node_id FROM refs WHERE name = $1",
+};
+
+pub(crate) const Q_ALL_REFS: Q = Q {
+    sqlite: "SELECT name, node_id FROM refs ORDER BY name",
+    pg: "SELECT name, node_id FROM refs ORDER BY name",
+};
+
+pub(crate) const Q_NODE_BY_ID: Q = Q {
+    sqlite: NODE_BY_ID,
+    pg: concat!(
+        "SELECT ",
+        pg_node_columns!(),
+        " FROM nodes n WHERE n.id = $1"
+    ),
+};
+
+pub(crate) const Q_BLOB_BY_HASH: Q = Q {
+    sqlite: BLOB_BY_HASH,
+    pg: "SELECT hash, type, content, thought_signature FROM blobs WHERE hash = $1",
+};
+
+pub(crate) const Q_BLOBS_BY_HASHES: Q = Q {
+    sqlite: BLOBS_BY_HASHES,
+    pg: "SELECT hash, type, content, thought_signature FROM blobs WHERE hash = ANY($1::text[])",
+};
+
+pub(crate) const Q_ID_EXACT: Q = Q {
+    sqlite: ID_EXACT,
+    pg: "SELECT id FROM nodes WHERE id = $1",
+};
+
+pub(crate) const Q_IDS_IN_RANGE: Q = Q {
+    sqlite: IDS_IN_RANGE,
+    pg: "SELECT id FROM nodes WHERE id >= $1 AND id < $2 ORDER BY id LIMIT 2",
+};
+
+pub(crate) const Q_COUNT_IN_RANGE: Q = Q {
+    sqlite: COUNT_IN_RANGE,
+    pg: "SELECT COUNT(*) FROM nodes WHERE id >= $1 AND id < $2",
+};
+
+pub(crate) const Q_ID_BY_EXTERNAL_ID: Q = Q {
+    sqlite: ID_BY_EXTERNAL_ID,
+    pg: "SELECT id FROM nodes WHERE external_id = $1 ORDER BY seq LIMIT 1",
+};
+
+pub(crate) const Q_IDS_BY_EXTERNAL_IDS: Q = Q {
+    sqlite: IDS_BY_EXTERNAL_IDS,
+    pg: "SELECT j.v, (SELECT n.id FROM nodes n WHERE n.external_id = j.v ORDER BY n.seq LIMIT 1) \
+         FROM unnest($1::text[]) AS j(v) WHERE j.v <> ''",
+};
+
+pub(crate) const Q_CHILDREN: Q = Q {
+    sqlite: CHILDREN,
+    pg: concat!(
+        "SELECT ",
+        pg_node_columns!(),
+        " FROM nodes n WHERE n.parent_id = $1 ORDER BY n.seq"
+    ),
+};
+
+pub(crate) const Q_SUBTREE: Q = Q {
+    sqlite: SUBTREE,
+    pg: concat!(
+        "WITH RECURSIVE sub(seq, id, depth) AS ( \
+           SELECT seq, id, 0::bigint FROM nodes WHERE parent_id = $1 \
+           UNION ALL SELECT n.seq, n.id, s.depth + 1 FROM sub s JOIN nodes n \
+             ON n.parent_id = s.id WHERE s.depth < $2::bigint) \
+         SELECT s.depth, ",
+        pg_node_columns!(),
+        " FROM sub s JOIN nodes n ON n.seq = s.seq ORDER BY s.seq"
+    ),
+};
+
+pub(crate) const Q_DESCENDANT_COUNTS: Q = Q {
+    sqlite: DESCENDANT_COUNTS,
+    pg: "WITH RECURSIVE d(root, id, depth) AS ( \
+           SELECT seq, id, 0::bigint FROM nodes WHERE parent_id = $1 \
+           UNION ALL SELECT d.root, n.id, d.depth + 1 FROM d JOIN nodes n \
+             ON n.parent_id = d.id WHERE d.depth < $2::bigint) \
+         SELECT n.id, g.c FROM (SELECT root, COUNT(*) - 1 AS c FROM d GROUP BY root) g \
+         JOIN nodes n ON n.seq = g.root",
+};
+
+pub(crate) const Q_LINEAGE: Q = Q {
+    sqlite: LINEAGE,
+    pg: concat!(
+        pg_lineage_cte!(),
+        "SELECT depth, id, parent_id, role, parts_list, timestamp, config_json, \
+         thought_signatures, system_prompt_hash, external_id FROM chain ORDER BY depth"
+    ),
+};
+
+/// The walk's columns: 0 the insertion order, 1 id, 2 parent id, 3 role, 4 timestamp,
+/// 5 config_json, 6 external_id, 7 parts_list, 8 thought_signatures (as `WALK_ENTRIES`).
+pub(crate) const PG_WALK: &str = concat!(
+    pg_lineage_cte!(),
+    "SELECT seq, id, parent_id, role, timestamp, config_json, external_id, parts_list, \
+     thought_signatures FROM chain ORDER BY depth"
+);
+
+pub(crate) const Q_ACTIONS: Q = Q {
+    sqlite: "SELECT id, timestamp, action_type, from_node, to_node, metadata \
+             FROM action_log ORDER BY id",
+    pg: "SELECT id, timestamp, action_type, from_node, to_node, metadata \
+         FROM action_log ORDER BY id",
+};
+
+pub(crate) const Q_ACTIONS_TO_NODES: Q = Q {
+    sqlite: ACTIONS_TO_NODES,
+    pg: "SELECT id, timestamp, action_type, from_node, to_node, metadata FROM action_log \
+         WHERE to_node IS NOT NULL AND ($1::text[] IS NULL OR action_type = ANY($1::text[]))",
+};
 
 /// Every statement of the read paths, by name.
 #[cfg(test)]

@@ -5,9 +5,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 
+use crate::db::{Db, TxDepth};
 use crate::error::{DagError, Result};
+use crate::pg::Pg;
 
 /// The schema version this code writes and understands (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 4;
@@ -57,10 +59,12 @@ const REQUIRED_COLUMNS: &[(&str, &[&str])] = &[
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
-/// A handle on one Playfilo database: one connection, all writes in `BEGIN IMMEDIATE`.
+/// A handle on one Playfilo database: one connection (an SQLite file or PostgreSQL), all writes
+/// in one serialised transaction each.
 #[derive(Debug)]
 pub struct Store {
-    pub(crate) conn: Connection,
+    pub(crate) db: Db,
+    pub(crate) depth: TxDepth,
     path: Option<PathBuf>,
     /// The last system prompt committed through this connection and its blob hash: prompts
     /// repeat on every node, and can be long, so an unchanged one is neither re-hashed nor
@@ -122,15 +126,52 @@ impl Store {
         Self::init(Connection::open_in_memory()?, None)
     }
 
-    /// How long each call waits for another connection's lock before failing with
-    /// [`DagError::is_busy`] (30 s by default).
-    pub fn set_busy_timeout(&self, timeout: Duration) -> Result<()> {
-        Ok(self.conn.busy_timeout(timeout)?)
+    /// Connects to a Playfilo database in PostgreSQL (`postgres://user:pass@host:port/db`, with
+    /// `sslmode=disable|prefer|require` and optionally `sslrootcert=<PEM file>`), creating or
+    /// migrating its tables in the schema `playfilo`. A layout newer than this code is refused
+    /// before anything is written.
+    pub fn connect(url: &str) -> Result<Self> {
+        Ok(Self {
+            db: Db::Postgres(Box::new(Pg::connect(url)?)),
+            depth: TxDepth::default(),
+            path: None,
+            last_prompt: std::cell::RefCell::new(None),
+        })
     }
 
-    /// The file path, `None` for an in-memory store.
+    /// Opens a database named by `location`: a `postgres://` or `postgresql://` URL connects to
+    /// PostgreSQL ([`Store::connect`]), anything else is an SQLite file path
+    /// ([`Store::open_with`]).
+    pub fn open_location(location: &str, create: Create) -> Result<Self> {
+        if crate::pg::is_postgres_url(location) {
+            Self::connect(location)
+        } else {
+            Self::open_with(location, create)
+        }
+    }
+
+    /// How long each call waits for another connection's lock before failing with
+    /// [`DagError::is_busy`] (30 s by default; SQLite only, PostgreSQL waits for its locks).
+    pub fn set_busy_timeout(&self, timeout: Duration) -> Result<()> {
+        if let Some(conn) = self.sqlite() {
+            conn.busy_timeout(timeout)?;
+        }
+        Ok(())
+    }
+
+    /// The file path, `None` for an in-memory store or PostgreSQL.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// Where the data is, for messages: the file path, `:memory:`, or the PostgreSQL URL without
+    /// its password.
+    pub fn location(&self) -> String {
+        match (&self.db, &self.path) {
+            (Db::Postgres(pg), _) => pg.shown().to_owned(),
+            (Db::Sqlite(_), Some(p)) => p.display().to_string(),
+            (Db::Sqlite(_), None) => ":memory:".to_owned(),
+        }
     }
 
     fn init(conn: Connection, path: Option<PathBuf>) -> Result<Self> {
@@ -148,33 +189,20 @@ impl Store {
              PRAGMA mmap_size = 268435456; PRAGMA temp_store = MEMORY;",
         )?;
         let store = Self {
-            conn,
+            db: Db::Sqlite(conn),
+            depth: TxDepth::default(),
             path,
             last_prompt: std::cell::RefCell::new(None),
         };
-        if before.needs_migration() {
-            store.write(|tx| {
-                let now = inspect(tx, &shown)?;
-                migrate(tx, &now)
+        if before.needs_migration()
+            && let Some(conn) = store.sqlite()
+        {
+            store.write(|| {
+                let now = inspect(conn, &shown)?;
+                migrate(conn, &now)
             })?;
         }
         Ok(store)
-    }
-
-    /// Runs `f` inside one `BEGIN IMMEDIATE` transaction; commits on `Ok`, rolls back on `Err`.
-    pub(crate) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        Ok(out)
-    }
-
-    /// Runs `f` inside one read transaction (a consistent snapshot for multi-query reads).
-    pub(crate) fn read<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        Ok(out)
     }
 }
 
@@ -295,7 +323,7 @@ fn not_sqlite(e: rusqlite::Error, path: &Path) -> DagError {
 }
 
 /// The init order of spec §1.4 that works on every version: tables, missing columns, indexes.
-fn migrate(tx: &Transaction<'_>, layout: &Layout) -> Result<()> {
+fn migrate(tx: &Connection, layout: &Layout) -> Result<()> {
     tx.execute_batch(CREATE_TABLES)?;
     for (table, column) in OPTIONAL_COLUMNS {
         let present = layout

@@ -7,7 +7,7 @@ fn empty_files_are_accepted_and_initialized() {
     std::fs::write(&path, b"").unwrap();
     check_magic(&path).unwrap();
     let store = Store::open(&path).unwrap();
-    let conn = &store.conn;
+    let conn = store.sqlite().unwrap();
     let layout = inspect(conn, &path).unwrap();
     assert!(!layout.needs_migration());
     assert_eq!(layout.user_version, SCHEMA_VERSION);
@@ -28,14 +28,17 @@ fn a_short_foreign_header_is_not_sqlite() {
 fn missing_index_alone_triggers_migration() {
     let store = Store::open_in_memory().unwrap();
     store
-        .conn
+        .sqlite()
+        .unwrap()
         .execute_batch("DROP INDEX idx_nodes_external_id")
         .unwrap();
-    let layout = inspect(&store.conn, Path::new(":memory:")).unwrap();
+    let layout = inspect(store.sqlite().unwrap(), Path::new(":memory:")).unwrap();
     assert!(layout.needs_migration());
-    store.write(|tx| migrate(tx, &layout)).unwrap();
+    store
+        .write(|| migrate(store.sqlite().unwrap(), &layout))
+        .unwrap();
     assert!(
-        !inspect(&store.conn, Path::new(":memory:"))
+        !inspect(store.sqlite().unwrap(), Path::new(":memory:"))
             .unwrap()
             .needs_migration()
     );

@@ -15,7 +15,9 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, params};
 
+use crate::db::{Cols, Db, P};
 use crate::error::Result;
+use crate::store::Store;
 
 /// Rows fetched per range query.
 const WINDOW: i64 = 512;
@@ -38,6 +40,63 @@ pub(crate) fn text<'r>(row: &'r Row<'_>, i: usize) -> Result<Option<&'r str>> {
         ValueRef::Text(t) => std::str::from_utf8(t).ok(),
         _ => None,
     })
+}
+
+/// The first page of a PostgreSQL walk; each next page is four times larger, up to
+/// [`PG_PAGE_MAX`]. A walk that stops early reads little; a whole lineage takes few queries.
+const PG_PAGE_FIRST: usize = 256;
+const PG_PAGE_MAX: usize = 16_384;
+
+impl Store {
+    /// Calls `visit` on `start` and then on each ancestor, nearest first, with the columns of
+    /// `q` (0 the insertion order, 1 id, 2 parent id, 3 role, then `WALK_ENTRIES`'s), stopping
+    /// at a root, at a missing parent, after `limit` nodes, or when `visit` returns `false`.
+    /// SQLite reads in rowid order ([`walk`]); PostgreSQL pages through the lineage CTE.
+    pub(crate) fn walk(
+        &self,
+        q: &WalkSql,
+        start: &str,
+        limit: usize,
+        mut visit: impl FnMut(&dyn Cols) -> Result<bool>,
+    ) -> Result<()> {
+        let pg = match &self.db {
+            Db::Sqlite(conn) => return walk(conn, q, start, limit, |row| visit(row)),
+            Db::Postgres(pg) => pg,
+        };
+        let mut next = Some(start.to_owned());
+        let mut left = limit;
+        let mut page = PG_PAGE_FIRST;
+        while let Some(id) = next.take() {
+            let want = page.min(left);
+            if want == 0 {
+                break;
+            }
+            let mut seen = 0usize;
+            let mut stopped = false;
+            let mut parent = None;
+            let n = i64::try_from(want).unwrap_or(i64::MAX);
+            pg.each(
+                crate::sql::PG_WALK,
+                &[P::Text(&id), P::Int(n)],
+                &mut |row| {
+                    seen += 1;
+                    parent = row.opt_string(2)?;
+                    if !visit(row)? {
+                        stopped = true;
+                        return Ok(false);
+                    }
+                    Ok(true)
+                },
+            )?;
+            left -= seen;
+            if stopped || seen < want {
+                break;
+            }
+            next = parent;
+            page = (page * 4).min(PG_PAGE_MAX);
+        }
+        Ok(())
+    }
 }
 
 /// Calls `visit` on `start` and then on each ancestor, nearest first, stopping at a root, at a
@@ -113,7 +172,6 @@ pub(crate) fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::lineage;
     use crate::sql::WALK_ROLES;
     use crate::store::Store;
 
@@ -132,7 +190,8 @@ mod tests {
 
     fn insert(store: &Store, id: &str, parent: Option<&str>) {
         store
-            .conn
+            .sqlite()
+            .unwrap()
             .execute(
                 "INSERT INTO nodes (id, parent_id, role, parts_list, timestamp) \
                  VALUES (?1, ?2, 'user', '[]', 0)",
@@ -143,7 +202,7 @@ mod tests {
 
     fn walked(store: &Store, head: &str, limit: usize) -> Vec<String> {
         let mut out = Vec::new();
-        walk(&store.conn, &WALK_ROLES, head, limit, |row| {
+        walk(store.sqlite().unwrap(), &WALK_ROLES, head, limit, |row| {
             out.push(text(row, 1)?.unwrap_or_default().to_owned());
             Ok(true)
         })
@@ -152,7 +211,8 @@ mod tests {
     }
 
     fn expected(store: &Store, head: &str, limit: usize) -> Vec<String> {
-        lineage(&store.conn, head, Some(limit))
+        store
+            .lineage(head, Some(limit))
             .unwrap()
             .into_iter()
             .map(|n| n.id)

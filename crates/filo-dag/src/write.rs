@@ -1,29 +1,53 @@
 //! Writes: node commits (blobs + node + ref moves in one transaction), refs, the action log.
 
-use rusqlite::{OptionalExtension, Transaction, params};
-
 use crate::canon::{self, NodeHashInput};
+use crate::db::{P, Q};
 use crate::error::{DagError, Result};
 use crate::model::{Committed, Expect, NewAction, NewBlob, NodeCommit, Parent};
+use crate::sql;
 use crate::store::Store;
 
-const INSERT_BLOB: &str = "INSERT OR IGNORE INTO blobs (hash, type, content) VALUES (?1, ?2, ?3)";
-const INSERT_NODE: &str = "INSERT OR IGNORE INTO nodes (id, parent_id, role, parts_list, timestamp, \
-     config_json, system_prompt_hash, external_id, thought_signatures) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
-const UPSERT_REF: &str = "INSERT OR REPLACE INTO refs (name, node_id) VALUES (?1, ?2)";
+pub(crate) const INSERT_BLOB: Q = Q {
+    sqlite: "INSERT OR IGNORE INTO blobs (hash, type, content, thought_signature) \
+             VALUES (?1, ?2, ?3, ?4)",
+    pg: "INSERT INTO blobs (hash, type, content, thought_signature) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (hash) DO NOTHING",
+};
+pub(crate) const INSERT_NODE: Q = Q {
+    sqlite: "INSERT OR IGNORE INTO nodes (id, parent_id, role, parts_list, timestamp, \
+             config_json, system_prompt_hash, external_id, thought_signatures) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    pg: "INSERT INTO nodes (id, parent_id, role, parts_list, timestamp, \
+         config_json, system_prompt_hash, external_id, thought_signatures) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING",
+};
+pub(crate) const UPSERT_REF: Q = Q {
+    sqlite: "INSERT OR REPLACE INTO refs (name, node_id) VALUES (?1, ?2)",
+    pg: "INSERT INTO refs (name, node_id) VALUES ($1, $2) \
+         ON CONFLICT (name) DO UPDATE SET node_id = EXCLUDED.node_id",
+};
+const DELETE_REF: Q = Q {
+    sqlite: "DELETE FROM refs WHERE name = ?1",
+    pg: "DELETE FROM refs WHERE name = $1",
+};
+const INSERT_ACTION: Q = Q {
+    sqlite: "INSERT INTO action_log (timestamp, action_type, from_node, to_node, metadata) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+    pg: "INSERT INTO action_log (timestamp, action_type, from_node, to_node, metadata) \
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+};
 
 impl Store {
     /// Stores one blob (`INSERT OR IGNORE`) and returns its hash.
     pub fn store_blob(&self, blob: &NewBlob) -> Result<String> {
-        self.write(|tx| insert_blob(tx, blob))
+        self.write(|| self.insert_blob(blob))
     }
 
     /// Commits one node: its blobs, the system prompt blob, the node row and the ref moves, all in
-    /// one `BEGIN IMMEDIATE` transaction. A failed compare-and-set writes nothing.
+    /// one write transaction. A failed compare-and-set writes nothing.
     pub fn commit_node(&self, commit: &NodeCommit) -> Result<Committed> {
         let mut prompt = self.last_prompt.borrow().clone();
-        let done = self.write(|tx| commit_in(tx, commit, None, 0, &mut prompt))?;
+        let done = self.write(|| self.commit_in(commit, None, 0, &mut prompt))?;
         // Only after the commit: the cached blob is then known to be in the database.
         *self.last_prompt.borrow_mut() = prompt;
         Ok(done)
@@ -32,12 +56,12 @@ impl Store {
     /// Commits several nodes in one transaction, in order. [`Parent::Previous`] chains a node to
     /// the one before it. All or nothing.
     pub fn commit_batch(&self, commits: &[NodeCommit]) -> Result<Vec<Committed>> {
-        self.write(|tx| {
+        self.write(|| {
             let mut out: Vec<Committed> = Vec::with_capacity(commits.len());
             let mut prompt = None;
             for (index, commit) in commits.iter().enumerate() {
                 let previous = out.last().map(|c| c.id.as_str());
-                let done = commit_in(tx, commit, previous, index, &mut prompt)?;
+                let done = self.commit_in(commit, previous, index, &mut prompt)?;
                 out.push(done);
             }
             Ok(out)
@@ -46,23 +70,22 @@ impl Store {
 
     /// The node a ref points to; a missing row or an empty value is "no ref".
     pub fn get_ref(&self, name: &str) -> Result<Option<String>> {
-        read_ref(&self.conn, name)
+        let value = self.first(&sql::Q_SELECT_REF, &[P::Text(name)], |r| r.string(0))?;
+        Ok(value.filter(|v| !v.is_empty()))
     }
 
     /// Points `name` at `node_id` (upsert).
     pub fn set_ref(&self, name: &str, node_id: &str) -> Result<()> {
-        self.write(|tx| {
-            tx.prepare_cached(UPSERT_REF)?
-                .execute(params![name, node_id])?;
+        self.write(|| {
+            self.exec(&UPSERT_REF, &[P::Text(name), P::Text(node_id)])?;
             Ok(())
         })
     }
 
     /// Deletes the ref row.
     pub fn clear_ref(&self, name: &str) -> Result<()> {
-        self.write(|tx| {
-            tx.prepare_cached("DELETE FROM refs WHERE name = ?1")?
-                .execute([name])?;
+        self.write(|| {
+            self.exec(&DELETE_REF, &[P::Text(name)])?;
             Ok(())
         })
     }
@@ -75,13 +98,11 @@ impl Store {
         expected: Option<&str>,
         new: Option<&str>,
     ) -> Result<()> {
-        self.write(|tx| {
-            check_ref(tx, name, expected)?;
+        self.write(|| {
+            self.check_ref(name, expected)?;
             match new {
-                Some(id) => tx.prepare_cached(UPSERT_REF)?.execute(params![name, id])?,
-                None => tx
-                    .prepare_cached("DELETE FROM refs WHERE name = ?1")?
-                    .execute([name])?,
+                Some(id) => self.exec(&UPSERT_REF, &[P::Text(name), P::Text(id)])?,
+                None => self.exec(&DELETE_REF, &[P::Text(name)])?,
             };
             Ok(())
         })
@@ -89,135 +110,130 @@ impl Store {
 
     /// All refs, by name.
     pub fn refs(&self) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT name, node_id FROM refs ORDER BY name")?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        self.rows(&sql::Q_ALL_REFS, &[], |r| Ok((r.string(0)?, r.string(1)?)))
     }
 
     /// Appends to the action log and returns the new row id.
     pub fn log_action(&self, action: &NewAction) -> Result<i64> {
-        self.write(|tx| {
-            tx.prepare_cached(
-                "INSERT INTO action_log (timestamp, action_type, from_node, to_node, metadata) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                action.timestamp,
-                action.action_type,
-                action.from_node,
-                action.to_node,
-                action.metadata
-            ])?;
-            Ok(tx.last_insert_rowid())
+        self.write(|| {
+            self.insert_id(
+                &INSERT_ACTION,
+                &[
+                    P::Int(action.timestamp),
+                    P::Text(&action.action_type),
+                    P::OptText(action.from_node.as_deref()),
+                    P::OptText(action.to_node.as_deref()),
+                    P::OptText(action.metadata.as_deref()),
+                ],
+            )
         })
     }
-}
 
-pub(crate) fn read_ref(conn: &rusqlite::Connection, name: &str) -> Result<Option<String>> {
-    let value: Option<String> = conn
-        .prepare_cached(crate::sql::SELECT_REF)?
-        .query_row([name], |r| r.get(0))
-        .optional()?;
-    Ok(value.filter(|v| !v.is_empty()))
-}
-
-fn check_ref(tx: &Transaction<'_>, name: &str, expected: Option<&str>) -> Result<()> {
-    let actual = read_ref(tx, name)?;
-    if actual.as_deref() == expected {
-        return Ok(());
+    fn check_ref(&self, name: &str, expected: Option<&str>) -> Result<()> {
+        let actual = self.get_ref(name)?;
+        if actual.as_deref() == expected {
+            return Ok(());
+        }
+        Err(DagError::RefConflict {
+            name: name.to_owned(),
+            expected: expected.map(str::to_owned),
+            actual,
+        })
     }
-    Err(DagError::RefConflict {
-        name: name.to_owned(),
-        expected: expected.map(str::to_owned),
-        actual,
-    })
-}
 
-fn insert_blob(tx: &Transaction<'_>, blob: &NewBlob) -> Result<String> {
-    let hash = blob.hash();
-    let content = canon::js_json(&blob.content);
-    tx.prepare_cached(INSERT_BLOB)?
-        .execute(params![hash, blob.blob_type, content])?;
-    Ok(hash)
+    fn insert_blob(&self, blob: &NewBlob) -> Result<String> {
+        let hash = blob.hash();
+        let content = canon::js_json(&blob.content);
+        self.exec(
+            &INSERT_BLOB,
+            &[
+                P::Text(&hash),
+                P::Text(&blob.blob_type),
+                P::Text(&content),
+                P::OptText(None),
+            ],
+        )?;
+        Ok(hash)
+    }
+
+    fn store_prompt(&self, prompt: &str, cache: &mut PromptCache) -> Result<String> {
+        if let Some((text, hash)) = cache.as_ref()
+            && text == prompt
+        {
+            return Ok(hash.clone());
+        }
+        let hash = self.insert_blob(&NewBlob::system_prompt(prompt))?;
+        *cache = Some((prompt.to_owned(), hash.clone()));
+        Ok(hash)
+    }
+
+    fn commit_in(
+        &self,
+        commit: &NodeCommit,
+        previous: Option<&str>,
+        index: usize,
+        prompt_cache: &mut PromptCache,
+    ) -> Result<Committed> {
+        let parent_id: Option<String> = match &commit.parent {
+            Parent::Root => None,
+            Parent::Node(id) => Some(id.clone()),
+            Parent::Ref(name) => self.get_ref(name)?,
+            Parent::Previous => Some(
+                previous
+                    .ok_or(DagError::NoPreviousNode { index })?
+                    .to_owned(),
+            ),
+        };
+        let mut parts = Vec::with_capacity(commit.parts.len());
+        for blob in &commit.parts {
+            parts.push(self.insert_blob(blob)?);
+        }
+        let prompt_hash = match commit.system_prompt.as_deref().filter(|p| !p.is_empty()) {
+            Some(prompt) => Some(self.store_prompt(prompt, prompt_cache)?),
+            None => None,
+        };
+        let id = canon::node_hash(&NodeHashInput {
+            parent_id: parent_id.as_deref(),
+            parts: &parts,
+            role: &commit.role,
+            timestamp: commit.timestamp,
+            external_id: commit.external_id.as_deref(),
+            system_prompt_hash: prompt_hash.as_deref(),
+        });
+        let parts_list = parts_list_json(&parts);
+        let inserted = self.exec(
+            &INSERT_NODE,
+            &[
+                P::Text(&id),
+                P::OptText(parent_id.as_deref()),
+                P::Text(&commit.role),
+                P::Text(&parts_list),
+                P::Int(commit.timestamp),
+                P::OptText(commit.config_json.as_deref()),
+                P::OptText(prompt_hash.as_deref()),
+                P::OptText(commit.external_id.as_deref()),
+                P::OptText(commit.thought_signatures.as_deref()),
+            ],
+        )? > 0;
+        for mv in &commit.refs {
+            match &mv.expect {
+                Expect::Any => {}
+                Expect::Value(v) => self.check_ref(&mv.name, v.as_deref())?,
+                Expect::Parent => self.check_ref(&mv.name, parent_id.as_deref())?,
+            }
+            self.exec(&UPSERT_REF, &[P::Text(&mv.name), P::Text(&id)])?;
+        }
+        Ok(Committed {
+            id,
+            parent_id,
+            inserted,
+        })
+    }
 }
 
 /// The last system prompt stored in this transaction and its hash (prompts repeat, and can be
 /// long: hashing and inserting them once per batch is enough).
 type PromptCache = Option<(String, String)>;
-
-fn store_prompt(tx: &Transaction<'_>, prompt: &str, cache: &mut PromptCache) -> Result<String> {
-    if let Some((text, hash)) = cache.as_ref()
-        && text == prompt
-    {
-        return Ok(hash.clone());
-    }
-    let hash = insert_blob(tx, &NewBlob::system_prompt(prompt))?;
-    *cache = Some((prompt.to_owned(), hash.clone()));
-    Ok(hash)
-}
-
-fn commit_in(
-    tx: &Transaction<'_>,
-    commit: &NodeCommit,
-    previous: Option<&str>,
-    index: usize,
-    prompt_cache: &mut PromptCache,
-) -> Result<Committed> {
-    let parent_id: Option<String> = match &commit.parent {
-        Parent::Root => None,
-        Parent::Node(id) => Some(id.clone()),
-        Parent::Ref(name) => read_ref(tx, name)?,
-        Parent::Previous => Some(
-            previous
-                .ok_or(DagError::NoPreviousNode { index })?
-                .to_owned(),
-        ),
-    };
-    let mut parts = Vec::with_capacity(commit.parts.len());
-    for blob in &commit.parts {
-        parts.push(insert_blob(tx, blob)?);
-    }
-    let prompt_hash = match commit.system_prompt.as_deref().filter(|p| !p.is_empty()) {
-        Some(prompt) => Some(store_prompt(tx, prompt, prompt_cache)?),
-        None => None,
-    };
-    let id = canon::node_hash(&NodeHashInput {
-        parent_id: parent_id.as_deref(),
-        parts: &parts,
-        role: &commit.role,
-        timestamp: commit.timestamp,
-        external_id: commit.external_id.as_deref(),
-        system_prompt_hash: prompt_hash.as_deref(),
-    });
-    let parts_list = parts_list_json(&parts);
-    let inserted = tx.prepare_cached(INSERT_NODE)?.execute(params![
-        id,
-        parent_id,
-        commit.role,
-        parts_list,
-        commit.timestamp,
-        commit.config_json,
-        prompt_hash,
-        commit.external_id,
-        commit.thought_signatures
-    ])? > 0;
-    for mv in &commit.refs {
-        match &mv.expect {
-            Expect::Any => {}
-            Expect::Value(v) => check_ref(tx, &mv.name, v.as_deref())?,
-            Expect::Parent => check_ref(tx, &mv.name, parent_id.as_deref())?,
-        }
-        tx.prepare_cached(UPSERT_REF)?
-            .execute(params![mv.name, id])?;
-    }
-    Ok(Committed {
-        id,
-        parent_id,
-        inserted,
-    })
-}
 
 /// `JSON.stringify(parts)`: `["a","b"]`.
 pub(crate) fn parts_list_json(parts: &[String]) -> String {

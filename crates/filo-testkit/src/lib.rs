@@ -19,6 +19,7 @@ mod completions;
 mod frame;
 mod google;
 mod home;
+pub mod pg;
 mod protocol;
 mod responses;
 mod script;

@@ -8,7 +8,6 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::{DagError, Result};
 use crate::model::{Blob, Node};
-use crate::read::load_blobs;
 use crate::render::preview::{FilterMode, has_tool_call, preview};
 use crate::store::Store;
 use crate::text::utf16_len;
@@ -154,7 +153,7 @@ fn resolve_focus(store: &Store, opts: &LifeOptions, head: Option<&str>) -> Resul
 /// Renders `life` at time `now_ms`. Resolution failures are errors whose `Display` is the
 /// reference's text without the `Error: ` prefix.
 pub fn life(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
-    store.read(|_| render(store, opts, now_ms))
+    store.read(|| render(store, opts, now_ms))
 }
 
 fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
@@ -192,7 +191,7 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
         focus: &focus,
         head: head.as_deref(),
         now_ms,
-        blobs: load_blobs(&store.conn, hashes)?,
+        blobs: store.blobs(hashes)?,
         kids,
     };
 

@@ -1,12 +1,11 @@
 //! `recall`: one node with its budgeted context (spec §7.2).
 
 use crate::error::{DagError, Result};
-use crate::read::{MAX_WALK_NODES, load_blobs};
+use crate::read::MAX_WALK_NODES;
 use crate::render::preview::{FilterMode, full_text};
 use crate::sql;
 use crate::store::Store;
 use crate::text::{truncate, utf16_len, utf16_prefix};
-use crate::walk::{text, walk};
 
 /// The parameters of the `recall` tool, plus the ref `HEAD` stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,18 +50,12 @@ fn resolve(store: &Store, opts: &RecallOptions) -> Result<String> {
 fn count_visible(store: &Store, start: Option<&str>, filter: FilterMode) -> Result<usize> {
     let Some(start) = start else { return Ok(0) };
     let mut total = 0usize;
-    walk(
-        &store.conn,
-        &sql::WALK_ROLES,
-        start,
-        MAX_WALK_NODES,
-        |row| {
-            if text(row, 3)?.is_some_and(|r| filter.shows(r)) {
-                total += 1;
-            }
-            Ok(true)
-        },
-    )?;
+    store.walk(&sql::WALK_ROLES, start, MAX_WALK_NODES, |row| {
+        if row.text(3)?.is_some_and(|r| filter.shows(r)) {
+            total += 1;
+        }
+        Ok(true)
+    })?;
     Ok(total)
 }
 
@@ -73,7 +66,7 @@ fn count_visible(store: &Store, start: Option<&str>, filter: FilterMode) -> Resu
 /// budget for the target is clamped at 0 (#30; the reference can print
 /// `showing -179/58 chars` with an empty text).
 pub fn recall(store: &Store, opts: &RecallOptions) -> Result<String> {
-    store.read(|_| render(store, opts))
+    store.read(|| render(store, opts))
 }
 
 fn render(store: &Store, opts: &RecallOptions) -> Result<String> {
@@ -103,7 +96,7 @@ fn render(store: &Store, opts: &RecallOptions) -> Result<String> {
             .iter()
             .filter(|n| opts.filter.shows(&n.role))
             .collect();
-        let blobs = load_blobs(&store.conn, visible.iter().flat_map(|n| &n.parts))?;
+        let blobs = store.blobs(visible.iter().flat_map(|n| &n.parts))?;
         for node in visible {
             let index = total.saturating_sub(seen + 1);
             let text = truncate(&full_text(node, &blobs), c);
@@ -124,7 +117,7 @@ fn render(store: &Store, opts: &RecallOptions) -> Result<String> {
     }
     entries.reverse();
 
-    let blobs = load_blobs(&store.conn, &target.parts)?;
+    let blobs = store.blobs(&target.parts)?;
     let text = target_text(&full_text(&target, &blobs), b.saturating_sub(used));
     let config = target
         .config_json

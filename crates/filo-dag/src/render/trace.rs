@@ -2,7 +2,6 @@
 
 use std::collections::HashSet;
 
-use rusqlite::params;
 use serde_json::Value;
 
 use crate::canon;
@@ -13,7 +12,6 @@ use crate::render::preview::truthy;
 use crate::sql;
 use crate::store::Store;
 use crate::text::{local_minutes, utf16_len, utf16_prefix};
-use crate::walk::{text, walk};
 
 /// trace's type filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -90,7 +88,7 @@ const FOOTER: &str = "--- end of archive ---";
 /// (few) actions of the wanted types first, then walks the lineage once ([`walk`]) until every
 /// action's target has been met or the root is reached. No depth limit.
 pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Result<String> {
-    let found = store.read(|_| {
+    let found = store.read(|| {
         let Some(head) = store.get_ref(&opts.ref_name)? else {
             return Ok(None);
         };
@@ -123,14 +121,11 @@ pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Resu
 /// The actions of the mode's types whose `to_node` is `head` or one of its ancestors, newest
 /// first (ties by id).
 fn on_lineage(store: &Store, head: &str, mode: TraceMode) -> Result<Vec<Action>> {
-    let types = mode.types().map(|t| {
-        Value::Array(t.iter().map(|s| Value::String((*s).to_owned())).collect()).to_string()
-    });
-    let mut actions = store
-        .conn
-        .prepare_cached(sql::ACTIONS_TO_NODES)?
-        .query_map(params![types], action_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut actions = store.rows(
+        &sql::Q_ACTIONS_TO_NODES,
+        &[crate::db::P::OptList(mode.types())],
+        action_from_row,
+    )?;
     // The lineage as the reference sees it: the head (even without a node), then each node's
     // parent id (even when that parent is missing).
     let mut found: HashSet<String> = HashSet::new();
@@ -146,8 +141,8 @@ fn on_lineage(store: &Store, head: &str, mode: TraceMode) -> Result<Vec<Action>>
             !wanted.is_empty()
         };
         if meet(head) {
-            walk(&store.conn, &sql::WALK_ROLES, head, MAX_WALK_NODES, |row| {
-                Ok(text(row, 2)?.is_none_or(&mut meet))
+            store.walk(&sql::WALK_ROLES, head, MAX_WALK_NODES, |row| {
+                Ok(row.text(2)?.is_none_or(&mut meet))
             })?;
         }
     }

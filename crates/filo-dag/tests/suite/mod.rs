@@ -1,3 +1,4 @@
+mod backends;
 mod concurrency;
 mod fixes;
 mod golden;

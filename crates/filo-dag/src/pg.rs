@@ -1,0 +1,372 @@
+//! The PostgreSQL backend: a connection, its statement cache, the schema and its migrations.
+//!
+//! The tables live in the schema `playfilo` and hold what the SQLite file holds, column for
+//! column, plus `nodes.seq`: SQLite's rowid (insertion order, which life lists children in) made
+//! explicit. Text keys use the `"C"` collation, so a hash-prefix range is the same byte range as
+//! in SQLite. `playfilo.meta` records the layout version; a database newer than this code is
+//! refused before anything is written, and older layouts are brought up to date at open, under
+//! an advisory lock so that hosts starting together migrate once.
+//!
+//! The client is the synchronous `postgres` crate, like `rusqlite`: call it from a plain thread or
+//! `spawn_blocking`, never from inside an async task (the store is used that way already).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use postgres::{Client, Statement};
+use rustls_pki_types::pem::PemObject;
+
+use crate::db::{Cols, P};
+use crate::error::{DagError, Result};
+
+/// The layout version of the PostgreSQL tables this code writes and understands.
+pub const PG_LAYOUT_VERSION: i64 = 1;
+
+/// The advisory lock every DAG write transaction takes (serialises writers, like SQLite's
+/// `BEGIN IMMEDIATE`): the first eight bytes of `sha256("playfilo.write")`, as a fixed number.
+const WRITE_LOCK: i64 = 0x706c_6179_6669_6c6f;
+/// The advisory lock of schema migrations.
+const MIGRATE_LOCK: i64 = 0x706c_6179_6d69_6772;
+
+/// Layout migrations: version `i + 1` is reached by running `MIGRATIONS[i]`.
+const MIGRATIONS: &[&str] = &["\
+CREATE TABLE playfilo.blobs (hash TEXT COLLATE \"C\" PRIMARY KEY, type TEXT NOT NULL, \
+  content TEXT NOT NULL, thought_signature TEXT);
+CREATE TABLE playfilo.nodes (seq BIGSERIAL NOT NULL UNIQUE, id TEXT COLLATE \"C\" PRIMARY KEY, \
+  parent_id TEXT COLLATE \"C\", role TEXT NOT NULL, parts_list TEXT NOT NULL, \
+  timestamp BIGINT NOT NULL, config_json TEXT, thought_signatures TEXT, system_prompt_hash TEXT, \
+  external_id TEXT COLLATE \"C\");
+CREATE INDEX nodes_parent ON playfilo.nodes (parent_id, seq);
+CREATE INDEX nodes_external_id ON playfilo.nodes (external_id, seq);
+CREATE TABLE playfilo.refs (name TEXT COLLATE \"C\" PRIMARY KEY, node_id TEXT NOT NULL);
+CREATE TABLE playfilo.action_log (id BIGSERIAL PRIMARY KEY, timestamp BIGINT NOT NULL, \
+  action_type TEXT NOT NULL, from_node TEXT, to_node TEXT, metadata TEXT);
+CREATE INDEX action_log_to_node ON playfilo.action_log (to_node);
+CREATE FUNCTION playfilo.try_jsonb(t TEXT) RETURNS JSONB LANGUAGE plpgsql IMMUTABLE AS $f$
+  BEGIN RETURN t::jsonb; EXCEPTION WHEN others THEN RETURN NULL; END $f$;"];
+
+/// One connection to a Playfilo database in PostgreSQL.
+pub(crate) struct Pg {
+    client: RefCell<Client>,
+    statements: RefCell<HashMap<&'static str, Statement>>,
+    /// The connection string without its password, for messages.
+    shown: String,
+}
+
+impl std::fmt::Debug for Pg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pg").field("url", &self.shown).finish()
+    }
+}
+
+/// True for a connection string this backend takes (`postgres://…`, `postgresql://…`).
+pub fn is_postgres_url(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
+/// `url` with any password replaced by `***`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (auth, host) = match rest.rsplit_once('@') {
+        Some((auth, host)) => (auth, host),
+        None => return url.to_owned(),
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+pub(crate) fn pg_error(e: &postgres::Error) -> DagError {
+    let text = match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                text.push_str(": ");
+                text.push_str(&s.to_string());
+                source = s.source();
+            }
+            text
+        }
+    };
+    DagError::Postgres(text)
+}
+
+impl From<postgres::Error> for DagError {
+    fn from(e: postgres::Error) -> Self {
+        pg_error(&e)
+    }
+}
+
+/// Splits off the parameters this code handles itself (`sslrootcert`), which the driver's
+/// parser would refuse.
+fn split_own_params(url: &str) -> (String, Option<String>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_owned(), None);
+    };
+    let mut root = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|kv| match kv.split_once('=') {
+            Some(("sslrootcert", v)) => {
+                root = Some(v.to_owned());
+                false
+            }
+            _ => !kv.is_empty(),
+        })
+        .collect();
+    if kept.is_empty() {
+        (base.to_owned(), root)
+    } else {
+        (format!("{base}?{}", kept.join("&")), root)
+    }
+}
+
+/// rustls with ring; the roots are `sslrootcert` when given, else the platform's verifier.
+fn tls(root: Option<&str>) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+    let bad = |what: String| DagError::Postgres(format!("TLS: {what}"));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(e.to_string()))?;
+    let config = match root {
+        Some(path) => {
+            let pem = std::fs::read(path).map_err(|e| bad(format!("sslrootcert {path}: {e}")))?;
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in rustls_pki_types::CertificateDer::pem_slice_iter(&pem) {
+                let cert = cert.map_err(|e| bad(format!("sslrootcert {path}: {e}")))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| bad(format!("sslrootcert {path}: {e}")))?;
+            }
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+        None => {
+            let verifier = rustls_platform_verifier::Verifier::new(provider)
+                .map_err(|e| bad(e.to_string()))?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
+                .with_no_client_auth()
+        }
+    };
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+impl Pg {
+    /// Connects, creates or migrates the schema, and refuses a layout newer than this code.
+    pub(crate) fn connect(url: &str) -> Result<Self> {
+        let shown = redact(url);
+        let (url, root) = split_own_params(url);
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e: postgres::Error| DagError::Postgres(format!("{shown}: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(30));
+        }
+        config.application_name("filo");
+        let client = config
+            .connect(tls(root.as_deref())?)
+            .map_err(|e| DagError::Postgres(format!("{shown}: {}", pg_error(&e))))?;
+        let pg = Self {
+            client: RefCell::new(client),
+            statements: RefCell::new(HashMap::new()),
+            shown,
+        };
+        pg.migrate()?;
+        Ok(pg)
+    }
+
+    /// The connection string without its password.
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    fn client(&self) -> Result<std::cell::RefMut<'_, Client>> {
+        self.client.try_borrow_mut().map_err(|_| {
+            DagError::Postgres("the connection is already in use by this thread".into())
+        })
+    }
+
+    fn migrate(&self) -> Result<()> {
+        let mut client = self.client()?;
+        let mut tx = client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
+        tx.batch_execute(
+            "CREATE SCHEMA IF NOT EXISTS playfilo; \
+             CREATE TABLE IF NOT EXISTS playfilo.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+        )?;
+        let found: i64 = tx
+            .query_opt(
+                "SELECT value FROM playfilo.meta WHERE key = 'layout_version'",
+                &[],
+            )?
+            .map(|r| r.get::<_, String>(0))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if found > PG_LAYOUT_VERSION {
+            return Err(DagError::PgTooNew {
+                url: self.shown.clone(),
+                found,
+                supported: PG_LAYOUT_VERSION,
+            });
+        }
+        for (i, step) in MIGRATIONS.iter().enumerate() {
+            if i64::try_from(i).unwrap_or(i64::MAX) >= found {
+                tx.batch_execute(step)?;
+            }
+        }
+        tx.execute(
+            "INSERT INTO playfilo.meta (key, value) VALUES ('layout_version', $1), \
+             ('playfilo_schema', $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            &[
+                &PG_LAYOUT_VERSION.to_string(),
+                &crate::store::SCHEMA_VERSION.to_string(),
+            ],
+        )?;
+        tx.commit()?;
+        drop(client);
+        self.client()?
+            .batch_execute("SET search_path TO playfilo")?;
+        Ok(())
+    }
+
+    fn statement(&self, client: &mut Client, sql: &'static str) -> Result<Statement> {
+        if let Some(s) = self.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let s = client.prepare(sql)?;
+        self.statements.borrow_mut().insert(sql, s.clone());
+        Ok(s)
+    }
+
+    pub(crate) fn each(
+        &self,
+        sql: &'static str,
+        params: &[P<'_>],
+        visit: &mut dyn FnMut(&dyn Cols) -> Result<bool>,
+    ) -> Result<()> {
+        let mut client = self.client()?;
+        let stmt = self.statement(&mut client, sql)?;
+        let mut rows = client.query_raw(&stmt, params.iter())?;
+        while let Some(row) = rows.next()? {
+            if !visit(&row)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn exec(&self, sql: &'static str, params: &[P<'_>]) -> Result<u64> {
+        let mut client = self.client()?;
+        let stmt = self.statement(&mut client, sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        Ok(client.execute(&stmt, &refs)?)
+    }
+
+    /// Runs a fixed script (no parameters).
+    pub(crate) fn batch(&self, sql: &str) -> Result<()> {
+        Ok(self.client()?.batch_execute(sql)?)
+    }
+
+    pub(crate) fn begin(&self, write: bool) -> Result<()> {
+        if write {
+            self.batch(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK});"
+            ))
+        } else {
+            self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        }
+    }
+
+    pub(crate) fn end(&self, commit: bool) -> Result<()> {
+        self.batch(if commit { "COMMIT" } else { "ROLLBACK" })
+    }
+}
+
+impl ToSql for P<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match *self {
+            P::Text(s) => s.to_sql_checked(ty, out),
+            P::OptText(s) => s.to_sql_checked(ty, out),
+            P::Int(i) => i.to_sql_checked(ty, out),
+            P::List(l) => l.to_sql_checked(ty, out),
+            P::OptList(l) => l.to_sql_checked(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        // Each value is checked against the column type by the inner `to_sql_checked`.
+        true
+    }
+
+    to_sql_checked!();
+}
+
+impl Cols for postgres::Row {
+    fn text(&self, i: usize) -> Result<Option<&str>> {
+        self.try_get::<_, Option<&str>>(i)
+            .map_err(|e| DagError::Postgres(format!("column {i}: {e}")))
+    }
+
+    fn int(&self, i: usize) -> Result<Option<i64>> {
+        let ty = self
+            .columns()
+            .get(i)
+            .map(|c| c.type_().clone())
+            .ok_or_else(|| DagError::Postgres(format!("no column {i}")))?;
+        let v = if ty == Type::INT4 {
+            self.try_get::<_, Option<i32>>(i).map(|v| v.map(i64::from))
+        } else {
+            self.try_get::<_, Option<i64>>(i)
+        };
+        v.map_err(|e| DagError::Postgres(format!("column {i}: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_their_password() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+    }
+
+    #[test]
+    fn sslrootcert_is_taken_out_of_the_url() {
+        assert_eq!(
+            split_own_params("postgres://h/db?sslmode=require&sslrootcert=/x/ca.pem"),
+            (
+                "postgres://h/db?sslmode=require".to_owned(),
+                Some("/x/ca.pem".to_owned())
+            )
+        );
+        assert_eq!(
+            split_own_params("postgres://h/db?sslrootcert=ca.pem"),
+            ("postgres://h/db".to_owned(), Some("ca.pem".to_owned()))
+        );
+        assert_eq!(
+            split_own_params("postgres://h/db"),
+            ("postgres://h/db".to_owned(), None)
+        );
+    }
+}
