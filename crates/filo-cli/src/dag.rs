@@ -18,8 +18,9 @@ use serde_json::{Value, json};
 /// Common flags of every `filo dag` command.
 #[derive(Debug, Args)]
 pub struct DagArgs {
-    /// The database (default `~/.playfilo/playfilo.db`).
-    #[arg(long, env = "PLAYFILO_DB", global = true, value_name = "PATH")]
+    /// The database: an SQLite file (default `~/.playfilo/playfilo.db`) or a PostgreSQL
+    /// connection string (`postgres://user:pass@host:port/db?sslmode=require`).
+    #[arg(long, env = "PLAYFILO_DB", global = true, value_name = "PATH|URL")]
     db: Option<PathBuf>,
     /// The ref that is HEAD.
     #[arg(
@@ -98,6 +99,17 @@ enum DagCommand {
         #[arg(long, value_name = "FILE")]
         session: Vec<PathBuf>,
     },
+    /// Copy a whole database into an empty one, across backends (SQLite file ⇄ PostgreSQL):
+    /// every blob, node, ref and action-log row as stored, so ids, refs and action ids are
+    /// the same on both sides. All or nothing; the source is only read.
+    Migrate {
+        /// The database to read (a file path or `postgres://…`).
+        #[arg(long, value_name = "PATH|URL")]
+        from: String,
+        /// The database to write: created if it is a missing file; must hold nothing.
+        #[arg(long, value_name = "PATH|URL")]
+        to: String,
+    },
 }
 
 /// What the commands take from the process: home directory and clock.
@@ -130,12 +142,17 @@ pub fn default_db_path(home: Option<&OsString>) -> Option<PathBuf> {
 
 /// Runs a `filo dag` command, writing its output to `out`.
 pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
+    if let DagCommand::Migrate { from, to } = &args.command {
+        return migrate(from, to, out);
+    }
     let path = match args.db.clone() {
         Some(p) => p,
         None => default_db_path(env.home.as_ref())
             .context("cannot locate ~/.playfilo/playfilo.db: HOME is not set (use --db)")?,
     };
-    if matches!(args.command, DagCommand::Fsck { .. }) && path.exists() {
+    let location = path.to_string_lossy().into_owned();
+    let remote = filo_dag::is_postgres_url(&location);
+    if matches!(args.command, DagCommand::Fsck { .. }) && !remote && path.exists() {
         // A damaged file is looked at read-only, never opened for writing.
         let diagnosis = filo_dag::diagnose(&path);
         if !diagnosis.is_ok() {
@@ -143,7 +160,7 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     }
-    let store = Store::open_with(&path, Create::Never)?;
+    let store = Store::open_location(&location, Create::Never)?;
     let now = args.now.unwrap_or(env.now_ms);
     let text = match args.command {
         DagCommand::Life {
@@ -191,8 +208,30 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
         DagCommand::Show { hash } => show(&store, &hash)?,
         DagCommand::Stats => stats(&store)?,
         DagCommand::Fsck { session } => return fsck(&store, &session, out),
+        // Answered above, before --db is opened.
+        DagCommand::Migrate { from, to } => return migrate(&from, &to, out),
     };
     writeln!(out, "{text}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `filo dag migrate --from A --to B`.
+fn migrate(from: &str, to: &str, out: &mut dyn Write) -> Result<ExitCode> {
+    let source = Store::open_location(from, Create::Never)
+        .with_context(|| format!("opening the source {}", filo_dag::redact(from)))?;
+    let dest = Store::open_location(to, Create::IfMissing)
+        .with_context(|| format!("opening the destination {}", filo_dag::redact(to)))?;
+    let copied = source.copy_into(&dest)?;
+    writeln!(
+        out,
+        "copied {} blobs, {} nodes, {} refs, {} actions from {} to {}",
+        copied.blobs,
+        copied.nodes,
+        copied.refs,
+        copied.actions,
+        source.location(),
+        dest.location()
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -79,7 +79,12 @@ pub fn memory_config(
         config.lock_patience = d;
     }
     if let Some(p) = db {
-        config.db_path = cwd.join(p);
+        // A PostgreSQL connection string is a location, not a path below the working directory.
+        config.db_path = if p.to_str().is_some_and(filo_dag::is_postgres_url) {
+            p.to_path_buf()
+        } else {
+            cwd.join(p)
+        };
     }
     config.head = head;
     (config, warnings)

@@ -7,8 +7,11 @@
 //! refused before anything is written, and older layouts are brought up to date at open, under
 //! an advisory lock so that hosts starting together migrate once.
 //!
-//! The client is the synchronous `postgres` crate, like `rusqlite`: call it from a plain thread or
-//! `spawn_blocking`, never from inside an async task (the store is used that way already).
+//! The client is the synchronous `postgres` crate, like `rusqlite`. That client drives its own
+//! small runtime and would panic when called on a thread that runs async tasks; a call made
+//! from such a thread (an async test, a tool, the gateway) therefore runs on a short-lived
+//! scoped thread instead ([`off_runtime`]), and its rows are collected before they are visited.
+//! Plain threads (the memory writer, `filo dag`) stream rows directly.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -49,9 +52,22 @@ CREATE INDEX action_log_to_node ON playfilo.action_log (to_node);
 CREATE FUNCTION playfilo.try_jsonb(t TEXT) RETURNS JSONB LANGUAGE plpgsql IMMUTABLE AS $f$
   BEGIN RETURN t::jsonb; EXCEPTION WHEN others THEN RETURN NULL; END $f$;"];
 
+/// Runs `f` where the synchronous client may block: right here on a plain thread, on a scoped
+/// thread when this thread belongs to an async runtime.
+fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    std::thread::scope(|s| match s.spawn(f).join() {
+        Ok(r) => r,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}
+
 /// One connection to a Playfilo database in PostgreSQL.
 pub(crate) struct Pg {
-    client: RefCell<Client>,
+    /// Always `Some` until dropped (taken out to be closed off any runtime).
+    client: RefCell<Option<Client>>,
     statements: RefCell<HashMap<&'static str, Statement>>,
     /// The connection string without its password, for messages.
     shown: String,
@@ -173,11 +189,11 @@ impl Pg {
             config.connect_timeout(Duration::from_secs(30));
         }
         config.application_name("filo");
-        let client = config
-            .connect(tls(root.as_deref())?)
+        let tls = tls(root.as_deref())?;
+        let client = off_runtime(|| config.connect(tls))
             .map_err(|e| DagError::Postgres(format!("{shown}: {}", pg_error(&e))))?;
         let pg = Self {
-            client: RefCell::new(client),
+            client: RefCell::new(Some(client)),
             statements: RefCell::new(HashMap::new()),
             shown,
         };
@@ -190,14 +206,23 @@ impl Pg {
         &self.shown
     }
 
-    fn client(&self) -> Result<std::cell::RefMut<'_, Client>> {
-        self.client.try_borrow_mut().map_err(|_| {
+    /// Runs `f` on the client, off any async runtime.
+    fn with<R: Send>(&self, f: impl FnOnce(&mut Client) -> Result<R> + Send) -> Result<R> {
+        let mut slot = self.client.try_borrow_mut().map_err(|_| {
             DagError::Postgres("the connection is already in use by this thread".into())
-        })
+        })?;
+        let client = slot
+            .as_mut()
+            .ok_or_else(|| DagError::Postgres("the connection is closed".into()))?;
+        off_runtime(|| f(client))
     }
 
     fn migrate(&self) -> Result<()> {
-        let mut client = self.client()?;
+        let shown = self.shown.clone();
+        self.with(move |client| Self::migrate_on(client, &shown))
+    }
+
+    fn migrate_on(client: &mut Client, shown: &str) -> Result<()> {
         let mut tx = client.transaction()?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
         tx.batch_execute(
@@ -214,7 +239,7 @@ impl Pg {
             .unwrap_or(0);
         if found > PG_LAYOUT_VERSION {
             return Err(DagError::PgTooNew {
-                url: self.shown.clone(),
+                url: shown.to_owned(),
                 found,
                 supported: PG_LAYOUT_VERSION,
             });
@@ -233,17 +258,15 @@ impl Pg {
             ],
         )?;
         tx.commit()?;
-        drop(client);
-        self.client()?
-            .batch_execute("SET search_path TO playfilo")?;
+        client.batch_execute("SET search_path TO playfilo")?;
         Ok(())
     }
 
-    fn statement(&self, client: &mut Client, sql: &'static str) -> Result<Statement> {
+    fn statement(&self, sql: &'static str) -> Result<Statement> {
         if let Some(s) = self.statements.borrow().get(sql) {
             return Ok(s.clone());
         }
-        let s = client.prepare(sql)?;
+        let s = self.with(|c| Ok(c.prepare(sql)?))?;
         self.statements.borrow_mut().insert(sql, s.clone());
         Ok(s)
     }
@@ -254,8 +277,27 @@ impl Pg {
         params: &[P<'_>],
         visit: &mut dyn FnMut(&dyn Cols) -> Result<bool>,
     ) -> Result<()> {
-        let mut client = self.client()?;
-        let stmt = self.statement(&mut client, sql)?;
+        let stmt = self.statement(sql)?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // On a runtime thread: the rows are fetched on a scoped thread, then visited here.
+            let rows = self.with(|c| {
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+                Ok(c.query(&stmt, &refs)?)
+            })?;
+            for row in &rows {
+                if !visit(row)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        let mut slot = self.client.try_borrow_mut().map_err(|_| {
+            DagError::Postgres("the connection is already in use by this thread".into())
+        })?;
+        let client = slot
+            .as_mut()
+            .ok_or_else(|| DagError::Postgres("the connection is closed".into()))?;
         let mut rows = client.query_raw(&stmt, params.iter())?;
         while let Some(row) = rows.next()? {
             if !visit(&row)? {
@@ -266,16 +308,17 @@ impl Pg {
     }
 
     pub(crate) fn exec(&self, sql: &'static str, params: &[P<'_>]) -> Result<u64> {
-        let mut client = self.client()?;
-        let stmt = self.statement(&mut client, sql)?;
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        Ok(client.execute(&stmt, &refs)?)
+        let stmt = self.statement(sql)?;
+        self.with(|c| {
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+            Ok(c.execute(&stmt, &refs)?)
+        })
     }
 
     /// Runs a fixed script (no parameters).
     pub(crate) fn batch(&self, sql: &str) -> Result<()> {
-        Ok(self.client()?.batch_execute(sql)?)
+        self.with(|c| Ok(c.batch_execute(sql)?))
     }
 
     pub(crate) fn begin(&self, write: bool) -> Result<()> {
@@ -290,6 +333,15 @@ impl Pg {
 
     pub(crate) fn end(&self, commit: bool) -> Result<()> {
         self.batch(if commit { "COMMIT" } else { "ROLLBACK" })
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        // Closing the client blocks on its runtime: do it off any async runtime too.
+        if let Some(client) = self.client.get_mut().take() {
+            off_runtime(move || drop(client));
+        }
     }
 }
 

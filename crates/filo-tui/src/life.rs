@@ -188,7 +188,7 @@ impl LifeView {
         head_ref: &str,
         now_ms: i64,
     ) -> Result<LifeView, filo_dag::DagError> {
-        let store = Store::open_with(db_path, filo_dag::Create::Never)?;
+        let store = Store::open_location(&db_path.to_string_lossy(), filo_dag::Create::Never)?;
         let rows = load_rows(&store, head_ref, now_ms)?;
         Ok(LifeView {
             rows,
@@ -204,7 +204,7 @@ impl LifeView {
         let Some(r) = self.rows.get(self.selected) else {
             return Ok(String::new());
         };
-        let store = Store::open_with(&self.db_path, filo_dag::Create::Never)?;
+        let store = Store::open_location(&self.db_path.to_string_lossy(), filo_dag::Create::Never)?;
         let mut opts = filo_dag::render::RecallOptions::new(r.node_id.clone());
         opts.ref_name.clone_from(&self.head_ref);
         opts.budget = 20_000;
@@ -214,7 +214,7 @@ impl LifeView {
 
 /// The navigation log (`/trace`) of this session's head, in local time.
 pub fn trace_text(db_path: &Path, head_ref: &str) -> Result<String, filo_dag::DagError> {
-    let store = Store::open_with(db_path, filo_dag::Create::Never)?;
+    let store = Store::open_location(&db_path.to_string_lossy(), filo_dag::Create::Never)?;
     let opts = filo_dag::render::TraceOptions {
         ref_name: head_ref.to_string(),
         limit: 50,

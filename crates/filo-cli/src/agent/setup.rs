@@ -209,7 +209,7 @@ fn playfilo_extension(
         Err(e) => {
             warnings.push(format!(
                 "memory disabled for this run: {e} (nothing is mirrored; `filo dag --db {} fsck` tells more; --no-dag silences this)",
-                path.display()
+                filo_dag::redact(&path.display().to_string())
             ));
             None
         }

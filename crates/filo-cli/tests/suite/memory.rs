@@ -87,14 +87,53 @@ async fn a_process_killed_right_after_a_jump_resumes_in_the_new_timeline() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_share_one_database_with_separate_heads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+    two_processes_share(db.to_str().unwrap()).await;
+}
+
+/// The same on PostgreSQL: `--dag postgres://…` mirrors every turn into the shared server, and
+/// `filo dag fsck --db postgres://… --session FILE` finds each session's path in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_share_one_postgres_memory() {
+    let Some(pg) = filo_testkit::pg::PgServer::start().unwrap() else {
+        return;
+    };
+    let homes = two_processes_share(&pg.url()).await;
+    for home in &homes {
+        let file = home.sessions().pop().unwrap();
+        let out = home
+            .command(&[
+                "dag",
+                "fsck",
+                "--db",
+                &pg.url(),
+                "--session",
+                file.to_str().unwrap(),
+            ])
+            .output()
+            .await
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("0 problem(s)"), "{text}");
+    }
+}
+
+/// Two processes with their own sessions write one memory at `db_arg` at once; each session's
+/// head ref holds exactly its own entries, in order. Returns the two homes.
+async fn two_processes_share(db_arg: &str) -> Vec<Home> {
     let replies: Vec<Turn> = (0..6)
         .map(|i| Turn::Reply(Reply::text(format!("reply {i}"))))
         .collect();
     let mock = MockProvider::start(replies).await;
     let a = Home::new(&mock);
     let b = Home::new(&mock);
-    let db = a.path().join("shared.db");
-    let db_arg = db.to_str().unwrap().to_string();
+    let db_arg = db_arg.to_string();
     let run = |home: &Home, tag: &str| {
         let prompts: Vec<String> = (1..=3).map(|i| format!("{tag} prompt {i}")).collect();
         let mut argv: Vec<String> = MODEL.iter().map(|s| s.to_string()).collect();
@@ -127,8 +166,18 @@ async fn two_processes_share_one_database_with_separate_heads() {
         assert!(!stderr.contains("memory disabled"), "{stderr}");
     }
 
-    let store = Store::open(&db).unwrap();
-    for home in [&a, &b] {
+    // The store's client blocks: off the async workers (PostgreSQL's client refuses to block
+    // inside a runtime), and dropped there too.
+    tokio::task::block_in_place(|| check_heads(&db_arg, [&a, &b]));
+    drop(mock);
+    vec![a, b]
+}
+
+/// Each home's last session has its own head ref, and its lineage from the session's first
+/// entry on is exactly the session's entries.
+fn check_heads(db_arg: &str, homes: [&Home; 2]) {
+    let store = Store::open_location(db_arg, filo_dag::Create::Never).unwrap();
+    for home in homes {
         let file = home.sessions().pop().unwrap();
         let lines = jsonl(&file);
         let sid = lines[0]["id"].as_str().unwrap().to_string();

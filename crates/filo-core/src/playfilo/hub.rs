@@ -143,10 +143,15 @@ impl MemoryHub {
     /// database, cannot be written or is damaged (SQLite's `quick_check`) is an error and is left
     /// untouched.
     pub fn open(config: HubConfig) -> Result<MemoryHub, DagError> {
-        if let Some(dir) = config.db_path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let store = Store::open(&config.db_path)?;
+        let location = config.db_path.to_string_lossy();
+        let store = if filo_dag::is_postgres_url(&location) {
+            Store::connect(&location)?
+        } else {
+            if let Some(dir) = config.db_path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            Store::open(&config.db_path)?
+        };
         store.set_busy_timeout(config.busy_timeout)?;
         store.check_writable()?;
         let seed = config
