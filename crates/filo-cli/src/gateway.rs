@@ -25,6 +25,12 @@ pub struct GatewayArgs {
     /// The config file (default `filo-embed.json` in the state directory).
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
+    /// Share sessions with other gateway hosts through one PostgreSQL database
+    /// (`postgres://user:pass@host:port/db`, also `FILO_GATEWAY_STORE`): each key's lane is a
+    /// lock there, entries and transcripts live there, and so does the memory unless
+    /// `memory.db` names another.
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
 }
 
 /// Runs the gateway until a stop signal; `env` is the process environment, read once in main.
@@ -43,8 +49,22 @@ pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
         .config
         .clone()
         .unwrap_or_else(|| paths.state_dir.join(CONFIG_FILE));
-    let config = EmbedConfig::load(&config_path)
+    let mut config = EmbedConfig::load(&config_path)
         .with_context(|| format!("cannot load {}", config_path.display()))?;
+    let store_url = args
+        .store
+        .clone()
+        .or_else(|| env.get("FILO_GATEWAY_STORE").map(str::to_owned))
+        .filter(|s| !s.trim().is_empty());
+    if let Some(url) = &store_url {
+        anyhow::ensure!(
+            filo_dag::is_postgres_url(url),
+            "--store takes a PostgreSQL connection string (postgres://…), not {url:?}"
+        );
+        if config.memory.db.is_none() {
+            config.memory.db = Some(url.clone());
+        }
+    }
     let mut stderr = std::io::stderr().lock();
     for w in &config.warnings {
         let _ = writeln!(stderr, "warning: {w}");
@@ -100,7 +120,16 @@ pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
         })?;
         let grace = gateway_config.drain_grace;
         let authed = gateway_config.token.is_some();
-        let running = Gateway::new(embedder, gateway_config).start().await?;
+        let gateway = match &store_url {
+            Some(url) => {
+                let shared = filo_gateway::shared::SharedStore::connect(url)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
+                Gateway::with_shared_store(embedder, gateway_config, shared)
+            }
+            None => Gateway::new(embedder, gateway_config),
+        };
+        let running = gateway.start().await?;
         let _ = writeln!(
             std::io::stderr(),
             "filo gateway listening on {} (ws://{} · http://{}/v1/chat/completions){}",

@@ -45,5 +45,7 @@ pub use model::{
     Action, Blob, Committed, Expect, NewAction, NewBlob, Node, NodeCommit, Parent, RefMove,
     action_type, blob_type, carryover_text, role, short_id,
 };
-pub use pg::{PG_LAYOUT_VERSION, is_postgres_url, redact};
+pub use pg::{PG_LAYOUT_VERSION, connect_client, is_postgres_url, redact};
+/// The PostgreSQL client crate the store uses (for [`connect_client`]'s callers).
+pub use postgres;
 pub use store::{Create, SCHEMA_VERSION, Store};

@@ -177,21 +177,29 @@ fn tls(root: Option<&str>) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
+/// A plain client for `url` with the same options and TLS as the store's own connection
+/// (`sslmode`, `sslrootcert`, a 30 s connect timeout): for programs that keep their own tables
+/// next to the memory (the gateway's shared state). Call it off async runtimes.
+pub fn connect_client(url: &str) -> Result<Client> {
+    let shown = redact(url);
+    let (url, root) = split_own_params(url);
+    let mut config: postgres::Config = url
+        .parse()
+        .map_err(|e: postgres::Error| DagError::Postgres(format!("{shown}: {e}")))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(30));
+    }
+    config.application_name("filo");
+    let tls = tls(root.as_deref())?;
+    off_runtime(|| config.connect(tls))
+        .map_err(|e| DagError::Postgres(format!("{shown}: {}", pg_error(&e))))
+}
+
 impl Pg {
     /// Connects, creates or migrates the schema, and refuses a layout newer than this code.
     pub(crate) fn connect(url: &str) -> Result<Self> {
         let shown = redact(url);
-        let (url, root) = split_own_params(url);
-        let mut config: postgres::Config = url
-            .parse()
-            .map_err(|e: postgres::Error| DagError::Postgres(format!("{shown}: {e}")))?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(30));
-        }
-        config.application_name("filo");
-        let tls = tls(root.as_deref())?;
-        let client = off_runtime(|| config.connect(tls))
-            .map_err(|e| DagError::Postgres(format!("{shown}: {}", pg_error(&e))))?;
+        let client = connect_client(url)?;
         let pg = Self {
             client: RefCell::new(Some(client)),
             statements: RefCell::new(HashMap::new()),

@@ -30,7 +30,8 @@ pub fn memory_db_path(config: &MemoryConfig, paths: &EmbedPaths) -> PathBuf {
     {
         Some(db) => {
             let p = PathBuf::from(db);
-            if p.is_absolute() {
+            // A PostgreSQL connection string names a server, not a file under the state dir.
+            if p.is_absolute() || filo_dag::is_postgres_url(db) {
                 p
             } else {
                 paths.state_dir.join(p)

@@ -226,6 +226,8 @@ pub struct Core {
     finished: Mutex<Recent<Arc<RunOutcome>>>,
     /// The agents' `sessions.json`, in memory, written by group commit.
     pub stores: crate::store::Stores,
+    /// The database several hosts share (`--store postgres://…`): lanes, entries, transcripts.
+    pub shared: Option<Arc<crate::shared::SharedStore>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -237,6 +239,7 @@ impl Core {
         embedder: Embedder,
         config: GatewayConfig,
         workspace: Box<dyn Fn(&str) -> PathBuf + Send + Sync>,
+        shared: Option<Arc<crate::shared::SharedStore>>,
     ) -> Arc<Self> {
         let capacity = config.idempotency_capacity;
         let ttl = config.idempotency_ttl;
@@ -253,6 +256,7 @@ impl Core {
             idempotency: Mutex::new(Recent::new(capacity, ttl)),
             finished: Mutex::new(Recent::new(capacity, ttl)),
             config,
+            shared,
         })
     }
 

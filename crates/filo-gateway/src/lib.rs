@@ -31,6 +31,7 @@ pub mod outcome;
 mod run;
 mod server;
 pub mod sessions;
+pub mod shared;
 pub mod store;
 mod ws;
 

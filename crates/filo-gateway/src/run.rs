@@ -170,7 +170,6 @@ async fn resolve_entry(
 
 /// Runs one turn for `p` and describes how it ended.
 async fn execute(core: &Arc<Core>, key: &str, p: &Pending) -> RunOutcome {
-    let started = Instant::now();
     let agent = p.submit.agent_id.clone();
     let mut outcome = empty_outcome(p, key);
     if p.abort.is_cancelled() {
@@ -178,7 +177,49 @@ async fn execute(core: &Arc<Core>, key: &str, p: &Pending) -> RunOutcome {
         return outcome;
     }
     let store = core.stores.agent(&agent);
-    let resolved = match resolve_entry(&store, key, p.submit.session_id.as_deref()).await {
+    // With several hosts: hold the key's lane on all of them for the whole run.
+    let Some(shared) = core.shared.clone() else {
+        return execute_on(core, key, p, outcome, &store, None).await;
+    };
+    let lease = match shared.lease(&agent, key).await {
+        Ok(l) => l,
+        Err(e) => return failed(outcome, format!("shared store: {e}")),
+    };
+    let outcome = execute_on(core, key, p, outcome, &store, Some(&shared)).await;
+    lease.release().await;
+    outcome
+}
+
+/// [`execute`] once the key's lane is held: with a shared store, the entry and the transcript
+/// come from it first and go back to it after the run.
+async fn execute_on(
+    core: &Arc<Core>,
+    key: &str,
+    p: &Pending,
+    mut outcome: RunOutcome,
+    store: &Arc<AgentStore>,
+    shared: Option<&Arc<crate::shared::SharedStore>>,
+) -> RunOutcome {
+    let started = Instant::now();
+    let agent = p.submit.agent_id.clone();
+    if let Some(shared) = shared {
+        match shared.load_entry(&agent, key).await {
+            Ok(Some(entry)) => {
+                let k = key.to_owned();
+                if let Err(e) = store
+                    .update(key, move |s| {
+                        s.entries.insert(k, entry);
+                    })
+                    .await
+                {
+                    return failed(outcome, format!("session store: {e}"));
+                }
+            }
+            Ok(None) => {}
+            Err(e) => return failed(outcome, format!("shared store: {e}")),
+        }
+    }
+    let resolved = match resolve_entry(store, key, p.submit.session_id.as_deref()).await {
         Ok((entry, created)) => core
             .stores
             .transcript_path(&agent, key, &entry)
@@ -191,6 +232,14 @@ async fn execute(core: &Arc<Core>, key: &str, p: &Pending) -> RunOutcome {
     };
     core.set_session_id(key, &entry.session_id);
     outcome.session_id = Some(entry.session_id.clone());
+    let known = match shared {
+        Some(shared) => match shared.sync_down(&entry.session_id, &file).await {
+            Ok(n) => n,
+            Err(e) => return failed(outcome, format!("shared transcript: {e}")),
+        },
+        None => 0,
+    };
+    let transcript = file.clone();
     let workspace = (core.workspace)(&agent);
     if created
         && !p.submit.history.is_empty()
@@ -219,7 +268,49 @@ async fn execute(core: &Arc<Core>, key: &str, p: &Pending) -> RunOutcome {
         }
         Err(e) => failed(outcome, e.to_string()),
     };
-    record_entry(&store, key, outcome).await
+    let mut outcome = record_entry(store, key, outcome).await;
+    if let Some(shared) = shared {
+        share_run(
+            shared,
+            store,
+            &agent,
+            key,
+            &entry.session_id,
+            &transcript,
+            known,
+            &mut outcome,
+        )
+        .await;
+    }
+    outcome
+}
+
+/// After a run on a shared store: the transcript lines it added, then the key's entry, reach
+/// the database; what could not is named in the outcome's warnings.
+#[allow(clippy::too_many_arguments)]
+async fn share_run(
+    shared: &Arc<crate::shared::SharedStore>,
+    store: &Arc<AgentStore>,
+    agent: &str,
+    key: &str,
+    session_id: &str,
+    transcript: &std::path::Path,
+    known: usize,
+    outcome: &mut RunOutcome,
+) {
+    if let Err(e) = shared.sync_up(session_id, transcript, known).await {
+        outcome.warnings.push(format!(
+            "the transcript did not reach the shared store: {e}"
+        ));
+        return;
+    }
+    if let Some(entry) = store.peek(key)
+        && let Err(e) = shared.save_entry(agent, key, &entry).await
+    {
+        outcome.warnings.push(format!(
+            "the session entry did not reach the shared store: {e}"
+        ));
+    }
 }
 
 fn run_params(
@@ -330,7 +421,7 @@ async fn record_entry(store: &Arc<AgentStore>, key: &str, mut outcome: RunOutcom
     outcome
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     filo_ai::client::now_ms()
 }
 

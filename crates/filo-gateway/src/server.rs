@@ -79,7 +79,20 @@ impl Gateway {
     pub fn new(embedder: Embedder, config: GatewayConfig) -> Self {
         let workspace = workspace_resolver(&embedder.config(), embedder.paths());
         Self {
-            core: Core::new(embedder, config, workspace),
+            core: Core::new(embedder, config, workspace, None),
+        }
+    }
+
+    /// A gateway that shares session lanes, entries and transcripts with the other hosts of
+    /// one PostgreSQL database (see [`crate::shared`]).
+    pub fn with_shared_store(
+        embedder: Embedder,
+        config: GatewayConfig,
+        shared: Arc<crate::shared::SharedStore>,
+    ) -> Self {
+        let workspace = workspace_resolver(&embedder.config(), embedder.paths());
+        Self {
+            core: Core::new(embedder, config, workspace, Some(shared)),
         }
     }
 

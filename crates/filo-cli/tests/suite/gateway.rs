@@ -111,3 +111,214 @@ async fn serves_a_turn_from_the_agent_dirs_providers_and_drains_on_sigterm() {
     }
     assert!(rest.contains("SIGTERM, draining"), "{rest}");
 }
+
+/// A `filo gateway --store postgres://…` process; killed (SIGKILL) when dropped.
+struct Host {
+    child: tokio::process::Child,
+    addr: String,
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+async fn start_host(home: &Home, state: &std::path::Path, url: &str) -> Host {
+    std::fs::create_dir_all(state).unwrap();
+    std::fs::write(
+        state.join("filo-embed.json"),
+        json!({"agents": {"defaults": {"model": {"primary": "mock/mock-model"}}}}).to_string(),
+    )
+    .unwrap();
+    let mut child = home
+        .command(&["gateway", "--bind", "127.0.0.1:0", "--store", url])
+        .env("FILO_STATE_DIR", state)
+        .env("FILO_GATEWAY_TOKEN", "t")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let line = lines.next_line().await.unwrap();
+            let line = line.expect("the gateway exited before listening");
+            if let Some(rest) = line.strip_prefix("filo gateway listening on ") {
+                return rest.split_whitespace().next().unwrap().to_owned();
+            }
+        }
+    })
+    .await
+    .expect("the gateway never said where it listens");
+    // Keep reading stderr so the process never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Host { child, addr }
+}
+
+/// One turn through a host's session route; the reply text.
+async fn say(addr: &str, key: &str, message: &str) -> String {
+    let (status, text) = post(
+        addr,
+        &format!("/v1/sessions/{key}/messages"),
+        "t",
+        &json!({ "message": message }),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        v["warnings"].as_array().is_none_or(Vec::is_empty),
+        "a run could not keep something: {v}"
+    );
+    v["text"].as_str().unwrap_or_default().to_owned()
+}
+
+/// The user texts of a session's shared transcript, in order.
+fn shared_user_texts(pg: &filo_testkit::pg::PgServer, key: &str) -> Vec<String> {
+    let lines = pg
+        .psql(&format!(
+            "SELECT t.line FROM filo_gateway.transcript_lines t JOIN filo_gateway.sessions s \
+             ON t.session_id = s.entry::json->>'sessionId' WHERE s.key = 'agent:main:{key}' \
+             ORDER BY t.n"
+        ))
+        .unwrap();
+    lines
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["message"]["role"] == "user")
+        .map(|e| {
+            e["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Two gateway processes on one PostgreSQL: sessions alternate between them and keep their
+/// history; a host killed mid-run leaves no lock, no half turn, and its session goes on on the
+/// other host; the shared memory passes fsck.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_gateways_share_sessions_through_postgres() {
+    let Some(pg) = filo_testkit::pg::PgServer::start().unwrap() else {
+        return;
+    };
+    const SESSIONS: usize = 40;
+    let mut script: Vec<Turn> = (0..SESSIONS * 2)
+        .map(|i| Turn::text(format!("answer {i}")))
+        .collect();
+    script.push(Turn::Fault(filo_testkit::Fault::Stall {
+        after_events: 1,
+        reply: filo_testkit::Reply::text("never finished"),
+        stall: Duration::from_secs(60),
+    }));
+    script.push(Turn::text("after the crash"));
+    let mock = MockProvider::start(script).await;
+    let home = Home::new(&mock);
+    let url = pg.url();
+    let a = start_host(&home, &home.path().join("host-a"), &url).await;
+    let b = start_host(&home, &home.path().join("host-b"), &url).await;
+
+    // Turn 1 of every session on host A, turn 2 on host B, many sessions at once.
+    for (turn, addr) in [&a.addr, &b.addr].into_iter().enumerate() {
+        let mut runs = tokio::task::JoinSet::new();
+        for i in 0..SESSIONS {
+            let addr = addr.clone();
+            runs.spawn(async move {
+                say(&addr, &format!("s{i}"), &format!("s{i} turn {}", turn + 1)).await
+            });
+        }
+        while let Some(r) = runs.join_next().await {
+            r.unwrap();
+        }
+    }
+    for i in 0..SESSIONS {
+        assert_eq!(
+            shared_user_texts(&pg, &format!("s{i}")),
+            [format!("s{i} turn 1"), format!("s{i} turn 2")]
+        );
+    }
+    // Host B saw host A's turn: its request for turn 2 carried turn 1.
+    let requests = mock.requests();
+    for i in 0..SESSIONS {
+        let second = requests
+            .iter()
+            .find(|r| r.body.to_string().contains(&format!("s{i} turn 2")))
+            .unwrap();
+        assert!(second.body.to_string().contains(&format!("s{i} turn 1\"")));
+    }
+
+    // Host A is killed while its run for s0 is waiting on the model.
+    let a_addr = a.addr.clone();
+    let stalled = tokio::spawn(async move {
+        let body = json!({ "message": "s0 turn 3 (lost)" });
+        let mut s = tokio::net::TcpStream::connect(&a_addr).await.unwrap();
+        let body = body.to_string();
+        let req = format!(
+            "POST /v1/sessions/s0/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut raw = Vec::new();
+        let _ = s.read_to_end(&mut raw).await;
+    });
+    let started = std::time::Instant::now();
+    while mock.requests().len() < SESSIONS * 2 + 1 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the stalled run never reached the model"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let held = pg
+        .psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+        .unwrap();
+    assert_eq!(held.trim(), "1", "host A holds s0's lane during its run");
+    let mut a = a;
+    a.child.start_kill().unwrap();
+    a.child.wait().await.unwrap();
+    let _ = stalled.await;
+    let started = std::time::Instant::now();
+    loop {
+        let held = pg
+            .psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+            .unwrap();
+        if held.trim() == "0" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the dead host's lock was never released"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Nothing of the killed run is visible; the session goes on on host B with its history.
+    assert_eq!(shared_user_texts(&pg, "s0"), ["s0 turn 1", "s0 turn 2"]);
+    assert_eq!(say(&b.addr, "s0", "s0 turn 3").await, "after the crash");
+    assert_eq!(
+        shared_user_texts(&pg, "s0"),
+        ["s0 turn 1", "s0 turn 2", "s0 turn 3"]
+    );
+    let last = mock.requests().pop().unwrap().body.to_string();
+    assert!(
+        last.contains("s0 turn 2\"") && !last.contains("(lost)"),
+        "{last}"
+    );
+    drop(b);
+    // The shared memory holds every turn and is consistent.
+    let out = home
+        .command(&["dag", "fsck", "--db", &url])
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.ends_with("0 problem(s)\n"), "{text}");
+}

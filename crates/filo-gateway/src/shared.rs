@@ -1,0 +1,436 @@
+//! Several gateway hosts on one PostgreSQL (`filo gateway --store postgres://…`).
+//!
+//! What is shared, in the schema `filo_gateway`: each session key's entry (what `sessions.json`
+//! holds) and each session's transcript, as its JSONL lines in order. A key's lane is a
+//! PostgreSQL advisory lock held, on a connection of this host's pool, for the whole run: two
+//! hosts never run one session at once, and a host that dies releases its locks with its
+//! connections, so the next message is served by another host.
+//!
+//! A run works on a local copy of the transcript (the file format is pi's, and the agent writes
+//! it as usual): under the lock, the copy is brought up to date from the database first; after
+//! the run, the lines it appended go to the database in one transaction. A host killed during a
+//! run therefore leaves nothing of that run visible; its half-written local copy is set aside
+//! (renamed, never deleted) the next time it serves the session.
+//!
+//! Per host: global concurrency, the follow-up queue, idempotency keys, WebSocket connections.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use filo_dag::postgres::Client;
+use filo_embed::session_store::SessionEntry;
+use tokio::sync::Semaphore;
+
+use crate::core::lock;
+
+/// The layout version of the `filo_gateway` tables.
+pub const LAYOUT_VERSION: i64 = 1;
+
+const MIGRATE_LOCK: i64 = 0x6669_6c6f_6777_6d69;
+
+const MIGRATIONS: &[&str] = &["\
+CREATE TABLE filo_gateway.sessions (agent TEXT NOT NULL, key TEXT NOT NULL, entry TEXT NOT NULL, \
+  updated_ms BIGINT NOT NULL, PRIMARY KEY (agent, key));
+CREATE TABLE filo_gateway.transcript_lines (session_id TEXT NOT NULL, n BIGINT NOT NULL, \
+  line TEXT NOT NULL, PRIMARY KEY (session_id, n));"];
+
+/// Connections kept per host (and so the runs that can hold a lane at once).
+const DEFAULT_POOL: usize = 32;
+
+/// This host's connection to the shared database.
+pub struct SharedStore {
+    url: String,
+    shown: String,
+    idle: Mutex<Vec<Client>>,
+    slots: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedStore")
+            .field("url", &self.shown)
+            .finish()
+    }
+}
+
+/// A session key's lane, held until [`Lease::release`] (or until its connection closes).
+pub struct Lease {
+    client: Option<Client>,
+    store: Arc<SharedStore>,
+    lock_key: i64,
+    _slot: tokio::sync::OwnedSemaphorePermit,
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| Err(format!("shared store task failed: {e}")))
+}
+
+fn pg(e: filo_dag::postgres::Error) -> String {
+    filo_dag::DagError::from(e).to_string()
+}
+
+/// The advisory lock of one session key (stable across hosts and builds: FNV-1a, not std's
+/// randomly seeded hasher).
+fn lane_lock_key(agent: &str, key: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in agent.bytes().chain([0x1f]).chain(key.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_ne_bytes(h.to_ne_bytes())
+}
+
+impl SharedStore {
+    /// Connects, creates or migrates the tables (refusing a newer layout).
+    pub async fn connect(url: &str) -> Result<Arc<Self>, String> {
+        let store = Arc::new(Self {
+            url: url.to_owned(),
+            shown: filo_dag::redact(url),
+            idle: Mutex::new(Vec::new()),
+            slots: Arc::new(Semaphore::new(DEFAULT_POOL)),
+        });
+        let mut client = store.open().await?;
+        let shown = store.shown.clone();
+        let client = blocking(move || {
+            migrate(&mut client, &shown)?;
+            Ok(client)
+        })
+        .await?;
+        store.give_back(client);
+        Ok(store)
+    }
+
+    /// The connection string without its password.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    async fn open(&self) -> Result<Client, String> {
+        let url = self.url.clone();
+        blocking(move || filo_dag::connect_client(&url).map_err(|e| e.to_string())).await
+    }
+
+    async fn client(&self) -> Result<Client, String> {
+        let idle = lock(&self.idle).pop();
+        match idle {
+            Some(c) if !c.is_closed() => Ok(c),
+            _ => self.open().await,
+        }
+    }
+
+    fn give_back(&self, client: Client) {
+        if !client.is_closed() {
+            lock(&self.idle).push(client);
+        }
+    }
+
+    /// Runs `f` on a pooled connection, off the async workers.
+    async fn with<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut Client) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, String> {
+        let mut client = self.client().await?;
+        let (client, out) = blocking(move || {
+            let out = f(&mut client);
+            Ok((client, out))
+        })
+        .await?;
+        self.give_back(client);
+        out
+    }
+
+    /// Waits for `key`'s lane (another host may be running it) and holds it.
+    pub async fn lease(self: &Arc<Self>, agent: &str, key: &str) -> Result<Lease, String> {
+        let slot = self
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| e.to_string())?;
+        let lock_key = lane_lock_key(agent, key);
+        let mut client = self.client().await?;
+        let client = blocking(move || {
+            client
+                .execute("SELECT pg_advisory_lock($1)", &[&lock_key])
+                .map_err(pg)?;
+            Ok(client)
+        })
+        .await?;
+        Ok(Lease {
+            client: Some(client),
+            store: self.clone(),
+            lock_key,
+            _slot: slot,
+        })
+    }
+
+    /// The shared entry of `key`, if any host created one.
+    pub async fn load_entry(
+        self: &Arc<Self>,
+        agent: &str,
+        key: &str,
+    ) -> Result<Option<SessionEntry>, String> {
+        let (agent, key) = (agent.to_owned(), key.to_owned());
+        let text: Option<String> = self
+            .with(move |c| {
+                let row = c
+                    .query_opt(
+                        "SELECT entry FROM filo_gateway.sessions WHERE agent = $1 AND key = $2",
+                        &[&agent, &key],
+                    )
+                    .map_err(pg)?;
+                Ok(row.map(|r| r.get(0)))
+            })
+            .await?;
+        text.map(|t| serde_json::from_str(&t).map_err(|e| format!("a shared session entry: {e}")))
+            .transpose()
+    }
+
+    /// Writes `key`'s entry for every host.
+    pub async fn save_entry(
+        self: &Arc<Self>,
+        agent: &str,
+        key: &str,
+        entry: &SessionEntry,
+    ) -> Result<(), String> {
+        let text = serde_json::to_string(entry).map_err(|e| e.to_string())?;
+        let (agent, key) = (agent.to_owned(), key.to_owned());
+        let now = crate::run::now_ms();
+        self.with(move |c| {
+            c.execute(
+                "INSERT INTO filo_gateway.sessions (agent, key, entry, updated_ms) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (agent, key) \
+                 DO UPDATE SET entry = EXCLUDED.entry, updated_ms = EXCLUDED.updated_ms",
+                &[&agent, &key, &text, &now],
+            )
+            .map_err(pg)?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The transcript of `session_id` as its lines, in order.
+    pub async fn transcript(self: &Arc<Self>, session_id: &str) -> Result<Vec<String>, String> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            let rows = c
+                .query(
+                    "SELECT line FROM filo_gateway.transcript_lines WHERE session_id = $1 \
+                     ORDER BY n",
+                    &[&id],
+                )
+                .map_err(pg)?;
+            Ok(rows.into_iter().map(|r| r.get(0)).collect())
+        })
+        .await
+    }
+
+    /// Brings the local copy `file` up to the shared transcript; returns its line count. A
+    /// local copy that differs (a run this host did not finish) is renamed aside, not deleted.
+    pub async fn sync_down(
+        self: &Arc<Self>,
+        session_id: &str,
+        file: &Path,
+    ) -> Result<usize, String> {
+        let lines = self.transcript(session_id).await?;
+        let file = file.to_path_buf();
+        blocking(move || write_copy(&file, &lines).map(|()| lines.len())).await
+    }
+
+    /// Sends the lines `file` gained past the first `known` to the shared transcript, in one
+    /// transaction; returns how many.
+    pub async fn sync_up(
+        self: &Arc<Self>,
+        session_id: &str,
+        file: &Path,
+        known: usize,
+    ) -> Result<usize, String> {
+        let path = file.to_path_buf();
+        let lines = blocking(move || read_lines(&path)).await?;
+        if lines.len() < known {
+            return Err(format!(
+                "{} has {} lines, fewer than the {known} it was given",
+                file.display(),
+                lines.len()
+            ));
+        }
+        let new: Vec<String> = lines.into_iter().skip(known).collect();
+        let count = new.len();
+        if count == 0 {
+            return Ok(0);
+        }
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            let mut tx = c.transaction().map_err(pg)?;
+            let stmt = tx
+                .prepare(
+                    "INSERT INTO filo_gateway.transcript_lines (session_id, n, line) \
+                     VALUES ($1, $2, $3)",
+                )
+                .map_err(pg)?;
+            for (i, line) in new.iter().enumerate() {
+                let n = i64::try_from(known + i).unwrap_or(i64::MAX);
+                tx.execute(&stmt, &[&id, &n, line]).map_err(pg)?;
+            }
+            tx.commit().map_err(pg)?;
+            Ok(count)
+        })
+        .await
+    }
+}
+
+impl Lease {
+    /// Gives the lane back. (Dropped without this, the connection is closed instead, which
+    /// releases the lock too.)
+    pub async fn release(mut self) {
+        let Some(mut client) = self.client.take() else {
+            return;
+        };
+        let key = self.lock_key;
+        let back = blocking(move || {
+            client
+                .execute("SELECT pg_advisory_unlock($1)", &[&key])
+                .map_err(pg)?;
+            Ok(client)
+        })
+        .await;
+        if let Ok(client) = back {
+            self.store.give_back(client);
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        // Not released: close the connection (off the async workers), which frees the lock.
+        if let Some(client) = self.client.take() {
+            std::thread::spawn(move || drop(client));
+        }
+    }
+}
+
+fn migrate(client: &mut Client, shown: &str) -> Result<(), String> {
+    let mut tx = client.transaction().map_err(pg)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])
+        .map_err(pg)?;
+    tx.batch_execute(
+        "CREATE SCHEMA IF NOT EXISTS filo_gateway; \
+         CREATE TABLE IF NOT EXISTS filo_gateway.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    )
+    .map_err(pg)?;
+    let found: i64 = tx
+        .query_opt(
+            "SELECT value FROM filo_gateway.meta WHERE key = 'layout_version'",
+            &[],
+        )
+        .map_err(pg)?
+        .and_then(|r| r.get::<_, String>(0).parse().ok())
+        .unwrap_or(0);
+    if found > LAYOUT_VERSION {
+        return Err(format!(
+            "{shown} has the gateway's layout version {found}, newer than the supported \
+             {LAYOUT_VERSION}"
+        ));
+    }
+    for (i, step) in MIGRATIONS.iter().enumerate() {
+        if i64::try_from(i).unwrap_or(i64::MAX) >= found {
+            tx.batch_execute(step).map_err(pg)?;
+        }
+    }
+    tx.execute(
+        "INSERT INTO filo_gateway.meta (key, value) VALUES ('layout_version', $1) \
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        &[&LAYOUT_VERSION.to_string()],
+    )
+    .map_err(pg)?;
+    tx.commit().map_err(pg)
+}
+
+/// The complete lines of `file` (a missing file has none; a torn last line is left out).
+fn read_lines(file: &Path) -> Result<Vec<String>, String> {
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8", file.display()))?;
+    let complete = match text.rfind('\n') {
+        Some(end) => &text[..end],
+        None => return Ok(Vec::new()),
+    };
+    Ok(complete.split('\n').map(str::to_owned).collect())
+}
+
+/// Makes `file` hold exactly `lines`: kept when it already does; else an existing copy is
+/// renamed to `<file>.unsynced-<hash>` and the shared lines are written (temp file + rename).
+fn write_copy(file: &Path, lines: &[String]) -> Result<(), String> {
+    let mut want = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for l in lines {
+        want.push_str(l);
+        want.push('\n');
+    }
+    match std::fs::read(file) {
+        Ok(have) if have == want.as_bytes() => return Ok(()),
+        Ok(have) => {
+            let mut h = DefaultHasher::new();
+            have.hash(&mut h);
+            let aside = PathBuf::from(format!("{}.unsynced-{:016x}", file.display(), h.finish()));
+            std::fs::rename(file, &aside)
+                .map_err(|e| format!("cannot set {} aside: {e}", file.display()))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let tmp = PathBuf::from(format!("{}.sync-tmp", file.display()));
+    std::fs::write(&tmp, want.as_bytes()).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, file).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_keys_are_stable_and_distinct() {
+        assert_eq!(lane_lock_key("main", "k1"), lane_lock_key("main", "k1"));
+        assert_ne!(lane_lock_key("main", "k1"), lane_lock_key("main", "k2"));
+        assert_ne!(lane_lock_key("a", "bc"), lane_lock_key("ab", "c"));
+    }
+
+    #[test]
+    fn a_local_copy_that_differs_is_set_aside_not_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.jsonl");
+        let lines = vec!["{\"a\":1}".to_owned(), "{\"b\":2}".to_owned()];
+        write_copy(&file, &lines).unwrap();
+        assert_eq!(read_lines(&file).unwrap(), lines);
+        // Unchanged: kept as it is.
+        write_copy(&file, &lines).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A run that was not synced left a line (and a torn one).
+        std::fs::write(&file, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"to").unwrap();
+        assert_eq!(read_lines(&file).unwrap().len(), 3);
+        write_copy(&file, &lines).unwrap();
+        assert_eq!(read_lines(&file).unwrap(), lines);
+        let aside: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.contains(".unsynced-"))
+            .collect();
+        assert_eq!(aside.len(), 1);
+        let kept = std::fs::read_to_string(dir.path().join(&aside[0])).unwrap();
+        assert!(kept.contains("{\"c\":3}"));
+    }
+}
