@@ -2,7 +2,9 @@
 """Record pi 0.73.1's outputs as fixtures for filo's compatibility tests. NOT part of CI.
 
     npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
-    python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073
+    python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
+
+Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases.
 
 A scripted OpenAI-chat-completions mock listens on 127.0.0.1 only; pi runs with a temporary HOME
 and agent dir whose models.json names it as provider `mock`, PI_OFFLINE=1. Each case keeps the
@@ -28,7 +30,7 @@ def chunk(delta, finish=None, usage=None):
 
 
 def reply(turn):
-    usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    usage = turn.get("usage", {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
     out = [chunk({"role": "assistant", "content": ""})]
     if "text" in turn:
         out.append(chunk({"content": turn["text"]}))
@@ -51,6 +53,14 @@ class Mock(BaseHTTPRequestHandler):
         if "delay" in turn:
             import time
             time.sleep(turn["delay"])
+        if "error" in turn:
+            status, data = turn["error"][0], json.dumps(turn["error"][1]).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         data = reply(turn).encode()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -204,11 +214,75 @@ def rpc_cases():
         [{"text": "hello"}, {"text": "## Goal\nsummary"}], args=(), base=thinker)
 
 
+def compacted(reason, agent_ends=1):
+    return lambda out: any(o.get("type") == "compaction_end" and o.get("reason") == reason for o in out) \
+        and ended(agent_ends)(out)
+
+
+OVERFLOW = (400, {"error": {"message": "This model's maximum context length is 1000 tokens. However, your messages "
+                                      "resulted in 5000 tokens.", "type": "invalid_request_error",
+                            "code": "context_length_exceeded"}})
+
+
+# Every summary request gets the same answer: a split turn's two requests may arrive in either order.
+SUMMARY = {"text": "## Goal\nsummary"}
+
+
+def compaction_cases():
+    """Automatic compaction over RPC (the process outlives it) and in JSON mode, with
+    `keepRecentTokens: 1` so that there is history to summarise."""
+    settings = f"{AGENT}/settings.json"
+    json.dump({"compaction": {"keepRecentTokens": 1}}, open(settings, "w"))
+    big = {"prompt_tokens": 90000, "completion_tokens": 10, "total_tokens": 90010}
+    try:
+        # Threshold: the second answer reports 90000 input tokens of a 100000 window.
+        rpc("threshold", [('{"id":"p1","type":"prompt","message":"first"}', ended()),
+                          ('{"id":"p2","type":"prompt","message":"second"}', compacted("threshold", 2)),
+                          ('{"id":"s1","type":"get_session_stats"}', answered("s1"))],
+            [{"text": "one"}, {"text": "two", "usage": big}, SUMMARY, SUMMARY])
+        # Overflow: the second request is refused as too long; pi compacts and continues.
+        rpc("overflow", [('{"id":"p1","type":"prompt","message":"first"}', ended()),
+                         ('{"id":"p2","type":"prompt","message":"second"}', compacted("overflow", 3))],
+            [{"text": "one"}, {"error": OVERFLOW}, SUMMARY, {"text": "recovered"}])
+        # Manual compaction of a session whose whole history is kept: pi still asks the model.
+        os.remove(settings)
+        rpc("compact-small", [('{"id":"p1","type":"prompt","message":"hi"}', ended()),
+                              ('{"id":"c1","type":"compact","customInstructions":"focus"}', answered("c1"))],
+            [{"text": "hello"}, SUMMARY])
+        save("rpc-compact-small.requests.json", REQUESTS[1:])
+        json.dump({"compaction": {"keepRecentTokens": 1}}, open(settings, "w"))
+        # JSON mode: the same threshold case; pi writes what it emitted before it exits.
+        TURNS[:] = [{"text": "one"}, {"text": "two", "usage": big}, SUMMARY, SUMMARY]
+        r = pi(["--mode", "json", "--no-session", "first", "second"])
+        assert r.returncode == 0, r.stderr
+        save("json-threshold.json", [json.loads(l) for l in r.stdout.splitlines() if l.strip()])
+    finally:
+        if os.path.exists(settings):
+            os.remove(settings)
+
+
+def queue_cases():
+    """steer and follow_up while a slow answer streams, and a line pi ignores."""
+    rpc("queue", [('{"id":"p1","type":"prompt","message":"slow"}', answered("p1")),
+                  ('{"type":"extension_ui_response","id":"nobody","value":"x"}', None),
+                  ('{"id":"s1","type":"steer","message":"turn left"}', answered("s1")),
+                  ('{"id":"f1","type":"follow_up","message":"then stop"}', answered("f1")),
+                  ('{"id":"g1","type":"get_state"}', ended())],
+        [{"text": "slow answer", "delay": 1.5}, {"text": "steered"}, {"text": "followed"}])
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
+    only = sys.argv[3:]
     try:
+        if only:
+            for case in only:
+                globals()[case]()
+            sys.exit(0)
         edit_case()
         rpc_cases()
+        compaction_cases()
+        queue_cases()
     finally:
         server.shutdown()
         shutil.rmtree(WORK, ignore_errors=True)

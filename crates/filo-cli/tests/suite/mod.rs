@@ -3,6 +3,7 @@ mod common;
 mod config;
 mod crash;
 mod dag;
+mod events_pi073;
 mod faults;
 mod flags;
 mod gateway;

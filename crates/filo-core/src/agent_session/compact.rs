@@ -191,7 +191,11 @@ impl AgentSession {
         lock(&self.inner.state).compaction_cancel = None;
         let summary = summary.map_err(|e| match e {
             crate::compaction::SummaryError::Cancelled => CompactError::Cancelled,
-            crate::compaction::SummaryError::Failed(m) => CompactError::Failed(m),
+            // pi's texts keep the summarizer's prefix ("Summarization failed: …").
+            e @ (crate::compaction::SummaryError::Failed(_)
+            | crate::compaction::SummaryError::PrefixFailed(_)) => {
+                CompactError::Failed(e.to_string())
+            }
         })?;
         let details = serde_json::json!({
             "readFiles": prep.read_files.iter().collect::<Vec<_>>(),

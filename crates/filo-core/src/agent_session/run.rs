@@ -389,6 +389,9 @@ impl AgentSession {
                 }
                 self.drop_trailing_error();
                 if self.auto_compact(CompactionReason::Overflow, true).await {
+                    // The compaction rebuilt the context from the session, where the failed
+                    // answer is kept; the retry continues from the user's message (pi 0.73).
+                    self.drop_trailing_error();
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     if self.inner.agent.continue_run().await.is_ok() {
                         continue;

@@ -36,6 +36,9 @@ const BRANCH_PROMPT: &str = "Summarize the conversation branch above so the assi
 pub enum SummaryError {
     #[error("Summarization failed: {0}")]
     Failed(String),
+    /// The summary of a split turn's prefix failed.
+    #[error("Turn prefix summarization failed: {0}")]
+    PrefixFailed(String),
     #[error("Compaction cancelled")]
     Cancelled,
 }
@@ -140,7 +143,12 @@ async fn complete(
             AssistantEvent::Error { message } => {
                 return Err(match message.stop_reason {
                     StopReason::Aborted => SummaryError::Cancelled,
-                    _ => SummaryError::Failed(message.error_message.unwrap_or_default()),
+                    _ => SummaryError::Failed(
+                        message
+                            .error_message
+                            .filter(|m| !m.is_empty())
+                            .unwrap_or_else(|| "Unknown error".into()),
+                    ),
                 });
             }
             _ => {}
@@ -181,8 +189,11 @@ pub async fn generate_summary(
     custom_instructions: Option<&str>,
     cancel: CancellationToken,
 ) -> Result<String, SummaryError> {
+    // pi 0.73 (compaction.js `compact`): a split turn with a prefix is summarized in two parts,
+    // an empty history then reads "No prior history."; otherwise the model is always asked.
+    let split = prep.is_split_turn && !prep.turn_prefix_messages.is_empty();
     let history = async {
-        if prep.messages_to_summarize.is_empty() {
+        if split && prep.messages_to_summarize.is_empty() {
             return Ok("No prior history.".to_string());
         }
         let instructions = if prep.previous_summary.is_some() {
@@ -210,7 +221,7 @@ pub async fn generate_summary(
         Ok::<_, SummaryError>(texts(&m.content, "\n"))
     };
     let prefix = async {
-        if !prep.is_split_turn {
+        if !split {
             return Ok(None);
         }
         let prompt =
@@ -220,7 +231,12 @@ pub async fn generate_summary(
             api_key: api_key.clone(),
             ..StreamOptions::default()
         };
-        let m = complete(client, model, prompt, options, cancel.clone()).await?;
+        let m = complete(client, model, prompt, options, cancel.clone())
+            .await
+            .map_err(|e| match e {
+                SummaryError::Failed(m) => SummaryError::PrefixFailed(m),
+                other => other,
+            })?;
         Ok::<_, SummaryError>(Some(texts(&m.content, "\n")))
     };
     let (history, prefix) = futures::join!(history, prefix);

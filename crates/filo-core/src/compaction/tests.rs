@@ -330,3 +330,68 @@ async fn branch_summary_covers_the_abandoned_branch() {
     assert!(text.ends_with("<modified-files>\nx.txt\n</modified-files>"));
     assert!(collect_entries_for_branch_summary(&s, None, &target).is_empty());
 }
+
+fn prep(history: Vec<SessionMessage>, prefix: Vec<SessionMessage>) -> CompactionPreparation {
+    CompactionPreparation {
+        first_kept_entry_id: "kept".into(),
+        messages_to_summarize: history,
+        is_split_turn: !prefix.is_empty(),
+        turn_prefix_messages: prefix,
+        tokens_before: 10,
+        previous_summary: None,
+        read_files: Default::default(),
+        modified_files: Default::default(),
+    }
+}
+
+async fn summarize(
+    client: &Scripted,
+    prep: &CompactionPreparation,
+) -> Result<String, SummaryError> {
+    let cancel = CancellationToken::new();
+    generate_summary(client, &model(), None, prep, 1000, None, cancel).await
+}
+
+/// pi 0.73 `compact`: only a split turn stands in "No prior history." for an empty history;
+/// a compaction that keeps everything still has the model write its summary.
+#[tokio::test]
+async fn an_empty_history_is_summarized_by_the_model_unless_a_turn_is_split() {
+    let client = Scripted {
+        reply: Ok("## Goal\nwritten".into()),
+        seen: Mutex::new(vec![]),
+    };
+    let whole = summarize(&client, &prep(vec![], vec![])).await.unwrap();
+    assert_eq!(whole, "## Goal\nwritten");
+    assert_eq!(client.seen.lock().unwrap().len(), 1);
+    let split = summarize(&client, &prep(vec![], vec![user("start")]))
+        .await
+        .unwrap();
+    assert_eq!(
+        split,
+        "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\n## Goal\nwritten"
+    );
+    assert_eq!(client.seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_failed_prefix_summary_and_an_empty_error_read_as_pi_073() {
+    let client = Scripted {
+        reply: Err("500 boom".into()),
+        seen: Mutex::new(vec![]),
+    };
+    let err = summarize(&client, &prep(vec![], vec![user("start")]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Turn prefix summarization failed: 500 boom"
+    );
+    let silent = Scripted {
+        reply: Err(String::new()),
+        seen: Mutex::new(vec![]),
+    };
+    let err = summarize(&silent, &prep(vec![user("a")], vec![]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "Summarization failed: Unknown error");
+}

@@ -148,6 +148,11 @@ pub(super) async fn handle(
         Ok(v) => v,
         Err(e) => return out.parse_error(&e.to_string()),
     };
+    // The client's answer to an extension UI request is not a command and gets no response
+    // (pi 0.73 resolves a pending request with it, or drops it); filo sends no such requests.
+    if v.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
+        return;
+    }
     let id = v.get("id").cloned();
     let kind = match v.get("type") {
         Some(Value::String(s)) => s.clone(),

@@ -1,0 +1,281 @@
+//! Session events of `filo --mode rpc` and `filo --mode json` against pi 0.73.1's for the same
+//! input (`tests/fixtures/pi073`): automatic compaction (threshold and overflow), manual
+//! compaction of a small session, and the queues while an answer streams.
+
+use std::time::Duration;
+
+use filo_testkit::{Fault, MockProvider, Reply, Turn, Usage};
+use serde_json::{Value, json};
+
+use super::common::Home;
+use super::pi073::fixture;
+use super::rpc::Rpc;
+
+/// Every summary request is answered with this (a split turn asks twice, in either order).
+const SUMMARY: &str = "## Goal\nsummary";
+
+/// pi's overflow error body (OpenAI's shape for a prompt above the context window).
+const OVERFLOW: &str = r#"{"error": {"message": "This model's maximum context length is 1000 tokens. However, your messages resulted in 5000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}"#;
+
+/// One line per event, enough to compare the order of two streams: the type, a message's role
+/// and (at its end) stop reason, a response's id and outcome. Deltas are left out.
+fn outline(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|v| v["type"] != "message_update")
+        .map(|v| {
+            let kind = v["type"].as_str().unwrap_or("?");
+            match kind {
+                "message_start" => format!("{kind} {}", v["message"]["role"]),
+                "message_end" => format!(
+                    "{kind} {} {}",
+                    v["message"]["role"], v["message"]["stopReason"]
+                ),
+                "response" => format!("{kind} {} {}", v["id"], v["success"]),
+                "compaction_start" | "compaction_end" => format!("{kind} {}", v["reason"]),
+                _ => kind.to_string(),
+            }
+        })
+        .collect()
+}
+
+/// The compaction events, the new entry's (random) id replaced.
+fn compaction_events(events: &[Value]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|v| v["type"] == "compaction_start" || v["type"] == "compaction_end")
+        .map(|v| {
+            let mut v = v.clone();
+            if let Some(id) = v.pointer_mut("/result/firstKeptEntryId") {
+                assert!(id.is_string(), "{id}");
+                *id = "<ID>".into();
+            }
+            v
+        })
+        .collect()
+}
+
+fn recorded(name: &str) -> Vec<Value> {
+    fixture(name).as_array().unwrap().clone()
+}
+
+/// A home whose compaction keeps only the newest entry, so there is history to summarise.
+fn compacting_home(mock: &MockProvider) -> Home {
+    let home = Home::new(mock);
+    home.write_settings(&json!({"compaction": {"keepRecentTokens": 1}}));
+    home
+}
+
+/// The second answer reports 90 000 input tokens of a 100 000 window: above the threshold.
+fn threshold_turns() -> Vec<Turn> {
+    vec![
+        Turn::Reply(Reply::text("one").with_usage(Usage::new(100, 10))),
+        Turn::Reply(Reply::text("two").with_usage(Usage::new(90_000, 10))),
+        Turn::text(SUMMARY),
+        Turn::text(SUMMARY),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threshold_compaction_is_announced_as_pi_073_does() {
+    let mock = MockProvider::start(threshold_turns()).await;
+    let home = compacting_home(&mock);
+    let pi = recorded("rpc-threshold.json");
+    let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
+    rpc.call("p1", json!({"type": "prompt", "message": "first"}))
+        .await;
+    rpc.event("agent_end").await;
+    rpc.call("p2", json!({"type": "prompt", "message": "second"}))
+        .await;
+    rpc.event("compaction_end").await;
+    let stats = rpc.call("s1", json!({"type": "get_session_stats"})).await;
+    assert_eq!(outline(&rpc.seen), outline(&pi));
+    assert_eq!(compaction_events(&rpc.seen), compaction_events(&pi));
+    let pi_stats = &pi.last().unwrap()["data"];
+    assert_eq!(stats["contextUsage"], pi_stats["contextUsage"]);
+    assert_eq!(rpc.close().await, 0);
+    // Two summaries were asked for (history and the split turn's prefix); nothing else.
+    assert_eq!(mock.remaining(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overflow_compacts_and_retries_as_pi_073_does() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("one").with_usage(Usage::new(100, 10))),
+        Turn::Fault(Fault::Http {
+            status: 400,
+            retry_after: None,
+            body: Some(OVERFLOW.into()),
+        }),
+        Turn::text(SUMMARY),
+        Turn::text("recovered"),
+    ])
+    .await;
+    let home = compacting_home(&mock);
+    let pi = recorded("rpc-overflow.json");
+    let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
+    rpc.call("p1", json!({"type": "prompt", "message": "first"}))
+        .await;
+    rpc.event("agent_end").await;
+    rpc.call("p2", json!({"type": "prompt", "message": "second"}))
+        .await;
+    rpc.event("compaction_end").await;
+    // The retry: a run of its own that continues from the user's message.
+    rpc.event("agent_end").await;
+    assert_eq!(outline(&rpc.seen), outline(&pi));
+    assert_eq!(compaction_events(&rpc.seen), compaction_events(&pi));
+    let last = rpc
+        .seen
+        .iter()
+        .rev()
+        .find(|v| v["type"] == "message_end")
+        .unwrap();
+    assert_eq!(last["message"]["content"][0]["text"], "recovered");
+    assert_eq!(rpc.close().await, 0);
+    // The retried request holds the summary and the user's message, not the failed answer.
+    let retried = &mock.requests()[3].body;
+    let roles: Vec<&str> = retried["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles.last(), Some(&"user"), "{retried}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_mode_carries_the_compaction_events() {
+    let mock = MockProvider::start(threshold_turns()).await;
+    let home = compacting_home(&mock);
+    let (code, stdout, stderr) = home
+        .filo(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--no-dag",
+            "--no-session",
+            "--mode",
+            "json",
+            "first",
+            "second",
+        ])
+        .await;
+    assert_eq!(code, 0, "{stderr}");
+    let filo: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let pi = recorded("json-threshold.json");
+    // The header: the same keys.
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(keys(&filo[0]), keys(&pi[0]));
+    assert_eq!(filo[0]["type"], "session");
+    // The same events up to `compaction_start`, which is pi's last line: pi 0.73.1 exits
+    // without waiting for a compaction its last prompt started (it never reports its end).
+    // filo finishes it and reports its end as pi's RPC mode does for the same input.
+    let (started, rest) = filo.split_at(pi.len());
+    assert_eq!(outline(&started[1..]), outline(&pi[1..]));
+    assert_eq!(compaction_events(started), compaction_events(&pi));
+    let pi_end = compaction_events(&recorded("rpc-threshold.json")).pop();
+    assert_eq!(compaction_events(rest).pop(), pi_end);
+    assert_eq!(outline(rest), ["compaction_end \"threshold\""]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manual_compaction_of_a_small_session_asks_the_model_as_pi_073_does() {
+    let mock = MockProvider::start(vec![
+        Turn::Reply(Reply::text("hello").with_usage(Usage::new(100, 10))),
+        Turn::text(SUMMARY),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let pi = recorded("rpc-compact-small.json");
+    let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
+    rpc.call("p1", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    rpc.event("agent_end").await;
+    let compacted = rpc
+        .response_to(
+            "c1",
+            json!({"type": "compact", "customInstructions": "focus"}),
+        )
+        .await;
+    assert_eq!(outline(&rpc.seen), outline(&pi));
+    let events = compaction_events(&rpc.seen);
+    assert_eq!(events, compaction_events(&pi));
+    assert_eq!(compacted["data"]["summary"], SUMMARY);
+    assert_eq!(rpc.close().await, 0);
+    // The whole history is kept, and still the model wrote the summary: the request has pi's
+    // fields and limits, the custom focus last.
+    let pi_request = &fixture("rpc-compact-small.requests.json")[0];
+    let request = &mock.requests()[1].body;
+    let fields = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(fields(request), fields(pi_request));
+    assert_eq!(
+        request["max_completion_tokens"],
+        pi_request["max_completion_tokens"]
+    );
+    assert_eq!(request["messages"][0], pi_request["messages"][0]);
+    let text = request["messages"][1]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("<conversation>\n\n</conversation>\n\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("\n\nAdditional focus: focus"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steer_and_follow_up_update_the_queues_as_pi_073_does() {
+    let mock = MockProvider::start(vec![
+        Turn::Fault(Fault::Stall {
+            after_events: 0,
+            reply: Reply::text("slow answer"),
+            stall: Duration::from_millis(1500),
+        }),
+        Turn::text("steered"),
+        Turn::text("followed"),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let pi = recorded("rpc-queue.json");
+    let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
+    rpc.call("p1", json!({"type": "prompt", "message": "slow"}))
+        .await;
+    // A client's answer to an extension UI request: pi answers nothing.
+    rpc.send(json!({"type": "extension_ui_response", "id": "nobody", "value": "x"}))
+        .await;
+    rpc.call("s1", json!({"type": "steer", "message": "turn left"}))
+        .await;
+    rpc.call("f1", json!({"type": "follow_up", "message": "then stop"}))
+        .await;
+    rpc.call("g1", json!({"type": "get_state"})).await;
+    rpc.event("agent_end").await;
+    let events = |all: &[Value]| -> Vec<Value> {
+        all.iter()
+            .filter(|v| v["type"] != "response")
+            .cloned()
+            .collect()
+    };
+    assert_eq!(outline(&events(&rpc.seen)), outline(&events(&pi)));
+    let queues = |all: &[Value]| -> Vec<Value> {
+        all.iter()
+            .filter(|v| v["type"] == "queue_update")
+            .cloned()
+            .collect()
+    };
+    assert_eq!(queues(&rpc.seen), queues(&pi));
+    // Each queue command's event comes just before its response, as in pi.
+    for id in ["s1", "f1"] {
+        let at = |all: &[Value]| {
+            let i = all.iter().position(|v| v["id"] == id).unwrap();
+            all[i - 1].clone()
+        };
+        assert_eq!(at(&rpc.seen), at(&pi), "{id}");
+    }
+    let responses = |all: &[Value]| all.iter().filter(|v| v["type"] == "response").count();
+    assert_eq!(responses(&rpc.seen), responses(&pi));
+    assert_eq!(rpc.close().await, 0);
+}
