@@ -65,6 +65,11 @@ pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
             config.memory.db = Some(url.clone());
         }
     }
+    let memory_db = config
+        .memory
+        .enabled
+        .then(|| config.memory.db.clone())
+        .flatten();
     let mut stderr = std::io::stderr().lock();
     for w in &config.warnings {
         let _ = writeln!(stderr, "warning: {w}");
@@ -122,7 +127,8 @@ pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
         let authed = gateway_config.token.is_some();
         let gateway = match &store_url {
             Some(url) => {
-                let shared = filo_gateway::shared::SharedStore::connect(url)
+                let memory_here = memory_db.as_deref() == Some(url.as_str());
+                let shared = filo_gateway::shared::SharedStore::connect(url, memory_here)
                     .await
                     .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
                 Gateway::with_shared_store(embedder, gateway_config, shared)

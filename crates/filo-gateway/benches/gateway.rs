@@ -33,6 +33,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 
+#[path = "gateway/shared.rs"]
+mod shared;
+
 const TOKEN: &str = "bench-token";
 const MOCK_DELAY: Duration = Duration::from_millis(20);
 
@@ -48,7 +51,12 @@ fn mock_turn() -> Turn {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--serve") {
-        serve(&args[i + 1], &args[i + 2], args[i + 3].parse().unwrap());
+        serve(
+            &args[i + 1],
+            &args[i + 2],
+            args[i + 3].parse().unwrap(),
+            args.get(i + 4).map(String::as_str),
+        );
         return;
     }
     let flag = |name: &str| {
@@ -61,6 +69,11 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async {
+        if let Some(sessions) = flag("--shared") {
+            let hosts = flag("--hosts").map_or(3, |h| h.parse().unwrap());
+            shared::compare(sessions.parse().unwrap(), hosts).await;
+            return;
+        }
         match flag("--external") {
             Some(url) => {
                 let pid: u32 = flag("--pid")
@@ -75,8 +88,9 @@ fn main() {
     });
 }
 
-/// The child: one gateway over the mock at `mock_url`, state in `state`; prints its address.
-fn serve(state: &str, mock_url: &str, max_concurrent: usize) {
+/// The child: one gateway over the mock at `mock_url`, state in `state` (shared through the
+/// PostgreSQL at `store` when given); prints its address.
+fn serve(state: &str, mock_url: &str, max_concurrent: usize, store: Option<&str>) {
     use filo_embed::{EmbedConfig, EmbedDeps, EmbedPaths, Embedder};
     use filo_gateway::{Gateway, GatewayConfig, Overrides};
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -89,9 +103,10 @@ fn serve(state: &str, mock_url: &str, max_concurrent: usize) {
             "apiKey": "MOCK_KEY", "models": [{"id": "mock-model", "contextWindow": 128000, "maxTokens": 1000}]}}});
         registry.apply_models_json(&models.to_string()).unwrap();
         let state = std::path::PathBuf::from(state);
+        let memory = store.map_or_else(|| state.join("playfilo.db").display().to_string(), str::to_owned);
         let config = EmbedConfig::from_value(json!({
             "agents": {"defaults": {"model": {"primary": "mock/mock-model"}, "maxConcurrent": max_concurrent}},
-            "memory": {"db": state.join("playfilo.db")},
+            "memory": {"db": memory},
         }));
         let (gw, _) = GatewayConfig::resolve(
             &config,
@@ -109,7 +124,14 @@ fn serve(state: &str, mock_url: &str, max_concurrent: usize) {
             api_key: None,
         })
         .unwrap();
-        let running = Gateway::new(embedder, gw).start().await.unwrap();
+        let gateway = match store {
+            Some(url) => {
+                let shared = filo_gateway::shared::SharedStore::connect(url, true).await.unwrap();
+                Gateway::with_shared_store(embedder, gw, shared)
+            }
+            None => Gateway::new(embedder, gw),
+        };
+        let running = gateway.start().await.unwrap();
         println!("READY {}", running.addr);
         // Until the parent closes our stdin.
         let _ = tokio::task::spawn_blocking(|| {
@@ -129,6 +151,15 @@ struct Proc {
 }
 
 fn spawn_gateway(mock: &MockProvider, state: &std::path::Path, max_concurrent: usize) -> Proc {
+    spawn_gateway_with(mock, state, max_concurrent, None)
+}
+
+fn spawn_gateway_with(
+    mock: &MockProvider,
+    state: &std::path::Path,
+    max_concurrent: usize,
+    store: Option<&str>,
+) -> Proc {
     let exe = std::env::current_exe().unwrap();
     let started = Instant::now();
     let mut child = Command::new(exe)
@@ -138,6 +169,7 @@ fn spawn_gateway(mock: &MockProvider, state: &std::path::Path, max_concurrent: u
             &mock.base_url(Protocol::OpenAiCompletions),
             &max_concurrent.to_string(),
         ])
+        .args(store)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

@@ -12,6 +12,11 @@
 //! run therefore leaves nothing of that run visible; its half-written local copy is set aside
 //! (renamed, never deleted) the next time it serves the session.
 //!
+//! When the memory lives in the same database (the default), the session's head ref
+//! (`PI_HEAD:<session id>`) is put back on the node of the last committed transcript entry
+//! before a run: a killed run's entries stay in the memory as a branch (nodes are immutable), but
+//! no host resumes them into the transcript.
+//!
 //! Per host: global concurrency, the follow-up queue, idempotency keys, WebSocket connections.
 
 use std::collections::hash_map::DefaultHasher;
@@ -45,6 +50,8 @@ pub struct SharedStore {
     shown: String,
     idle: Mutex<Vec<Client>>,
     slots: Arc<Semaphore>,
+    /// The memory, when it lives in this database (its head refs follow the transcripts).
+    memory: Option<Arc<Mutex<filo_dag::Store>>>,
 }
 
 impl std::fmt::Debug for SharedStore {
@@ -87,13 +94,23 @@ fn lane_lock_key(agent: &str, key: &str) -> i64 {
 }
 
 impl SharedStore {
-    /// Connects, creates or migrates the tables (refusing a newer layout).
-    pub async fn connect(url: &str) -> Result<Arc<Self>, String> {
+    /// Connects, creates or migrates the tables (refusing a newer layout). `memory_here`: the
+    /// runs' memory is this database too.
+    pub async fn connect(url: &str, memory_here: bool) -> Result<Arc<Self>, String> {
+        let memory = if memory_here {
+            let u = url.to_owned();
+            let store =
+                blocking(move || filo_dag::Store::connect(&u).map_err(|e| e.to_string())).await?;
+            Some(Arc::new(Mutex::new(store)))
+        } else {
+            None
+        };
         let store = Arc::new(Self {
             url: url.to_owned(),
             shown: filo_dag::redact(url),
             idle: Mutex::new(Vec::new()),
             slots: Arc::new(Semaphore::new(DEFAULT_POOL)),
+            memory,
         });
         let mut client = store.open().await?;
         let shown = store.shown.clone();
@@ -239,6 +256,17 @@ impl SharedStore {
         file: &Path,
     ) -> Result<usize, String> {
         let lines = self.transcript(session_id).await?;
+        let last_entry = lines.iter().rev().find_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            (v.get("type")? != "session")
+                .then(|| v.get("id")?.as_str().map(str::to_owned))
+                .flatten()
+        });
+        if let (Some(memory), Some(entry)) = (&self.memory, last_entry) {
+            let memory = memory.clone();
+            let head = format!("PI_HEAD:{session_id}");
+            blocking(move || align_head(&lock(&memory), &head, &entry)).await?;
+        }
         let file = file.to_path_buf();
         blocking(move || write_copy(&file, &lines).map(|()| lines.len())).await
     }
@@ -313,6 +341,24 @@ impl Drop for Lease {
             std::thread::spawn(move || drop(client));
         }
     }
+}
+
+/// Points `head` at the node of the committed entry `entry` when it points elsewhere (a run
+/// that was never committed moved it). Nothing to do when the entry has no node.
+fn align_head(memory: &filo_dag::Store, head: &str, entry: &str) -> Result<(), String> {
+    let Some(node) = memory
+        .node_id_by_external_id(entry)
+        .map_err(|e| e.to_string())?
+    else {
+        return Ok(());
+    };
+    let current = memory.get_ref(head).map_err(|e| e.to_string())?;
+    if current.is_none() || current.as_deref() == Some(node.as_str()) {
+        return Ok(());
+    }
+    memory
+        .compare_and_set_ref(head, current.as_deref(), Some(&node))
+        .map_err(|e| format!("memory head {head}: {e}"))
 }
 
 fn migrate(client: &mut Client, shown: &str) -> Result<(), String> {

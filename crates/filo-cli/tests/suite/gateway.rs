@@ -296,11 +296,25 @@ async fn two_gateways_share_sessions_through_postgres() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // Nothing of the killed run is visible; the session goes on on host B with its history.
-    assert_eq!(shared_user_texts(&pg, "s0"), ["s0 turn 1", "s0 turn 2"]);
+    let dump = || {
+        pg.psql(
+            "SELECT t.n, left(t.line, 160) FROM filo_gateway.transcript_lines t JOIN filo_gateway.sessions s \
+             ON t.session_id = s.entry::json->>'sessionId' WHERE s.key = 'agent:main:s0' ORDER BY t.n",
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        shared_user_texts(&pg, "s0"),
+        ["s0 turn 1", "s0 turn 2"],
+        "{}",
+        dump()
+    );
     assert_eq!(say(&b.addr, "s0", "s0 turn 3").await, "after the crash");
     assert_eq!(
         shared_user_texts(&pg, "s0"),
-        ["s0 turn 1", "s0 turn 2", "s0 turn 3"]
+        ["s0 turn 1", "s0 turn 2", "s0 turn 3"],
+        "{}",
+        dump()
     );
     let last = mock.requests().pop().unwrap().body.to_string();
     assert!(

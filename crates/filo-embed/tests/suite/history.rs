@@ -106,9 +106,12 @@ async fn d3b_an_overflow_that_never_ends_gives_the_overflow_copy() {
             "Context overflow: prompt too large for the model. Try /reset (or /new) to start a fresh session, or use a larger-context model."
         )
     );
+    // Since pi 0.73 a compaction asks the model even when little is left to summarise, so with
+    // every call overflowing the second compaction's own request overflows too: OpenClaw's
+    // `isCompactionFailureError` makes that a compaction failure, with the same copy.
     assert_eq!(
         r.meta.error.map(|e| e.kind),
-        Some(RunErrorKind::ContextOverflow)
+        Some(RunErrorKind::CompactionFailure)
     );
     let prompts = h
         .mock
