@@ -108,21 +108,60 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// `chat.history`: the last `limit` user/assistant messages of the key's current branch.
+/// With several hosts the entry and transcript come from the shared store, so a host that never
+/// served the session shows its history too.
 pub async fn history(core: &Arc<Core>, key: &str, limit: usize) -> Result<Value, ApiError> {
     let agent = agent_id_from_session_key(key);
-    let entry = entry(core, key).await?;
+    let mut entry = entry(core, key).await?;
+    let mut shared_lines = None;
+    if let Some(shared) = &core.shared {
+        if let Some(e) = shared
+            .load_entry(&agent, key)
+            .await
+            .map_err(ApiError::Internal)?
+        {
+            entry = Some(e);
+        }
+        if let Some(e) = &entry {
+            let lines = shared
+                .transcript(&e.session_id)
+                .await
+                .map_err(ApiError::Internal)?;
+            shared_lines = Some(lines);
+        }
+    }
     let (messages, total) = match &entry {
         None => (Vec::new(), 0),
         Some(e) => {
-            let path = core
-                .stores
-                .transcript_path(&agent, key, e)
-                .map_err(ApiError::Internal)?;
+            let path = match shared_lines {
+                // Read through a private copy: the session's own local copy belongs to its lane.
+                Some(lines) => {
+                    let dir = core.embedder.paths().state_dir.join("tmp");
+                    let copy = dir.join(format!("history-{}.jsonl", uuid::Uuid::new_v4()));
+                    blocking(move || {
+                        std::fs::create_dir_all(&dir)
+                            .map_err(|e| ApiError::Internal(format!("{}: {e}", dir.display())))?;
+                        let mut text = lines.join("\n");
+                        text.push('\n');
+                        std::fs::write(&copy, text)
+                            .map_err(|e| ApiError::Internal(format!("{}: {e}", copy.display())))?;
+                        Ok(TempCopy(copy))
+                    })
+                    .await
+                    .map(Source::Copy)?
+                }
+                None => Source::Local(
+                    core.stores
+                        .transcript_path(&agent, key, e)
+                        .map_err(ApiError::Internal)?,
+                ),
+            };
             blocking(move || {
+                let path = path.path();
                 if !path.exists() {
                     return Ok((Vec::new(), 0));
                 }
-                let m = SessionManager::open_read_only(&path)
+                let m = SessionManager::open_read_only(path)
                     .map_err(|e| ApiError::Internal(e.to_string()))?;
                 let all = frames::history_messages(&m.build_context().messages);
                 let total = all.len();
@@ -143,6 +182,30 @@ pub async fn history(core: &Arc<Core>, key: &str, limit: usize) -> Result<Value,
         "sessionInfo": {"key": key, "agentId": agent, "kind": "direct",
             "hasActiveRun": active.is_some(), "activeRunIds": active.into_iter().collect::<Vec<_>>()},
     }))
+}
+
+/// A private copy of a shared transcript, removed when dropped.
+struct TempCopy(std::path::PathBuf);
+
+impl Drop for TempCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Where `chat.history` reads a transcript.
+enum Source {
+    Local(std::path::PathBuf),
+    Copy(TempCopy),
+}
+
+impl Source {
+    fn path(&self) -> &std::path::Path {
+        match self {
+            Source::Local(p) => p,
+            Source::Copy(c) => &c.0,
+        }
+    }
 }
 
 /// The model a session shows: its last model, else the configured primary.

@@ -313,6 +313,17 @@ impl SharedStore {
     }
 }
 
+impl Drop for SharedStore {
+    fn drop(&mut self) {
+        // Closing a client blocks on its own runtime: never on an async worker.
+        let idle: Vec<Client> = std::mem::take(&mut *lock(&self.idle));
+        if !idle.is_empty() {
+            let closer = std::thread::spawn(move || drop(idle));
+            let _ = closer.join();
+        }
+    }
+}
+
 impl Lease {
     /// Gives the lane back. (Dropped without this, the connection is closed instead, which
     /// releases the lock too.)

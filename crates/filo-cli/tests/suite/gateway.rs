@@ -158,6 +158,23 @@ async fn start_host(home: &Home, state: &std::path::Path, url: &str) -> Host {
     Host { child, addr }
 }
 
+/// `GET path` with the token; the JSON body (status 200 asserted).
+async fn get(addr: &str, path: &str, token: &str) -> Value {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).await.unwrap();
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or_default();
+    serde_json::from_str(body).unwrap()
+}
+
 /// One turn through a host's session route; the reply text.
 async fn say(addr: &str, key: &str, message: &str) -> String {
     let (status, text) = post(
@@ -321,7 +338,35 @@ async fn two_gateways_share_sessions_through_postgres() {
         last.contains("s0 turn 2\"") && !last.contains("(lost)"),
         "{last}"
     );
-    drop(b);
+    // A host that never served s0 shows its history from the shared store.
+    let c = start_host(&home, &home.path().join("host-c"), &url).await;
+    let history = get(&c.addr, "/v1/sessions/s0/history", "t").await;
+    let texts: Vec<String> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| {
+            m["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(texts, ["s0 turn 1", "s0 turn 2", "s0 turn 3"], "{history}");
+    drop(c);
+    // A host on the shared store drains and exits 0 on SIGTERM (its pool closes off the runtime).
+    let mut b = b;
+    let pid = b.child.id().unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), b.child.wait())
+        .await
+        .expect("no exit within 20 s of SIGTERM")
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
     // The shared memory holds every turn and is consistent.
     let out = home
         .command(&["dag", "fsck", "--db", &url])

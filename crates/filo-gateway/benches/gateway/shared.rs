@@ -41,8 +41,20 @@ async fn post(addr: String, key: String, message: String) -> bool {
     }
     let mut raw = String::new();
     let _ = s.read_to_string(&mut raw).await;
-    raw.starts_with("HTTP/1.1 200") && !raw.contains("\"warnings\":[\"")
+    // A warning is not a failure (e.g. "PI_HEAD was moved by another agent" with many sessions
+    // on one memory); a run that did not end `ok` is.
+    let ok = raw.starts_with("HTTP/1.1 200") && raw.contains("\"status\":\"ok\"");
+    if !ok && FIRST_FAILURE.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "first failed turn: {}",
+            raw.chars().take(1500).collect::<String>()
+        );
+    }
+    ok
 }
+
+/// Only the first failure is printed.
+static FIRST_FAILURE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 async fn drive(label: &str, hosts: &[Proc], sessions: usize) -> Measured {
     let addrs: Vec<String> = hosts.iter().map(|h| h.addr.to_string()).collect();
