@@ -214,14 +214,19 @@ impl Pg {
         &self.shown
     }
 
-    /// Runs `f` on the client, off any async runtime.
-    fn with<R: Send>(&self, f: impl FnOnce(&mut Client) -> Result<R> + Send) -> Result<R> {
-        let mut slot = self.client.try_borrow_mut().map_err(|_| {
+    /// The client, borrowed for one call (an error if this thread already uses it).
+    fn slot(&self) -> Result<std::cell::RefMut<'_, Client>> {
+        let slot = self.client.try_borrow_mut().map_err(|_| {
             DagError::Postgres("the connection is already in use by this thread".into())
         })?;
-        let client = slot
-            .as_mut()
-            .ok_or_else(|| DagError::Postgres("the connection is closed".into()))?;
+        std::cell::RefMut::filter_map(slot, Option::as_mut)
+            .map_err(|_| DagError::Postgres("the connection is closed".into()))
+    }
+
+    /// Runs `f` on the client, off any async runtime.
+    fn with<R: Send>(&self, f: impl FnOnce(&mut Client) -> Result<R> + Send) -> Result<R> {
+        let mut client = self.slot()?;
+        let client: &mut Client = &mut client;
         off_runtime(|| f(client))
     }
 
@@ -300,12 +305,7 @@ impl Pg {
             }
             return Ok(());
         }
-        let mut slot = self.client.try_borrow_mut().map_err(|_| {
-            DagError::Postgres("the connection is already in use by this thread".into())
-        })?;
-        let client = slot
-            .as_mut()
-            .ok_or_else(|| DagError::Postgres("the connection is closed".into()))?;
+        let mut client = self.slot()?;
         let mut rows = client.query_raw(&stmt, params.iter())?;
         while let Some(row) = rows.next()? {
             if !visit(&row)? {
