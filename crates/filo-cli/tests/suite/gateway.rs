@@ -368,16 +368,7 @@ async fn two_gateways_share_sessions_through_postgres() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
     // The shared memory holds every turn and is consistent.
-    let out = home
-        .command(&["dag", "fsck", "--db", &url])
-        .output()
-        .await
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(text.ends_with("0 problem(s)\n"), "{text}");
+    let (code, out, err) = home.filo(&["dag", "fsck", "--db", &url]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.ends_with("0 problem(s)\n"), "{out}");
 }

@@ -102,8 +102,8 @@ async fn two_processes_share_one_postgres_memory() {
     let homes = two_processes_share(&pg.url()).await;
     for home in &homes {
         let file = home.sessions().pop().unwrap();
-        let out = home
-            .command(&[
+        let (code, out, err) = home
+            .filo(&[
                 "dag",
                 "fsck",
                 "--db",
@@ -111,16 +111,9 @@ async fn two_processes_share_one_postgres_memory() {
                 "--session",
                 file.to_str().unwrap(),
             ])
-            .output()
-            .await
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(text.contains("0 problem(s)"), "{text}");
+            .await;
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("0 problem(s)"), "{out}");
     }
 }
 
