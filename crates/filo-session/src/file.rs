@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::entry::{SessionEntry, SessionHeader};
 use crate::migrate::migrate_to_current;
+use crate::store::{Item, LazyLine, Role};
 
 /// Errors of the session layer.
 #[derive(Debug, thiserror::Error)]
@@ -148,6 +149,12 @@ struct Parser {
     invalid: bool,
     /// Bytes of unreadable lines held from before the header.
     pre_header_bytes: usize,
+    /// The entries in file order.
+    items: Vec<Item>,
+    /// Keep plain message lines of a current file as positions instead of entries.
+    lazy: bool,
+    /// Where the line being fed starts in the file.
+    offset: u64,
 }
 
 impl Parser {
@@ -175,7 +182,7 @@ impl Parser {
                 return;
             }
             if self.current {
-                push_entry(&mut self.out, line, &v);
+                push_entry(&mut self.out, &mut self.items, line, &v);
                 return;
             }
             let raw = bytes.to_vec();
@@ -215,7 +222,11 @@ impl Parser {
         if self.current
             && let Some(entry) = crate::entry::parse_message_line(text)
         {
-            self.out.entries.push(entry);
+            self.items
+                .push(match (self.lazy, u32::try_from(bytes.len())) {
+                    (true, Ok(len)) => Item::Lazy(lazy_line(entry, self.offset, len)),
+                    _ => Item::Entry(entry),
+                });
             return Parsed::Loaded;
         }
         match serde_json::from_str::<Value>(text) {
@@ -234,23 +245,37 @@ impl Parser {
         }
     }
 
-    fn finish(mut self) -> LoadedFile {
+    /// The file, and its entries in file order (lazy ones only in lazy mode).
+    fn finish(mut self) -> (LoadedFile, Vec<Item>) {
         if self.invalid {
-            self.out.entries.clear();
             self.out.warnings.clear();
             self.out.warnings_dropped = 0;
-            return self.out;
+            return (self.out, Vec::new());
         }
         let Some(header) = self.header else {
-            return self.out;
+            return (self.out, Vec::new());
         };
         let mut out = self.out;
+        let mut items = self.items;
         if self.current {
             out.header = SessionHeader::from_value(&header).ok();
         } else {
-            migrate_old(&mut out, header, self.old_lines);
+            migrate_old(&mut out, &mut items, header, self.old_lines);
         }
         out.warnings.sort_by_key(LoadWarning::line);
+        (out, items)
+    }
+
+    /// The whole file parsed.
+    fn finish_eager(self) -> LoadedFile {
+        let (mut out, items) = self.finish();
+        out.entries = items
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::Entry(e) => Some(e),
+                Item::Lazy(_) => None,
+            })
+            .collect();
         out
     }
 }
@@ -267,7 +292,12 @@ enum Parsed {
 /// Migrate an older file in memory and prepare its rewrite: entries are written migrated, every
 /// line the migration does not understand (malformed, unknown role, duplicate header) verbatim,
 /// in the original order.
-fn migrate_old(out: &mut LoadedFile, header: Value, mut old: Vec<(usize, OldLine)>) {
+fn migrate_old(
+    out: &mut LoadedFile,
+    items: &mut Vec<Item>,
+    header: Value,
+    mut old: Vec<(usize, OldLine)>,
+) {
     out.migrated_from = Some(header.get("version").and_then(Value::as_u64).unwrap_or(1));
     let mut values = vec![header];
     let mut slots = Vec::new();
@@ -288,9 +318,9 @@ fn migrate_old(out: &mut LoadedFile, header: Value, mut old: Vec<(usize, OldLine
     out.header = SessionHeader::from_value(&header).ok();
     for (line, l) in old {
         let loaded = l.value.as_ref().is_some_and(|v| {
-            let before = out.entries.len();
-            push_entry(out, line, v);
-            out.entries.len() > before
+            let before = items.len();
+            push_entry(out, items, line, v);
+            items.len() > before
         });
         match (&l.value, loaded) {
             (Some(v), true) => text.extend_from_slice(v.to_string().as_bytes()),
@@ -317,16 +347,32 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
     for (i, seg) in segments.iter().enumerate() {
         p.feed(i + 1, seg, torn_possible && i == last);
     }
-    p.finish()
+    p.finish_eager()
 }
 
-fn push_entry(out: &mut LoadedFile, line: usize, v: &Value) {
+fn lazy_line(e: SessionEntry, offset: u64, len: u32) -> LazyLine {
+    use filo_ai::Message;
+    let role = match e.message() {
+        Some(crate::SessionMessage::Llm(Message::Assistant(_))) => Role::Assistant,
+        Some(crate::SessionMessage::Llm(Message::ToolResult(_))) => Role::ToolResult,
+        _ => Role::User,
+    };
+    LazyLine {
+        id: e.id.into_boxed_str(),
+        parent: e.parent_id.map(String::into_boxed_str),
+        role,
+        offset,
+        len,
+    }
+}
+
+fn push_entry(out: &mut LoadedFile, items: &mut Vec<Item>, line: usize, v: &Value) {
     if v.get("type").and_then(Value::as_str) == Some("session") {
         out.warn(LoadWarning::DuplicateHeader { line });
         return;
     }
     match SessionEntry::from_value(v) {
-        Ok(e) => out.entries.push(e),
+        Ok(e) => items.push(Item::Entry(e)),
         Err(e) => out.warn(LoadWarning::BadEntry {
             line,
             reason: e.to_string(),
@@ -336,10 +382,29 @@ fn push_entry(out: &mut LoadedFile, line: usize, v: &Value) {
 
 /// Read and parse a session file, streaming it line by line (the file is never held whole).
 pub fn read_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
+    let (p, _) = stream_file(path, false)?;
+    Ok(p.finish_eager())
+}
+
+/// Read a session file as [`read_session_file`] does (the same lines kept, the same warnings),
+/// keeping the plain message lines of a current file as positions in it (see `crate::store`).
+/// Returns the open file, which lazy items are read back from.
+pub(crate) fn index_session_file(
+    path: &Path,
+) -> Result<(LoadedFile, Vec<Item>, File), SessionError> {
+    let (p, file) = stream_file(path, true)?;
+    let (out, items) = p.finish();
+    Ok((out, items, file))
+}
+
+fn stream_file(path: &Path, lazy: bool) -> Result<(Parser, File), SessionError> {
     use std::io::BufRead;
     let file = File::open(path).map_err(|e| SessionError::io(path, e))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let mut p = Parser::default();
+    let mut p = Parser {
+        lazy,
+        ..Parser::default()
+    };
     let mut buf = Vec::new();
     let mut line = 0;
     p.out.ends_with_newline = true;
@@ -360,8 +425,9 @@ pub fn read_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
         }
         p.out.ends_with_newline = terminated;
         p.feed(line, &buf, !terminated);
+        p.offset += n as u64;
     }
-    Ok(p.finish())
+    Ok((p, reader.into_inner()))
 }
 
 /// The lines of a whole file: header then entries, each followed by `\n`.

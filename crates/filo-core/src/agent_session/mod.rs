@@ -202,9 +202,9 @@ impl AgentSession {
         }
         let branch_has_level = options
             .session
-            .branch_path(None)
-            .iter()
-            .any(|e| matches!(e.kind, EntryKind::ThinkingLevelChange { .. }));
+            .branch_ids(None)
+            .into_iter()
+            .any(|id| options.session.entry_type(id) == Some("thinking_level_change"));
         let settings_level = options.settings.values().default_thinking_level();
         let wanted = options.thinking_level.unwrap_or_else(|| {
             if has_existing && branch_has_level {
