@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::entry::{SessionEntry, SessionHeader};
+use std::borrow::Cow;
+
+use crate::entry::{EntryKind, MessageLine, SessionEntry, SessionHeader, SessionMessage};
 use crate::migrate::migrate_to_current;
 use crate::store::{Item, LazyLine, Role};
 
@@ -220,12 +222,17 @@ impl Parser {
             return Parsed::Blank;
         }
         if self.current
-            && let Some(entry) = crate::entry::parse_message_line(text)
+            && let Some(line) = crate::entry::parse_message_parts(text)
         {
             self.items
                 .push(match (self.lazy, u32::try_from(bytes.len())) {
-                    (true, Ok(len)) => Item::Lazy(lazy_line(entry, self.offset, len)),
-                    _ => Item::Entry(entry),
+                    (true, Ok(len)) => Item::Lazy(lazy_line(line, self.offset, len)),
+                    _ => Item::Entry(Box::new(SessionEntry {
+                        id: line.id.into_owned(),
+                        parent_id: line.parent_id.map(Cow::into_owned),
+                        timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
+                        kind: EntryKind::Message(SessionMessage::Llm(line.message)),
+                    })),
                 });
             return Parsed::Loaded;
         }
@@ -272,7 +279,7 @@ impl Parser {
         out.entries = items
             .into_iter()
             .filter_map(|i| match i {
-                Item::Entry(e) => Some(e),
+                Item::Entry(e) => Some(*e),
                 Item::Lazy(_) => None,
             })
             .collect();
@@ -350,16 +357,16 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
     p.finish_eager()
 }
 
-fn lazy_line(e: SessionEntry, offset: u64, len: u32) -> LazyLine {
+fn lazy_line(line: MessageLine<'_>, offset: u64, len: u32) -> LazyLine {
     use filo_ai::Message;
-    let role = match e.message() {
-        Some(crate::SessionMessage::Llm(Message::Assistant(_))) => Role::Assistant,
-        Some(crate::SessionMessage::Llm(Message::ToolResult(_))) => Role::ToolResult,
-        _ => Role::User,
+    let role = match line.message {
+        Message::User(_) => Role::User,
+        Message::Assistant(_) => Role::Assistant,
+        Message::ToolResult(_) => Role::ToolResult,
     };
     LazyLine {
-        id: e.id.into_boxed_str(),
-        parent: e.parent_id.map(String::into_boxed_str),
+        id: Box::from(line.id.as_ref()),
+        parent: line.parent_id.as_deref().map(Box::from),
         role,
         offset,
         len,
@@ -372,7 +379,7 @@ fn push_entry(out: &mut LoadedFile, items: &mut Vec<Item>, line: usize, v: &Valu
         return;
     }
     match SessionEntry::from_value(v) {
-        Ok(e) => items.push(Item::Entry(e)),
+        Ok(e) => items.push(Item::Entry(Box::new(e))),
         Err(e) => out.warn(LoadWarning::BadEntry {
             line,
             reason: e.to_string(),

@@ -207,7 +207,13 @@ impl SessionManager {
         }
         let mut s = Self::create(target_cwd, session_dir);
         s.header.parent_session = Some(source.to_string_lossy().into_owned());
-        s.insert_all(loaded.entries.into_iter().map(Item::Entry).collect());
+        s.insert_all(
+            loaded
+                .entries
+                .into_iter()
+                .map(|e| Item::Entry(Box::new(e)))
+                .collect(),
+        );
         s.flush_if_ready()?;
         Ok(s)
     }
@@ -225,17 +231,24 @@ impl SessionManager {
     }
 
     fn insert_entry(&mut self, e: SessionEntry) {
-        self.insert_item(Item::Entry(e));
+        self.insert_item(Item::Entry(Box::new(e)));
     }
 
     fn insert_item(&mut self, item: Item) {
-        match self.index.get(item.id()) {
-            Some(&i) => self.entries.put(Some(i), item),
-            None => {
-                self.index.insert(item.id().to_string(), self.entries.len());
-                self.entries.put(None, item);
+        let at = match self.index.get(item.id()) {
+            Some(&i) => {
+                self.entries.put(Some(i), item);
+                i
             }
-        }
+            None => {
+                let i = self.entries.len();
+                self.index.insert(item.id().to_string(), i);
+                self.entries.put(None, item);
+                i
+            }
+        };
+        let parent = self.entries.parent(at).and_then(|p| self.index.get(p));
+        self.entries.set_parent_pos(at, parent.copied());
     }
 
     fn has_assistant(&self) -> bool {

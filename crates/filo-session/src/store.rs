@@ -39,7 +39,7 @@ pub(crate) struct LazyLine {
 /// What the reader gives for one entry line.
 #[derive(Debug, Clone)]
 pub(crate) enum Item {
-    Entry(SessionEntry),
+    Entry(Box<SessionEntry>),
     Lazy(LazyLine),
 }
 
@@ -92,10 +92,10 @@ struct Slot {
 }
 
 impl Slot {
-    fn loaded(e: SessionEntry) -> Slot {
+    fn loaded(e: Box<SessionEntry>) -> Slot {
         Slot {
             lazy: None,
-            cell: OnceLock::from(Box::new(e)),
+            cell: OnceLock::from(e),
         }
     }
 }
@@ -104,14 +104,24 @@ impl Slot {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EntryStore {
     slots: Vec<Slot>,
+    /// Beside each slot, the position of its parent when known ([`UNRESOLVED`]: look the
+    /// parent id up). A position, once found, stays right: an id keeps its position for good
+    /// (a later entry with the same id replaces it in place), and a replaced slot is resolved
+    /// again.
+    parents: Vec<u32>,
     file: Option<Arc<File>>,
 }
+
+/// No parent position known: the entry has no parent, its parent is not in the session (yet),
+/// or the session is too large for `u32` positions.
+const UNRESOLVED: u32 = u32::MAX;
 
 impl EntryStore {
     /// An empty store whose lazy items will be read from `file`.
     pub(crate) fn over(file: File, capacity: usize) -> EntryStore {
         EntryStore {
             slots: Vec::with_capacity(capacity),
+            parents: Vec::with_capacity(capacity),
             file: Some(Arc::new(file)),
         }
     }
@@ -122,6 +132,19 @@ impl EntryStore {
 
     pub(crate) fn reserve(&mut self, n: usize) {
         self.slots.reserve(n);
+        self.parents.reserve(n);
+    }
+
+    /// The parent position of the entry at `i`, if it was resolved.
+    pub(crate) fn parent_pos(&self, i: usize) -> Option<usize> {
+        let p = self.parents[i];
+        (p != UNRESOLVED).then_some(p as usize)
+    }
+
+    pub(crate) fn set_parent_pos(&mut self, i: usize, pos: Option<usize>) {
+        self.parents[i] = pos
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(UNRESOLVED);
     }
 
     /// Add an entry at the end, or put it in place of the one at `at`.
@@ -134,8 +157,14 @@ impl EntryStore {
             },
         };
         match at {
-            Some(i) => self.slots[i] = slot,
-            None => self.slots.push(slot),
+            Some(i) => {
+                self.slots[i] = slot;
+                self.parents[i] = UNRESOLVED;
+            }
+            None => {
+                self.slots.push(slot);
+                self.parents.push(UNRESOLVED);
+            }
         }
     }
 

@@ -34,9 +34,11 @@ impl AgentSession {
                 .branch_ids(None)
                 .into_iter()
                 .rev()
-                .find(|id| store.entry_type(id) == Some("compaction"))
-                .and_then(|id| store.entry(id))
-                .and_then(|e| filo_session::ids::ms_from_iso(&e.timestamp))
+                .filter(|id| store.entry_type(id) == Some("compaction"))
+                .find_map(|id| {
+                    let e = store.entry(id)?;
+                    filo_session::ids::ms_from_iso(&e.timestamp)
+                })
         };
         if last_compaction_ms.is_some_and(|c| last.timestamp <= c) {
             return false;

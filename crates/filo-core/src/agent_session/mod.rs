@@ -202,9 +202,8 @@ impl AgentSession {
         }
         let branch_has_level = options
             .session
-            .branch_ids(None)
-            .into_iter()
-            .any(|id| options.session.entry_type(id) == Some("thinking_level_change"));
+            .last_on_branch(None, "thinking_level_change")
+            .is_some();
         let settings_level = options.settings.values().default_thinking_level();
         let wanted = options.thinking_level.unwrap_or_else(|| {
             if has_existing && branch_has_level {

@@ -73,11 +73,12 @@ impl SessionManager {
                 break;
             }
             path.push(i);
-            cursor = self
-                .entries
-                .parent(i)
-                .and_then(|p| self.index.get(p))
-                .copied();
+            cursor = self.entries.parent_pos(i).or_else(|| {
+                self.entries
+                    .parent(i)
+                    .and_then(|p| self.index.get(p))
+                    .copied()
+            });
         }
         path.reverse();
         path
@@ -111,8 +112,11 @@ impl SessionManager {
 
     /// The `type` of an entry (`message`, `compaction`, …), without parsing it.
     pub fn entry_type(&self, id: &str) -> Option<&str> {
-        let &i = self.index.get(id)?;
-        Some(match self.entries.shape(i) {
+        self.index.get(id).map(|&i| self.type_at(i))
+    }
+
+    fn type_at(&self, i: usize) -> &str {
+        match self.entries.shape(i) {
             Shape::Message(_) => "message",
             Shape::ThinkingLevelChange => "thinking_level_change",
             Shape::ModelChange => "model_change",
@@ -120,7 +124,17 @@ impl SessionManager {
             Shape::Label => "label",
             Shape::SessionInfo => "session_info",
             Shape::Other => self.entries.get(i).kind.type_name(),
-        })
+        }
+    }
+
+    /// The last entry of type `entry_type` on the path to `id` (default: the leaf), parsing
+    /// only that entry.
+    pub fn last_on_branch(&self, id: Option<&str>, entry_type: &str) -> Option<&SessionEntry> {
+        self.positions_to(id)
+            .into_iter()
+            .rev()
+            .find(|&i| self.type_at(i) == entry_type)
+            .map(|i| self.entries.get(i))
     }
 
     /// Children of an entry, sorted by timestamp.
