@@ -7,7 +7,7 @@
 # the same command as run.sh's resume case: `filo [--no-dag] --session <fresh copy>
 # --provider mock --model mock-model -p "Continue."`. Each run measures BEFORE then AFTER (a
 # warm-up pair first), so both see the same load; every run must exit 0 with the mock's answer.
-# Wall time, peak RSS and CPU come from measure.py. With the DAG on, each run starts from an
+# Wall time, peak RSS and CPU come from measure.py. With MODES="nodag dag" the DAG case runs too: each run starts from an
 # empty Playfilo database (the first resume in filo of a session pi wrote). Prints a markdown
 # table of min / median per case and binary; raw runs go to $OUT/resume-pairs.tsv.
 set -euo pipefail
@@ -20,7 +20,7 @@ RUNS=${3:-7}
 MOCK="$ROOT/target/release/filo-mock-server"
 OUT=${OUT:-$ROOT/target/bench-vs-pi}
 CASES=${CASES:-"10000 100000"}
-MODES=${MODES:-"nodag dag"}
+MODES=${MODES:-nodag}
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/filo-resume.XXXXXX")
 exec {MOCK_FD}> >("$MOCK" text >"$WORK/url" 2>/dev/null)

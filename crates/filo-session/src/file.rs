@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use std::borrow::Cow;
 
-use crate::entry::{EntryKind, MessageLine, SessionEntry, SessionHeader, SessionMessage};
+use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
+use crate::line::MessageLine;
 use crate::migrate::migrate_to_current;
 use crate::store::{Item, LazyLine, Role};
 
@@ -222,7 +223,7 @@ impl Parser {
             return Parsed::Blank;
         }
         if self.current
-            && let Some(line) = crate::entry::parse_message_parts(text)
+            && let Some(line) = crate::line::parse_message_parts(text)
         {
             self.items
                 .push(match (self.lazy, u32::try_from(bytes.len())) {

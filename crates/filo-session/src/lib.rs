@@ -19,6 +19,7 @@ pub mod context;
 pub mod entry;
 pub mod file;
 pub mod ids;
+mod line;
 pub mod list;
 pub mod lock;
 pub mod manager;

@@ -206,7 +206,7 @@ impl EntryStore {
         };
         read.ok()
             .and_then(|()| std::str::from_utf8(&buf).ok())
-            .and_then(crate::entry::parse_message_line)
+            .and_then(crate::line::parse_message_line)
             .filter(|e| *e.id == *l.id)
             .unwrap_or_else(|| unreadable(l))
     }

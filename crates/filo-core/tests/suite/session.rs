@@ -384,7 +384,7 @@ async fn before_compact_replaces_the_summary_or_cancels_the_compaction() {
         }
         let r = result.unwrap();
         assert_eq!(r.summary, "the hook's summary");
-        let last = store.entries().last().unwrap().clone();
+        let last = store.entries().next_back().unwrap().clone();
         let EntryKind::Compaction {
             summary,
             tokens_before,
