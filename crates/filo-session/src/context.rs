@@ -7,6 +7,7 @@ use filo_ai::{ContentBlock, Message, UserContent, UserMessage};
 
 use crate::entry::{EntryKind, SessionEntry, SessionMessage};
 use crate::ids::ms_from_iso;
+use crate::store::{Role, Shape};
 
 pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
@@ -60,46 +61,95 @@ pub fn build_session_context(
     index: &HashMap<String, usize>,
     leaf: Option<&str>,
 ) -> SessionContext {
-    let mut ctx = SessionContext {
-        thinking_level: "off".into(),
-        ..SessionContext::default()
+    let Some(leaf) = leaf else {
+        return empty_context();
     };
-    let Some(leaf) = leaf else { return ctx };
     let leaf_id = if index.contains_key(leaf) {
         leaf.to_string()
     } else {
         match entries.last() {
             Some(e) => e.id.clone(),
-            None => return ctx,
+            None => return empty_context(),
         }
     };
-    let path = path_to(entries, index, &leaf_id);
-    let mut compaction_at = None;
-    for (i, e) in path.iter().enumerate() {
-        match &e.kind {
-            EntryKind::ThinkingLevelChange { thinking_level } => {
-                ctx.thinking_level.clone_from(thinking_level);
-            }
-            EntryKind::ModelChange { provider, model_id } => {
-                ctx.model = Some(ModelRef {
-                    provider: provider.clone(),
-                    model_id: model_id.clone(),
-                });
-            }
-            EntryKind::Message(SessionMessage::Llm(Message::Assistant(a))) => {
-                ctx.model = Some(ModelRef {
-                    provider: a.provider.clone(),
-                    model_id: a.model.clone(),
-                });
-            }
-            EntryKind::Compaction { .. } => compaction_at = Some(i),
-            _ => {}
-        }
+    context_of_path(&path_to(entries, index, &leaf_id))
+}
+
+/// The context of no path.
+pub(crate) fn empty_context() -> SessionContext {
+    SessionContext {
+        thinking_level: "off".into(),
+        ..SessionContext::default()
     }
-    match compaction_at {
-        None => ctx.messages = path.iter().filter_map(|e| entry_message(e)).collect(),
+}
+
+/// A root-first path as the context builder reads it: ids and shapes first, whole entries only
+/// for those that give the context something (so a lazily held path parses no more than that).
+pub(crate) trait PathView {
+    fn len(&self) -> usize;
+    fn id(&self, i: usize) -> &str;
+    fn shape(&self, i: usize) -> Shape;
+    fn entry(&self, i: usize) -> &SessionEntry;
+}
+
+impl PathView for Vec<&SessionEntry> {
+    fn len(&self) -> usize {
+        <[&SessionEntry]>::len(self)
+    }
+    fn id(&self, i: usize) -> &str {
+        &self[i].id
+    }
+    fn shape(&self, i: usize) -> Shape {
+        Shape::of(self[i])
+    }
+    fn entry(&self, i: usize) -> &SessionEntry {
+        self[i]
+    }
+}
+
+/// The context a root-first path gives (the body of pi's `buildSessionContext`): the last
+/// thinking-level change, the last model (a model change or an assistant message), and the
+/// messages from the last compaction's first kept entry on (all of them without a compaction).
+pub(crate) fn context_of_path(path: &impl PathView) -> SessionContext {
+    let mut ctx = empty_context();
+    let n = path.len();
+    let last_of = |want: &dyn Fn(Shape) -> bool| (0..n).rev().find(|&i| want(path.shape(i)));
+    if let Some(i) = last_of(&|s| s == Shape::ThinkingLevelChange)
+        && let EntryKind::ThinkingLevelChange { thinking_level } = &path.entry(i).kind
+    {
+        ctx.thinking_level.clone_from(thinking_level);
+    }
+    let model_at = last_of(&|s| {
+        matches!(
+            s,
+            Shape::ModelChange | Shape::Message(Some(Role::Assistant))
+        )
+    });
+    ctx.model = model_at.and_then(|i| match &path.entry(i).kind {
+        EntryKind::ModelChange { provider, model_id } => Some(ModelRef {
+            provider: provider.clone(),
+            model_id: model_id.clone(),
+        }),
+        EntryKind::Message(SessionMessage::Llm(Message::Assistant(a))) => Some(ModelRef {
+            provider: a.provider.clone(),
+            model_id: a.model.clone(),
+        }),
+        _ => None,
+    });
+    let messages = |range: std::ops::Range<usize>| {
+        range.filter_map(|i| match path.shape(i) {
+            Shape::ThinkingLevelChange
+            | Shape::ModelChange
+            | Shape::Compaction
+            | Shape::Label
+            | Shape::SessionInfo => None,
+            Shape::Message(_) | Shape::Other => entry_message(path.entry(i)),
+        })
+    };
+    match last_of(&|s| s == Shape::Compaction) {
+        None => ctx.messages = messages(0..n).collect(),
         Some(ci) => {
-            let c = path[ci];
+            let c = path.entry(ci);
             if let EntryKind::Compaction {
                 summary,
                 first_kept_entry_id,
@@ -112,13 +162,11 @@ pub fn build_session_context(
                     tokens_before: *tokens_before,
                     timestamp: ms_from_iso(&c.timestamp).unwrap_or(0),
                 });
-                if let Some(start) = path[..ci].iter().position(|e| &e.id == first_kept_entry_id) {
-                    ctx.messages
-                        .extend(path[start..ci].iter().filter_map(|e| entry_message(e)));
+                if let Some(start) = (0..ci).find(|&i| path.id(i) == first_kept_entry_id) {
+                    ctx.messages.extend(messages(start..ci));
                 }
             }
-            ctx.messages
-                .extend(path[ci + 1..].iter().filter_map(|e| entry_message(e)));
+            ctx.messages.extend(messages(ci + 1..n));
         }
     }
     ctx

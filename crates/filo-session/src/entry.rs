@@ -436,50 +436,6 @@ impl SessionEntry {
     }
 }
 
-/// The fast path for the commonest line, a `message` entry holding a user, assistant or tool-result
-/// message: deserialized straight into the typed message, without building a JSON tree for the
-/// line. `None` sends the line down the general path (which also reports what is wrong).
-pub(crate) fn parse_message_line(text: &str) -> Option<SessionEntry> {
-    use serde_json::value::RawValue;
-    use std::borrow::Cow;
-
-    #[derive(Deserialize)]
-    struct Line<'a> {
-        #[serde(rename = "type", borrow)]
-        kind: Cow<'a, str>,
-        id: Option<String>,
-        #[serde(rename = "parentId", default)]
-        parent_id: Option<String>,
-        #[serde(default)]
-        timestamp: Option<String>,
-        #[serde(borrow)]
-        message: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    struct Role<'a> {
-        #[serde(borrow)]
-        role: Cow<'a, str>,
-    }
-    let line: Line<'_> = serde_json::from_str(text).ok()?;
-    if line.kind != "message" {
-        return None;
-    }
-    let raw = line.message?.get();
-    let role: Role<'_> = serde_json::from_str(raw).ok()?;
-    let message = match role.role.as_ref() {
-        "user" => Message::User(serde_json::from_str(raw).ok()?),
-        "assistant" => Message::Assistant(serde_json::from_str(raw).ok()?),
-        "toolResult" => Message::ToolResult(serde_json::from_str(raw).ok()?),
-        _ => return None,
-    };
-    Some(SessionEntry {
-        id: line.id?,
-        parent_id: line.parent_id,
-        timestamp: line.timestamp.unwrap_or_default(),
-        kind: EntryKind::Message(SessionMessage::Llm(message)),
-    })
-}
-
 fn parse_kind(
     entry_type: &str,
     obj: &Map<String, Value>,

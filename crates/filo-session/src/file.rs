@@ -10,8 +10,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::entry::{SessionEntry, SessionHeader};
+use std::borrow::Cow;
+
+use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
+use crate::line::MessageLine;
 use crate::migrate::migrate_to_current;
+use crate::store::{Item, LazyLine, Role};
 
 /// Errors of the session layer.
 #[derive(Debug, thiserror::Error)]
@@ -148,6 +152,12 @@ struct Parser {
     invalid: bool,
     /// Bytes of unreadable lines held from before the header.
     pre_header_bytes: usize,
+    /// The entries in file order.
+    items: Vec<Item>,
+    /// Keep plain message lines of a current file as positions instead of entries.
+    lazy: bool,
+    /// Where the line being fed starts in the file.
+    offset: u64,
 }
 
 impl Parser {
@@ -175,7 +185,7 @@ impl Parser {
                 return;
             }
             if self.current {
-                push_entry(&mut self.out, line, &v);
+                push_entry(&mut self.out, &mut self.items, line, &v);
                 return;
             }
             let raw = bytes.to_vec();
@@ -213,9 +223,18 @@ impl Parser {
             return Parsed::Blank;
         }
         if self.current
-            && let Some(entry) = crate::entry::parse_message_line(text)
+            && let Some(line) = crate::line::parse_message_parts(text)
         {
-            self.out.entries.push(entry);
+            self.items
+                .push(match (self.lazy, u32::try_from(bytes.len())) {
+                    (true, Ok(len)) => Item::Lazy(lazy_line(line, self.offset, len)),
+                    _ => Item::Entry(Box::new(SessionEntry {
+                        id: line.id.into_owned(),
+                        parent_id: line.parent_id.map(Cow::into_owned),
+                        timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
+                        kind: EntryKind::Message(SessionMessage::Llm(line.message)),
+                    })),
+                });
             return Parsed::Loaded;
         }
         match serde_json::from_str::<Value>(text) {
@@ -234,23 +253,37 @@ impl Parser {
         }
     }
 
-    fn finish(mut self) -> LoadedFile {
+    /// The file, and its entries in file order (lazy ones only in lazy mode).
+    fn finish(mut self) -> (LoadedFile, Vec<Item>) {
         if self.invalid {
-            self.out.entries.clear();
             self.out.warnings.clear();
             self.out.warnings_dropped = 0;
-            return self.out;
+            return (self.out, Vec::new());
         }
         let Some(header) = self.header else {
-            return self.out;
+            return (self.out, Vec::new());
         };
         let mut out = self.out;
+        let mut items = self.items;
         if self.current {
             out.header = SessionHeader::from_value(&header).ok();
         } else {
-            migrate_old(&mut out, header, self.old_lines);
+            migrate_old(&mut out, &mut items, header, self.old_lines);
         }
         out.warnings.sort_by_key(LoadWarning::line);
+        (out, items)
+    }
+
+    /// The whole file parsed.
+    fn finish_eager(self) -> LoadedFile {
+        let (mut out, items) = self.finish();
+        out.entries = items
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::Entry(e) => Some(*e),
+                Item::Lazy(_) => None,
+            })
+            .collect();
         out
     }
 }
@@ -267,7 +300,12 @@ enum Parsed {
 /// Migrate an older file in memory and prepare its rewrite: entries are written migrated, every
 /// line the migration does not understand (malformed, unknown role, duplicate header) verbatim,
 /// in the original order.
-fn migrate_old(out: &mut LoadedFile, header: Value, mut old: Vec<(usize, OldLine)>) {
+fn migrate_old(
+    out: &mut LoadedFile,
+    items: &mut Vec<Item>,
+    header: Value,
+    mut old: Vec<(usize, OldLine)>,
+) {
     out.migrated_from = Some(header.get("version").and_then(Value::as_u64).unwrap_or(1));
     let mut values = vec![header];
     let mut slots = Vec::new();
@@ -288,9 +326,9 @@ fn migrate_old(out: &mut LoadedFile, header: Value, mut old: Vec<(usize, OldLine
     out.header = SessionHeader::from_value(&header).ok();
     for (line, l) in old {
         let loaded = l.value.as_ref().is_some_and(|v| {
-            let before = out.entries.len();
-            push_entry(out, line, v);
-            out.entries.len() > before
+            let before = items.len();
+            push_entry(out, items, line, v);
+            items.len() > before
         });
         match (&l.value, loaded) {
             (Some(v), true) => text.extend_from_slice(v.to_string().as_bytes()),
@@ -317,16 +355,32 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
     for (i, seg) in segments.iter().enumerate() {
         p.feed(i + 1, seg, torn_possible && i == last);
     }
-    p.finish()
+    p.finish_eager()
 }
 
-fn push_entry(out: &mut LoadedFile, line: usize, v: &Value) {
+fn lazy_line(line: MessageLine<'_>, offset: u64, len: u32) -> LazyLine {
+    use filo_ai::Message;
+    let role = match line.message {
+        Message::User(_) => Role::User,
+        Message::Assistant(_) => Role::Assistant,
+        Message::ToolResult(_) => Role::ToolResult,
+    };
+    LazyLine {
+        id: Box::from(line.id.as_ref()),
+        parent: line.parent_id.as_deref().map(Box::from),
+        role,
+        offset,
+        len,
+    }
+}
+
+fn push_entry(out: &mut LoadedFile, items: &mut Vec<Item>, line: usize, v: &Value) {
     if v.get("type").and_then(Value::as_str) == Some("session") {
         out.warn(LoadWarning::DuplicateHeader { line });
         return;
     }
     match SessionEntry::from_value(v) {
-        Ok(e) => out.entries.push(e),
+        Ok(e) => items.push(Item::Entry(Box::new(e))),
         Err(e) => out.warn(LoadWarning::BadEntry {
             line,
             reason: e.to_string(),
@@ -336,10 +390,29 @@ fn push_entry(out: &mut LoadedFile, line: usize, v: &Value) {
 
 /// Read and parse a session file, streaming it line by line (the file is never held whole).
 pub fn read_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
+    let (p, _) = stream_file(path, false)?;
+    Ok(p.finish_eager())
+}
+
+/// Read a session file as [`read_session_file`] does (the same lines kept, the same warnings),
+/// keeping the plain message lines of a current file as positions in it (see `crate::store`).
+/// Returns the open file, which lazy items are read back from.
+pub(crate) fn index_session_file(
+    path: &Path,
+) -> Result<(LoadedFile, Vec<Item>, File), SessionError> {
+    let (p, file) = stream_file(path, true)?;
+    let (out, items) = p.finish();
+    Ok((out, items, file))
+}
+
+fn stream_file(path: &Path, lazy: bool) -> Result<(Parser, File), SessionError> {
     use std::io::BufRead;
     let file = File::open(path).map_err(|e| SessionError::io(path, e))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let mut p = Parser::default();
+    let mut p = Parser {
+        lazy,
+        ..Parser::default()
+    };
     let mut buf = Vec::new();
     let mut line = 0;
     p.out.ends_with_newline = true;
@@ -360,8 +433,9 @@ pub fn read_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
         }
         p.out.ends_with_newline = terminated;
         p.feed(line, &buf, !terminated);
+        p.offset += n as u64;
     }
-    Ok(p.finish())
+    Ok((p, reader.into_inner()))
 }
 
 /// The lines of a whole file: header then entries, each followed by `\n`.

@@ -8,6 +8,9 @@
 //!
 //! Does not own: HTTP, the DAG, the agent loop, settings.
 //!
+//! An opened file is held lazily (`store`): its message lines as positions in the file, parsed
+//! when first read; the context and tree walks parse only what they return.
+//!
 //! Invariants: a user's file is never truncated (an append that fails partway is cut back to the
 //! length the file had before it, so only filo's partial line goes); every line filo writes is one whole JSON object
 //! followed by `\n`; files filo writes are resumable by pi and pi's by filo (pi spec §9).
@@ -16,11 +19,13 @@ pub mod context;
 pub mod entry;
 pub mod file;
 pub mod ids;
+mod line;
 pub mod list;
 pub mod lock;
 pub mod manager;
 pub mod migrate;
 pub mod paths;
+mod store;
 pub mod write;
 
 pub use context::{ModelRef, SessionContext, build_session_context, convert_to_llm};
@@ -31,4 +36,4 @@ pub use entry::{
 pub use file::{LoadWarning, SessionError};
 pub use list::{SessionInfo, list_all_sessions, list_sessions, most_recent_session};
 pub use lock::{LockError, SessionLock};
-pub use manager::SessionManager;
+pub use manager::{Entries, SessionManager};

@@ -14,20 +14,26 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use filo_ai::{Message, UserContent};
+use filo_ai::UserContent;
 use serde_json::Value;
 
-use crate::context::{SessionContext, build_session_context, path_to};
 use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
-use crate::file::{LoadWarning, SessionError, read_session_file, render_file};
+use crate::file::{LoadWarning, SessionError, index_session_file, read_session_file};
 use crate::ids::{file_timestamp, iso_from_ms, new_entry_id, new_session_id, now_ms};
+use crate::store::{EntryStore, Item, Role, Shape};
 use crate::write::{append_lines, backup_copy, write_atomic};
 
+mod query;
+pub use query::Entries;
+
 /// A session: header, entries in file order, an index by id, and the leaf.
+///
+/// An opened file's message entries are held as positions in the file and parsed when first
+/// read (see `crate::store`): the tree, the leaf and the context need only the leaf's branch.
 #[derive(Debug, Clone)]
 pub struct SessionManager {
     header: SessionHeader,
-    entries: Vec<SessionEntry>,
+    entries: EntryStore,
     index: HashMap<String, usize>,
     leaf: Option<String>,
     /// Where new session files go; `None` for an in-memory session.
@@ -64,7 +70,7 @@ impl SessionManager {
         });
         SessionManager {
             header,
-            entries: Vec::new(),
+            entries: EntryStore::default(),
             index: HashMap::new(),
             leaf: None,
             session_dir,
@@ -105,7 +111,7 @@ impl SessionManager {
             s.file = Some(path.to_path_buf());
             return Ok(s);
         }
-        let loaded = read_session_file(path)?;
+        let (loaded, items, handle) = index_session_file(path)?;
         let Some(header) = loaded.header else {
             if loaded.empty {
                 let mut s = Self::blank(fallback_cwd, dir, None);
@@ -121,7 +127,7 @@ impl SessionManager {
         }
         let mut s = SessionManager {
             header,
-            entries: Vec::new(),
+            entries: EntryStore::default(),
             index: HashMap::new(),
             leaf: None,
             session_dir: dir,
@@ -134,7 +140,8 @@ impl SessionManager {
             write_error: None,
             backup,
         };
-        s.insert_all(loaded.entries);
+        s.entries = EntryStore::over(handle, items.len());
+        s.insert_all(items);
         Ok(s)
     }
 
@@ -155,13 +162,13 @@ impl SessionManager {
     /// Load a session file without ever writing to it (no migration rewrite; appends stay in
     /// memory). For exports and inspection.
     pub fn open_read_only(path: &Path) -> Result<Self, SessionError> {
-        let loaded = read_session_file(path)?;
+        let (loaded, items, handle) = index_session_file(path)?;
         let header = loaded
             .header
             .ok_or_else(|| SessionError::NotASessionFile(path.to_path_buf()))?;
         let mut s = SessionManager {
             header,
-            entries: Vec::new(),
+            entries: EntryStore::default(),
             index: HashMap::new(),
             leaf: None,
             session_dir: None,
@@ -174,7 +181,8 @@ impl SessionManager {
             write_error: None,
             backup: None,
         };
-        s.insert_all(loaded.entries);
+        s.entries = EntryStore::over(handle, items.len());
+        s.insert_all(items);
         Ok(s)
     }
 
@@ -199,40 +207,53 @@ impl SessionManager {
         }
         let mut s = Self::create(target_cwd, session_dir);
         s.header.parent_session = Some(source.to_string_lossy().into_owned());
-        s.insert_all(loaded.entries);
+        s.insert_all(
+            loaded
+                .entries
+                .into_iter()
+                .map(|e| Item::Entry(Box::new(e)))
+                .collect(),
+        );
         s.flush_if_ready()?;
         Ok(s)
     }
 
     /// Insert loaded entries in file order; the leaf is the last line's entry (a later line with
     /// an id seen before replaces that entry and is still the leaf, as in pi).
-    fn insert_all(&mut self, entries: Vec<SessionEntry>) {
-        self.entries.reserve(entries.len());
-        self.index.reserve(entries.len());
-        let leaf = entries.last().map(|e| e.id.clone());
-        for e in entries {
-            self.insert_entry(e);
+    fn insert_all(&mut self, items: Vec<Item>) {
+        self.entries.reserve(items.len());
+        self.index.reserve(items.len());
+        let leaf = items.last().map(|e| e.id().to_string());
+        for item in items {
+            self.insert_item(item);
         }
         self.leaf = leaf;
     }
 
     fn insert_entry(&mut self, e: SessionEntry) {
-        match self.index.get(&e.id) {
-            Some(&i) => self.entries[i] = e,
-            None => {
-                self.index.insert(e.id.clone(), self.entries.len());
-                self.entries.push(e);
+        self.insert_item(Item::Entry(Box::new(e)));
+    }
+
+    fn insert_item(&mut self, item: Item) {
+        let at = match self.index.get(item.id()) {
+            Some(&i) => {
+                self.entries.put(Some(i), item);
+                i
             }
-        }
+            None => {
+                let i = self.entries.len();
+                self.index.insert(item.id().to_string(), i);
+                self.entries.put(None, item);
+                i
+            }
+        };
+        let parent = self.entries.parent(at).and_then(|p| self.index.get(p));
+        self.entries.set_parent_pos(at, parent.copied());
     }
 
     fn has_assistant(&self) -> bool {
-        self.entries.iter().any(|e| {
-            matches!(
-                e.message(),
-                Some(SessionMessage::Llm(Message::Assistant(_)))
-            )
-        })
+        (0..self.entries.len())
+            .any(|i| self.entries.shape(i) == Shape::Message(Some(Role::Assistant)))
     }
 
     fn flush_if_ready(&mut self) -> Result<(), SessionError> {
@@ -245,7 +266,12 @@ impl SessionManager {
         if !self.has_assistant() {
             return Ok(());
         }
-        let text = render_file(&self.header, &self.entries);
+        let mut text = self.header.to_value().to_string();
+        text.push('\n');
+        for e in self.entries() {
+            text.push_str(&e.to_line());
+            text.push('\n');
+        }
         let written = append_lines(&path, &text);
         self.record(written)?;
         self.flushed = true;
@@ -490,60 +516,6 @@ impl SessionManager {
         })
     }
 
-    /// Root-first path to `id` (default: the leaf).
-    pub fn branch_path(&self, id: Option<&str>) -> Vec<&SessionEntry> {
-        match id.or(self.leaf.as_deref()) {
-            Some(id) => path_to(&self.entries, &self.index, id),
-            None => Vec::new(),
-        }
-    }
-
-    /// Children of an entry, sorted by timestamp.
-    pub fn children(&self, id: &str) -> Vec<&SessionEntry> {
-        let mut c: Vec<_> = self
-            .entries
-            .iter()
-            .filter(|e| e.parent_id.as_deref() == Some(id))
-            .collect();
-        c.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
-        c
-    }
-
-    /// Entries that start a tree: no parent, their own parent, or a missing parent.
-    pub fn roots(&self) -> Vec<&SessionEntry> {
-        self.entries
-            .iter()
-            .filter(|e| match &e.parent_id {
-                None => true,
-                Some(p) => p == &e.id || !self.index.contains_key(p),
-            })
-            .collect()
-    }
-
-    /// The context for the current leaf.
-    pub fn build_context(&self) -> SessionContext {
-        if self.entries.is_empty() {
-            return build_session_context(&self.entries, &self.index, None);
-        }
-        build_session_context(&self.entries, &self.index, self.leaf.as_deref())
-    }
-
-    /// The latest label of an entry.
-    pub fn label(&self, id: &str) -> Option<&str> {
-        self.entries.iter().rev().find_map(|e| match &e.kind {
-            EntryKind::Label { target_id, label } if target_id == id => Some(label.as_deref()),
-            _ => None,
-        })?
-    }
-
-    /// The latest non-empty session name.
-    pub fn session_name(&self) -> Option<&str> {
-        self.entries.iter().rev().find_map(|e| match &e.kind {
-            EntryKind::SessionInfo { name } if !name.is_empty() => Some(name.as_str()),
-            _ => None,
-        })
-    }
-
     /// Start a fresh session in the same directory (new id and header, no entries).
     pub fn new_session(&mut self, id: Option<&str>, parent_session: Option<String>) {
         let mut s = Self::blank(
@@ -578,50 +550,11 @@ impl SessionManager {
         for e in path {
             self.insert_entry(e);
         }
-        self.leaf = self.entries.last().map(|e| e.id.clone());
+        let last = self.entry_ids().next_back().map(str::to_string);
+        self.leaf = last;
         for (target, label) in labels {
             self.append_label_change(&target, Some(&label))?;
         }
         self.flush_if_ready()
-    }
-
-    pub fn header(&self) -> &SessionHeader {
-        &self.header
-    }
-    pub fn entries(&self) -> &[SessionEntry] {
-        &self.entries
-    }
-    pub fn entry(&self, id: &str) -> Option<&SessionEntry> {
-        self.index.get(id).map(|&i| &self.entries[i])
-    }
-    pub fn leaf_id(&self) -> Option<&str> {
-        self.leaf.as_deref()
-    }
-    pub fn leaf_entry(&self) -> Option<&SessionEntry> {
-        self.leaf.as_deref().and_then(|id| self.entry(id))
-    }
-    pub fn session_id(&self) -> &str {
-        &self.header.id
-    }
-    pub fn cwd(&self) -> &str {
-        &self.header.cwd
-    }
-    pub fn session_file(&self) -> Option<&Path> {
-        self.file.as_deref()
-    }
-    pub fn session_dir(&self) -> Option<&Path> {
-        self.session_dir.as_deref()
-    }
-    /// Whether the session has been written to its file.
-    pub fn is_persisted(&self) -> bool {
-        self.file.is_some() && self.flushed
-    }
-    /// What was skipped while loading (at most [`crate::file::MAX_WARNINGS`]).
-    pub fn warnings(&self) -> &[LoadWarning] {
-        &self.warnings
-    }
-    /// How many more lines were skipped than [`SessionManager::warnings`] lists.
-    pub fn warnings_dropped(&self) -> usize {
-        self.warnings_dropped
     }
 }

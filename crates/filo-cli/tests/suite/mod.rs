@@ -16,6 +16,7 @@ mod pi_dir;
 mod rpc;
 mod rpc_hostile;
 mod rpc_pi073;
+mod rpc_resume;
 mod secrets;
 mod sessions_faults;
 mod signals;

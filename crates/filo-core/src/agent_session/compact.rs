@@ -31,14 +31,13 @@ impl AgentSession {
         let last_compaction_ms = {
             let store = lock(&self.inner.store);
             store
-                .branch_path(None)
-                .iter()
+                .branch_ids(None)
+                .into_iter()
                 .rev()
-                .find_map(|e| match e.kind {
-                    filo_session::EntryKind::Compaction { .. } => {
-                        filo_session::ids::ms_from_iso(&e.timestamp)
-                    }
-                    _ => None,
+                .filter(|id| store.entry_type(id) == Some("compaction"))
+                .find_map(|id| {
+                    let e = store.entry(id)?;
+                    filo_session::ids::ms_from_iso(&e.timestamp)
                 })
         };
         if last_compaction_ms.is_some_and(|c| last.timestamp <= c) {

@@ -603,7 +603,6 @@ impl AgentSession {
         let store = lock(&self.inner.store);
         store
             .entries()
-            .iter()
             .filter_map(|e| match e.message() {
                 Some(SessionMessage::Llm(Message::User(u))) => Some(ForkMessage {
                     entry_id: e.id.clone(),

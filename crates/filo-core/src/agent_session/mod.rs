@@ -202,9 +202,8 @@ impl AgentSession {
         }
         let branch_has_level = options
             .session
-            .branch_path(None)
-            .iter()
-            .any(|e| matches!(e.kind, EntryKind::ThinkingLevelChange { .. }));
+            .last_on_branch(None, "thinking_level_change")
+            .is_some();
         let settings_level = options.settings.values().default_thinking_level();
         let wanted = options.thinking_level.unwrap_or_else(|| {
             if has_existing && branch_has_level {

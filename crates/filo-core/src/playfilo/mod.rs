@@ -442,7 +442,7 @@ impl Extension for Playfilo {
             st.switched_from = st.head.clone();
         }
         self.set_head_ref_for(manager.session_id());
-        lock(&self.shared.state).inherit = manager.entries().is_empty();
+        lock(&self.shared.state).inherit = manager.is_empty();
         resume::resume_from_dag(&self.shared, manager)
     }
 

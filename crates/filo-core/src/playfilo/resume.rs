@@ -33,18 +33,17 @@ fn resume_target(
         return Ok(Some((h, agrees)));
     }
     // One query for the whole backwards scan.
-    let found = store.node_ids_by_external_ids(manager.entries().iter().map(|e| e.id.as_str()))?;
+    let found = store.node_ids_by_external_ids(manager.entry_ids())?;
     Ok(manager
-        .entries()
-        .iter()
+        .entry_ids()
         .rev()
-        .find_map(|e| found.get(&e.id).map(|id| (id.clone(), false))))
+        .find_map(|id| found.get(id).map(|node| (node.clone(), false))))
 }
 
 /// Rebuild the session tree from the DAG lineage. Returns notices for the user.
 pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> Vec<String> {
     shared.flush();
-    if manager.entries().is_empty() {
+    if manager.is_empty() {
         return Vec::new();
     }
     let mut notices = Vec::new();
@@ -100,7 +99,7 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
         .filter_map(|v| SessionEntry::from_value(v).ok())
         .collect();
     // Boot inheritance stops at this session's first entry when the lineage still passes it.
-    if let Some(first) = manager.entries().first().map(|e| e.id.clone())
+    if let Some(first) = manager.entry_ids().next().map(str::to_string)
         && let Some(k) = dag.iter().position(|e| e.id == first)
     {
         dag.drain(..k);
@@ -136,9 +135,9 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
         dag = prefix;
     }
     let file_path: Vec<String> = manager
-        .branch_path(None)
-        .iter()
-        .map(|e| e.id.clone())
+        .branch_ids(None)
+        .into_iter()
+        .map(str::to_string)
         .collect();
     let dag_path: Vec<String> = dag.iter().map(|e| e.id.clone()).collect();
     let leaf = dag.last().map(|e| e.id.clone());

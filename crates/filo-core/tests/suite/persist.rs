@@ -72,7 +72,6 @@ async fn a_session_that_cannot_be_written_warns_keeps_the_memory_fed_and_catches
     let all: Vec<String> = session
         .session_manager()
         .entries()
-        .iter()
         .map(|e| e.id.clone())
         .collect();
     assert_eq!(

@@ -107,7 +107,6 @@ pub fn new_manager(dir: &Path) -> SessionManager {
 fn last_entry_id(s: &AgentSession, pred: impl Fn(&SessionMessage) -> bool) -> String {
     let m = s.session_manager();
     m.entries()
-        .iter()
         .rev()
         .find(|e| e.message().is_some_and(&pred))
         .unwrap()
@@ -266,7 +265,6 @@ async fn appendix_b_conversation_mirrors_and_travels() {
     let file_entry = s
         .session_manager()
         .entries()
-        .iter()
         .find_map(|e| match e.message() {
             Some(SessionMessage::Llm(filo_ai::Message::Assistant(a))) => {
                 a.content.iter().find_map(|b| match b {

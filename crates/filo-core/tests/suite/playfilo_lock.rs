@@ -98,9 +98,10 @@ async fn entries_a_lock_kept_out_are_reported_and_mirrored_on_resume() {
         file = mem.session.session_file().unwrap();
         let ids: Vec<String> = lost.iter().map(|u| u.entry_id.clone()).collect();
         let manager = SessionManager::open_read_only(&file).unwrap();
-        let tail: Vec<String> = manager.entries()[manager.entries().len() - 2..]
-            .iter()
-            .map(|e| e.id.clone())
+        let tail: Vec<String> = manager
+            .entry_ids()
+            .skip(manager.entry_count() - 2)
+            .map(str::to_string)
             .collect();
         assert_eq!(ids, tail, "the user message and the answer are named");
         assert!(lost[0].cause.contains("locked"), "{:?}", lost[0]);

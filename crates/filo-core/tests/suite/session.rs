@@ -51,7 +51,6 @@ async fn a_tool_turn_is_persisted_and_resumes() {
     let reopened = SessionManager::open(&path, "/").unwrap();
     let kinds: Vec<_> = reopened
         .entries()
-        .iter()
         .map(|e| e.kind.type_name().to_string())
         .collect();
     assert_eq!(
@@ -171,7 +170,6 @@ async fn threshold_compaction_summarizes_through_the_model() {
     let store = f.session.session_manager();
     let compaction = store
         .entries()
-        .iter()
         .find(|e| matches!(e.kind, EntryKind::Compaction { .. }))
         .unwrap();
     let EntryKind::Compaction { summary, .. } = &compaction.kind else {
@@ -269,7 +267,6 @@ async fn navigate_tree_with_a_branch_summary() {
     let second_user = {
         let m = f.session.session_manager();
         m.entries()
-            .iter()
             .rev()
             .find(|e| e.message().is_some_and(|m| m.role() == "user"))
             .unwrap()
@@ -300,7 +297,6 @@ async fn navigate_tree_with_a_branch_summary() {
     let m = f.session.session_manager();
     let summary = m
         .entries()
-        .iter()
         .find(|e| matches!(e.kind, EntryKind::BranchSummary { .. }))
         .unwrap();
     let parent = m.entry(summary.parent_id.as_deref().unwrap()).unwrap();
@@ -388,7 +384,7 @@ async fn before_compact_replaces_the_summary_or_cancels_the_compaction() {
         }
         let r = result.unwrap();
         assert_eq!(r.summary, "the hook's summary");
-        let last = store.entries().last().unwrap().clone();
+        let last = store.entries().next_back().unwrap().clone();
         let EntryKind::Compaction {
             summary,
             tokens_before,

@@ -462,8 +462,10 @@ impl Pruner {
 }
 
 /// The time of the session's last cache-touch entry.
-pub fn last_cache_touch(entries: &[filo_session::SessionEntry]) -> Option<i64> {
-    entries.iter().rev().find_map(|e| match &e.kind {
+pub fn last_cache_touch<'a>(
+    entries: impl DoubleEndedIterator<Item = &'a filo_session::SessionEntry>,
+) -> Option<i64> {
+    entries.rev().find_map(|e| match &e.kind {
         filo_session::EntryKind::Custom { custom_type, data }
             if custom_type == CACHE_TTL_CUSTOM_TYPE =>
         {

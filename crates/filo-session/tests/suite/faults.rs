@@ -126,7 +126,7 @@ fn entries_restored_from_another_store_are_written_before_anything_refers_to_the
     s.append_message(assistant("a1")).unwrap();
     s.append_message(user("q2")).unwrap();
     s.append_message(assistant("a2")).unwrap();
-    let all: Vec<SessionEntry> = s.entries().to_vec();
+    let all: Vec<SessionEntry> = s.entries().cloned().collect();
     let path = s.session_file().unwrap().to_path_buf();
     // A crash tore the last line: the file lost a2, another store (the DAG) still has it.
     let text = fs::read_to_string(&path).unwrap();

@@ -112,7 +112,7 @@ fn a_file_that_is_not_a_session_is_refused_and_left_untouched() {
 
 /// A v1 file shaped like pi's `large-session.jsonl` fixture (legacy header keys, no ids, usage
 /// without totalTokens, a leftover `partialJson`, a v1 compaction with `firstKeptEntryIndex`).
-fn v1_fixture() -> String {
+pub(super) fn v1_fixture() -> String {
     let mut l = vec![
         r#"{"type":"session","id":"3f1c2b9e-0000-4000-8000-000000000001","timestamp":"2025-11-01T10:00:00.000Z","cwd":"/work/app","provider":"anthropic","modelId":"claude-sonnet-4-5","thinkingLevel":"off"}"#.to_string(),
         r#"{"type":"thinking_level_change","timestamp":"2025-11-01T10:00:00.001Z","thinkingLevel":"off"}"#.into(),
@@ -153,7 +153,10 @@ fn v1_file_is_migrated_atomically_and_reads_like_pi() {
     let before = fs::read_to_string(&path).unwrap();
     SessionManager::open(&path, "/p").unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap(), before);
-    assert!(matches!(s.entries()[5].kind, EntryKind::Compaction { .. }));
+    assert!(matches!(
+        s.entries().nth(5).unwrap().kind,
+        EntryKind::Compaction { .. }
+    ));
 }
 
 #[test]
@@ -342,7 +345,6 @@ fn filo_writes_the_response_id_where_pi_does() {
     let again = SessionManager::open(s.session_file().unwrap(), "/p").unwrap();
     let ids: Vec<Option<String>> = again
         .entries()
-        .iter()
         .filter_map(|e| match e.message() {
             Some(filo_session::SessionMessage::Llm(filo_ai::Message::Assistant(a))) => {
                 Some(a.response_id.clone())

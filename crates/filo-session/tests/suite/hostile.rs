@@ -1,7 +1,7 @@
 //! Hostile inputs for the session reader: random bytes, and real files with random and mutated
 //! lines mixed in. The reader never panics, yields at most one entry or warning per line, loads
-//! every well-formed line, reads a file the same whether streamed or whole, and a migration keeps
-//! every line it does not understand verbatim.
+//! every well-formed line, reads a file the same whether streamed or whole (or lazily, as a
+//! session opens it), and a migration keeps every line it does not understand verbatim.
 
 use filo_session::SessionManager;
 use filo_session::file::{parse_session_bytes, read_session_file};
@@ -111,6 +111,38 @@ proptest! {
         let streamed = read_session_file(&path).unwrap();
         prop_assert_eq!(streamed.entries, loaded.entries);
         prop_assert_eq!(streamed.warnings, loaded.warnings);
+    }
+
+    #[test]
+    fn a_lazily_opened_session_reads_junk_as_the_eager_reader_does(
+        junk in proptest::collection::vec((any::<usize>(), junk()), 0..12),
+    ) {
+        let good = good_v3_lines(4);
+        let (file, _) = mix(&good, &junk);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, &file).unwrap();
+        let eager = read_session_file(&path).unwrap();
+        let lazy = SessionManager::open_read_only(&path).unwrap();
+        prop_assert_eq!(lazy.warnings(), eager.warnings.as_slice());
+        let mut index = std::collections::HashMap::new();
+        let mut entries: Vec<filo_session::SessionEntry> = Vec::new();
+        for e in &eager.entries {
+            match index.get(&e.id) {
+                Some(&i) => entries[i] = e.clone(),
+                None => {
+                    index.insert(e.id.clone(), entries.len());
+                    entries.push(e.clone());
+                }
+            }
+        }
+        let leaf = eager.entries.last().map(|e| e.id.as_str());
+        prop_assert_eq!(
+            lazy.build_context(),
+            filo_session::build_session_context(&entries, &index, leaf)
+        );
+        let all: Vec<filo_session::SessionEntry> = lazy.entries().cloned().collect();
+        prop_assert_eq!(all, entries);
     }
 
     #[test]

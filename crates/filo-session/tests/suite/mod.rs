@@ -2,6 +2,7 @@ mod context;
 mod faults;
 mod files;
 mod hostile;
+mod lazy;
 mod tree;
 
 use filo_ai::{AssistantMessage, ContentBlock, Message, StopReason, UserContent, UserMessage};
