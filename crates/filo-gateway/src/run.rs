@@ -202,6 +202,21 @@ async fn execute_on(
 ) -> RunOutcome {
     let started = Instant::now();
     let agent = p.submit.agent_id.clone();
+    if let (Some(shared), Some(idem)) = (shared, &p.submit.idempotency_key) {
+        // Answered already, here or on another host: the recorded reply, and nothing runs.
+        match shared.recorded(idem).await {
+            Ok(Some(done)) => {
+                outcome.text = done.reply.clone();
+                outcome.payloads = vec![ReplyPayload {
+                    text: Some(done.reply),
+                    ..ReplyPayload::default()
+                }];
+                return outcome;
+            }
+            Ok(None) => {}
+            Err(e) => return failed(outcome, format!("shared store: {e}")),
+        }
+    }
     if let Some(shared) = shared {
         match shared.load_entry(&agent, key).await {
             Ok(Some(entry)) => {
@@ -273,7 +288,7 @@ async fn execute_on(
         share_run(
             shared,
             store,
-            &agent,
+            p,
             key,
             &entry.session_id,
             &transcript,
@@ -291,14 +306,24 @@ async fn execute_on(
 async fn share_run(
     shared: &Arc<crate::shared::SharedStore>,
     store: &Arc<AgentStore>,
-    agent: &str,
+    p: &Pending,
     key: &str,
     session_id: &str,
     transcript: &std::path::Path,
     known: usize,
     outcome: &mut RunOutcome,
 ) {
-    if let Err(e) = shared.sync_up(session_id, transcript, known).await {
+    let agent = p.submit.agent_id.as_str();
+    let commit = crate::shared::Commit {
+        // Only a run that answered records its key: a failed one may be retried.
+        idempotency_key: (outcome.status == RunStatus::Ok)
+            .then(|| p.submit.idempotency_key.clone())
+            .flatten(),
+        session_key: key.to_owned(),
+        run_id: outcome.run_id.clone(),
+        reply: outcome.text.clone(),
+    };
+    if let Err(e) = shared.sync_up(session_id, transcript, known, commit).await {
         outcome.warnings.push(format!(
             "the transcript did not reach the shared store: {e}"
         ));

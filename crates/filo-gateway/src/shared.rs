@@ -17,7 +17,11 @@
 //! before a run: a killed run's entries stay in the memory as a branch (nodes are immutable), but
 //! no host resumes them into the transcript.
 //!
-//! Per host: global concurrency, the follow-up queue, idempotency keys, WebSocket connections.
+//! Idempotency keys are shared too: a run's key is recorded in the same transaction as its
+//! transcript lines, so a request repeated on another host (a client's retry, a load balancer)
+//! gets the recorded reply and runs nothing, while a run that died uncommitted runs again.
+//!
+//! Per host: global concurrency, the follow-up queue, WebSocket connections.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -31,15 +35,38 @@ use tokio::sync::Semaphore;
 use crate::core::lock;
 
 /// The layout version of the `filo_gateway` tables.
-pub const LAYOUT_VERSION: i64 = 1;
+pub const LAYOUT_VERSION: i64 = 2;
 
 const MIGRATE_LOCK: i64 = 0x6669_6c6f_6777_6d69;
 
-const MIGRATIONS: &[&str] = &["\
+const MIGRATIONS: &[&str] = &[
+    "\
 CREATE TABLE filo_gateway.sessions (agent TEXT NOT NULL, key TEXT NOT NULL, entry TEXT NOT NULL, \
   updated_ms BIGINT NOT NULL, PRIMARY KEY (agent, key));
 CREATE TABLE filo_gateway.transcript_lines (session_id TEXT NOT NULL, n BIGINT NOT NULL, \
-  line TEXT NOT NULL, PRIMARY KEY (session_id, n));"];
+  line TEXT NOT NULL, PRIMARY KEY (session_id, n));",
+    "CREATE TABLE filo_gateway.idempotency (key TEXT PRIMARY KEY, session_key TEXT NOT NULL, \
+  run_id TEXT NOT NULL, reply TEXT NOT NULL, created_ms BIGINT NOT NULL);",
+];
+
+/// A committed run, as an idempotency key recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The run that answered the key first.
+    pub run_id: String,
+    /// Its reply text.
+    pub reply: String,
+}
+
+/// What a finished run records with its transcript lines.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    /// The request's idempotency key, if it had one.
+    pub idempotency_key: Option<String>,
+    pub session_key: String,
+    pub run_id: String,
+    pub reply: String,
+}
 
 /// Connections kept per host (and so the runs that can hold a lane at once).
 const DEFAULT_POOL: usize = 32;
@@ -271,13 +298,32 @@ impl SharedStore {
         blocking(move || write_copy(&file, &lines).map(|()| lines.len())).await
     }
 
-    /// Sends the lines `file` gained past the first `known` to the shared transcript, in one
-    /// transaction; returns how many.
+    /// The run an idempotency key already answered, on any host.
+    pub async fn recorded(self: &Arc<Self>, key: &str) -> Result<Option<Recorded>, String> {
+        let key = key.to_owned();
+        self.with(move |c| {
+            let row = c
+                .query_opt(
+                    "SELECT run_id, reply FROM filo_gateway.idempotency WHERE key = $1",
+                    &[&key],
+                )
+                .map_err(pg)?;
+            Ok(row.map(|r| Recorded {
+                run_id: r.get(0),
+                reply: r.get(1),
+            }))
+        })
+        .await
+    }
+
+    /// Sends the lines `file` gained past the first `known` to the shared transcript, and the
+    /// run's idempotency key, in one transaction; returns how many lines.
     pub async fn sync_up(
         self: &Arc<Self>,
         session_id: &str,
         file: &Path,
         known: usize,
+        commit: Commit,
     ) -> Result<usize, String> {
         let path = file.to_path_buf();
         let lines = blocking(move || read_lines(&path)).await?;
@@ -290,10 +336,11 @@ impl SharedStore {
         }
         let new: Vec<String> = lines.into_iter().skip(known).collect();
         let count = new.len();
-        if count == 0 {
+        if count == 0 && commit.idempotency_key.is_none() {
             return Ok(0);
         }
         let id = session_id.to_owned();
+        let now = crate::run::now_ms();
         self.with(move |c| {
             let mut tx = c.transaction().map_err(pg)?;
             let stmt = tx
@@ -305,6 +352,21 @@ impl SharedStore {
             for (i, line) in new.iter().enumerate() {
                 let n = i64::try_from(known + i).unwrap_or(i64::MAX);
                 tx.execute(&stmt, &[&id, &n, line]).map_err(pg)?;
+            }
+            if let Some(key) = &commit.idempotency_key {
+                tx.execute(
+                    "INSERT INTO filo_gateway.idempotency \
+                     (key, session_key, run_id, reply, created_ms) VALUES ($1, $2, $3, $4, $5) \
+                     ON CONFLICT (key) DO NOTHING",
+                    &[
+                        key,
+                        &commit.session_key,
+                        &commit.run_id,
+                        &commit.reply,
+                        &now,
+                    ],
+                )
+                .map_err(pg)?;
             }
             tx.commit().map_err(pg)?;
             Ok(count)

@@ -177,13 +177,12 @@ async fn get(addr: &str, path: &str, token: &str) -> Value {
 
 /// One turn through a host's session route; the reply text.
 async fn say(addr: &str, key: &str, message: &str) -> String {
-    let (status, text) = post(
-        addr,
-        &format!("/v1/sessions/{key}/messages"),
-        "t",
-        &json!({ "message": message }),
-    )
-    .await;
+    say_with(addr, key, &json!({ "message": message })).await
+}
+
+/// One turn with a whole request body (e.g. an idempotency key); the reply text.
+async fn say_with(addr: &str, key: &str, body: &Value) -> String {
+    let (status, text) = post(addr, &format!("/v1/sessions/{key}/messages"), "t", body).await;
     assert_eq!(status, 200, "{text}");
     let v: Value = serde_json::from_str(&text).unwrap();
     assert!(
@@ -227,6 +226,7 @@ async fn two_gateways_share_sessions_through_postgres() {
     let mut script: Vec<Turn> = (0..SESSIONS * 2)
         .map(|i| Turn::text(format!("answer {i}")))
         .collect();
+    script.push(Turn::text("paid once"));
     script.push(Turn::Fault(filo_testkit::Fault::Stall {
         after_events: 1,
         reply: filo_testkit::Reply::text("never finished"),
@@ -268,6 +268,15 @@ async fn two_gateways_share_sessions_through_postgres() {
         assert!(second.body.to_string().contains(&format!("s{i} turn 1\"")));
     }
 
+    // An idempotency key answered on host A is answered from the record on host B: the same
+    // reply, no second call to the model, one turn in the transcript.
+    let pay = json!({ "message": "pay once", "idempotencyKey": "pay-1" });
+    assert_eq!(say_with(&a.addr, "pay", &pay).await, "paid once");
+    let calls = mock.requests().len();
+    assert_eq!(say_with(&b.addr, "pay", &pay).await, "paid once");
+    assert_eq!(mock.requests().len(), calls, "the repeated key ran nothing");
+    assert_eq!(shared_user_texts(&pg, "pay"), ["pay once"]);
+
     // Host A is killed while its run for s0 is waiting on the model.
     let a_addr = a.addr.clone();
     let stalled = tokio::spawn(async move {
@@ -283,7 +292,7 @@ async fn two_gateways_share_sessions_through_postgres() {
         let _ = s.read_to_end(&mut raw).await;
     });
     let started = std::time::Instant::now();
-    while mock.requests().len() < SESSIONS * 2 + 1 {
+    while mock.requests().len() < SESSIONS * 2 + 2 {
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "the stalled run never reached the model"
