@@ -23,6 +23,23 @@ async fn a_public_bind_without_a_token_refuses_to_start() {
     assert!(err.contains("invalid --bind"), "{err}");
 }
 
+/// Reads a gateway's stderr until it says where it listens; that address.
+async fn listening_addr(
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStderr>>,
+) -> String {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let line = lines.next_line().await.unwrap();
+            let line = line.expect("the gateway exited before listening");
+            if let Some(rest) = line.strip_prefix("filo gateway listening on ") {
+                return rest.split_whitespace().next().unwrap().to_owned();
+            }
+        }
+    })
+    .await
+    .expect("the gateway never said where it listens")
+}
+
 async fn post(addr: &str, path: &str, token: &str, body: &Value) -> (u16, String) {
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let body = body.to_string();
@@ -64,20 +81,7 @@ async fn serves_a_turn_from_the_agent_dirs_providers_and_drains_on_sigterm() {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let line = lines
-                .next_line()
-                .await
-                .unwrap()
-                .expect("gateway exited early");
-            if let Some(rest) = line.strip_prefix("filo gateway listening on ") {
-                return rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-    })
-    .await
-    .expect("the gateway never said where it listens");
+    let addr = listening_addr(&mut lines).await;
     let body = json!({"model": "filo", "messages": [{"role": "user", "content": "hello"}]});
     let (status, _) = post(&addr, "/v1/chat/completions", "wrong", &body).await;
     assert_eq!(status, 401);
@@ -142,17 +146,7 @@ async fn start_host(home: &Home, state: &std::path::Path, url: &str) -> Host {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            let line = lines.next_line().await.unwrap();
-            let line = line.expect("the gateway exited before listening");
-            if let Some(rest) = line.strip_prefix("filo gateway listening on ") {
-                return rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-    })
-    .await
-    .expect("the gateway never said where it listens");
+    let addr = listening_addr(&mut lines).await;
     // Keep reading stderr so the process never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Host { child, addr }
