@@ -66,6 +66,7 @@ pub(crate) struct Inner {
     pub runs: ActiveRuns,
     pub shutdown: CancellationToken,
     auth: Mutex<HashMap<String, AuthProfileStore>>,
+    auth_backing: RwLock<Option<AuthBacking>>,
     pub tool_factories: RwLock<Vec<ToolFactory>>,
     /// Idle sessions kept between turns (C5).
     pub sessions: EmbedSessionCache,
@@ -74,6 +75,11 @@ pub(crate) struct Inner {
     /// The environment bash's shell starts from: the embedder's variables, built once.
     pub shell_env: Arc<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
 }
+
+/// Makes the backing of an agent's auth profile store from the agent id and the file it would
+/// otherwise use (see [`Embedder::set_auth_backing`]).
+pub type AuthBacking =
+    Arc<dyn Fn(&str, AuthProfileFile) -> Arc<dyn crate::auth::ProfileBacking> + Send + Sync>;
 
 /// What a tool factory knows about the run it makes tools for.
 #[derive(Debug, Clone)]
@@ -109,8 +115,16 @@ impl Inner {
             return Ok(s.clone());
         }
         let file = AuthProfileFile::in_agent_dir(&self.paths.agent_dir(agent_id));
-        let store = AuthProfileStore::open(
-            file,
+        let backing: Arc<dyn crate::auth::ProfileBacking> = match &*self
+            .auth_backing
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            Some(make) => make(agent_id, file),
+            None => Arc::new(file),
+        };
+        let store = AuthProfileStore::open_backing(
+            backing,
             self.clock.clone(),
             Arc::new(self.config().auth.clone()),
         )
@@ -196,6 +210,7 @@ impl Embedder {
                 runs: ActiveRuns::new(),
                 shutdown: CancellationToken::new(),
                 auth: Mutex::new(HashMap::new()),
+                auth_backing: RwLock::new(None),
                 tool_factories: RwLock::new(Vec::new()),
                 sessions: EmbedSessionCache::new(
                     DEFAULT_CACHE_CAPACITY,
@@ -420,6 +435,21 @@ impl Embedder {
     /// The auth profile store of an agent.
     pub fn auth(&self, agent_id: &str) -> Result<AuthProfileStore, RunError> {
         self.inner.auth_store(agent_id)
+    }
+
+    /// Keeps every agent's auth profile store in what `backing` makes instead of its
+    /// `auth-profiles.json` (stores opened before are reopened on their next use).
+    pub fn set_auth_backing(&self, backing: AuthBacking) {
+        *self
+            .inner
+            .auth_backing
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(backing);
+        self.inner
+            .auth
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     /// Adds tools of the embedding program to every later run.

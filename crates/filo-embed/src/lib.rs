@@ -52,7 +52,9 @@ pub mod tools;
 pub mod usage;
 
 pub use config::EmbedConfig;
-pub use embedder::{CompactParams, EmbedDeps, Embedder, RunTask, ToolContext, ToolFactory};
+pub use embedder::{
+    AuthBacking, CompactParams, EmbedDeps, Embedder, RunTask, ToolContext, ToolFactory,
+};
 pub use error::{FailoverError, RunError};
 pub use failover::{FallbackAttempt, FallbackResult};
 pub use paths::EmbedPaths;

@@ -91,6 +91,7 @@ impl Gateway {
         shared: Arc<crate::shared::SharedStore>,
     ) -> Self {
         let workspace = workspace_resolver(&embedder.config(), embedder.paths());
+        embedder.set_auth_backing(crate::shared::auth::backing(shared.url()));
         Self {
             core: Core::new(embedder, config, workspace, Some(shared)),
         }

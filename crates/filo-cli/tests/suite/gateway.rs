@@ -375,3 +375,75 @@ async fn two_gateways_share_sessions_through_postgres() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.ends_with("0 problem(s)\n"), "{out}");
 }
+
+/// Auth profiles' rotation state is shared by the hosts of one PostgreSQL: a profile rate
+/// limited on host A is skipped by host B while it cools down; each host's credentials stay in
+/// its own `auth-profiles.json`, which the runs do not rewrite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_profile_rate_limited_on_one_gateway_cools_down_on_the_other() {
+    let Some(pg) = filo_testkit::pg::PgServer::start().unwrap() else {
+        return;
+    };
+    let script = vec![
+        filo_testkit::Fault::rate_limited(0).into(),
+        Turn::text("p2 on host a"),
+        Turn::text("p2 on host b"),
+    ];
+    let mock = MockProvider::start(script).await;
+    let home = Home::new(&mock);
+    let url = pg.url();
+    let profiles = json!({
+        "version": 1,
+        "profiles": {
+            "mock:p1": {"type": "api_key", "provider": "mock", "key": "sk-one"},
+            "mock:p2": {"type": "api_key", "provider": "mock", "key": "sk-two"}
+        },
+        "usageStats": {"mock:p1": {"lastUsed": 1}, "mock:p2": {"lastUsed": 2}}
+    })
+    .to_string();
+    let mut files = Vec::new();
+    for host in ["host-a", "host-b"] {
+        let dir = home.path().join(host).join("agents/main");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("auth-profiles.json"), &profiles).unwrap();
+        files.push(dir.join("auth-profiles.json"));
+    }
+    let a = start_host(&home, &home.path().join("host-a"), &url).await;
+    let b = start_host(&home, &home.path().join("host-b"), &url).await;
+
+    assert_eq!(say(&a.addr, "one", "hello a").await, "p2 on host a");
+    let auth: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r.header("authorization").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(auth, ["Bearer sk-one", "Bearer sk-two"]);
+    // Host B has never seen p1 fail, and its own file still ranks p1 first: the shared
+    // cooldown alone makes it go straight to p2.
+    assert_eq!(say(&b.addr, "two", "hello b").await, "p2 on host b");
+    let last = mock.requests().pop().unwrap();
+    assert_eq!(last.header("authorization"), Some("Bearer sk-two"));
+    assert_eq!(mock.requests().len(), 3, "host B did not try p1");
+
+    let state: Value = serde_json::from_str(
+        &pg.psql("SELECT state FROM filo_gateway.auth_state WHERE agent = 'main'")
+            .unwrap(),
+    )
+    .unwrap();
+    let p1 = &state["usageStats"]["mock:p1"];
+    assert_eq!(p1["failureCounts"]["rate_limit"], 1, "{state:#}");
+    assert!(p1["cooldownUntil"].as_i64().unwrap() > 0, "{state:#}");
+    assert_eq!(state["lastGood"]["mock"], "mock:p2");
+    assert!(
+        state.get("profiles").is_none_or(|p| p == &json!({})),
+        "no credential in the database: {state}"
+    );
+    for f in &files {
+        assert_eq!(
+            std::fs::read_to_string(f).unwrap(),
+            profiles,
+            "{} rewritten",
+            f.display()
+        );
+    }
+}

@@ -4,8 +4,8 @@
 //! - [`store`]: the data model and the file (lock, re-read, atomic replace).
 //! - [`usage`]: cooldown and backoff arithmetic (pure, clock value in).
 //! - [`order`]: which profile to try first.
-//! - [`AuthProfileStore`]: a file plus a clock plus config, with an in-memory copy refreshed from
-//!   every locked write.
+//! - [`AuthProfileStore`]: a backing (the file, or one an embedding program supplies) plus a
+//!   clock plus config, with an in-memory copy refreshed from every write and at every run.
 
 pub mod order;
 pub mod store;
@@ -72,10 +72,37 @@ where
         .collect()
 }
 
-/// A profile store file with a clock and the auth config. Clones share the in-memory copy.
+/// Where a profile store lives. [`AuthProfileFile`] is the default; an embedding program can
+/// supply another (the gateway keeps the rotation state of several hosts in PostgreSQL).
+pub trait ProfileBacking: Send + Sync {
+    /// The store as it is now.
+    fn load(&self) -> Result<AuthProfiles, AuthStoreError>;
+    /// Calls `change` exactly once on the current store, atomically with respect to every other
+    /// writer of the same store (other threads, processes, hosts), and returns the store as
+    /// written.
+    fn update(
+        &self,
+        change: &mut (dyn FnMut(&mut AuthProfiles) + Send),
+    ) -> Result<AuthProfiles, AuthStoreError>;
+}
+
+impl ProfileBacking for AuthProfileFile {
+    fn load(&self) -> Result<AuthProfiles, AuthStoreError> {
+        AuthProfileFile::load(self)
+    }
+
+    fn update(
+        &self,
+        change: &mut (dyn FnMut(&mut AuthProfiles) + Send),
+    ) -> Result<AuthProfiles, AuthStoreError> {
+        AuthProfileFile::update(self, change).map(|((), written)| written)
+    }
+}
+
+/// A profile store with a clock and the auth config. Clones share the in-memory copy.
 #[derive(Clone)]
 pub struct AuthProfileStore {
-    file: AuthProfileFile,
+    file: Arc<dyn ProfileBacking>,
     clock: Arc<dyn Clock>,
     config: Arc<AuthConfig>,
     cache: Arc<Mutex<AuthProfiles>>,
@@ -85,6 +112,15 @@ impl AuthProfileStore {
     /// Opens the store (reading it once; a malformed file is an error here, not later).
     pub fn open(
         file: AuthProfileFile,
+        clock: Arc<dyn Clock>,
+        config: Arc<AuthConfig>,
+    ) -> Result<Self, AuthStoreError> {
+        Self::open_backing(Arc::new(file), clock, config)
+    }
+
+    /// Opens a store kept in `backing`.
+    pub fn open_backing(
+        file: Arc<dyn ProfileBacking>,
         clock: Arc<dyn Clock>,
         config: Arc<AuthConfig>,
     ) -> Result<Self, AuthStoreError> {
@@ -110,7 +146,7 @@ impl AuthProfileStore {
             .clone()
     }
 
-    /// Re-reads the file.
+    /// Re-reads the store (other processes and hosts change it).
     pub fn reload(&self) -> Result<AuthProfiles, AuthStoreError> {
         let current = self.file.load()?;
         *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = current.clone();
@@ -119,14 +155,23 @@ impl AuthProfileStore {
 
     /// Applies `change` under the file lock to the freshly read file, writes it, and refreshes
     /// the in-memory copy from what was written.
-    pub fn update<R>(
+    pub fn update<R: Send>(
         &self,
-        change: impl FnOnce(&mut AuthProfiles, i64) -> R,
+        change: impl FnOnce(&mut AuthProfiles, i64) -> R + Send,
     ) -> Result<R, AuthStoreError> {
         let now = self.clock.now_ms();
-        let (value, written) = self.file.update(|s| change(s, now))?;
+        let mut change = Some(change);
+        let mut value = None;
+        let written = self.file.update(&mut |s| {
+            if let Some(f) = change.take() {
+                value = Some(f(s, now));
+            }
+        })?;
         *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = written;
-        Ok(value)
+        value.ok_or_else(|| AuthStoreError::Backend {
+            store: "auth profile store".into(),
+            reason: "the backing did not apply the change".into(),
+        })
     }
 
     /// Candidate profile ids for `provider`, best first.

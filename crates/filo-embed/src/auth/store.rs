@@ -38,6 +38,9 @@ pub enum AuthStoreError {
         #[source]
         source: io::Error,
     },
+    /// A store kept elsewhere (a database) could not be read or written.
+    #[error("{store}: {reason}")]
+    Backend { store: String, reason: String },
 }
 
 /// The kind of a stored credential (`type` in JSON).

@@ -138,6 +138,10 @@ pub(crate) fn resolve_run(inner: &Inner, p: &RunParams) -> Result<Resolved, RunE
             .map_err(|e| RunError::Session(e.to_string()))?,
     };
     let store = inner.auth_store(&agent_id)?;
+    // Other processes (and, on a shared store, other hosts) put profiles in cooldown too.
+    store
+        .reload()
+        .map_err(|e| RunError::Config(e.to_string()))?;
     let preferred = p.auth_profile.as_ref().map(|a| a.id.as_str());
     let order = store.order(&provider, preferred);
     let snapshot = store.snapshot();

@@ -157,6 +157,35 @@ async fn d1d_a_cooled_down_profile_is_used_again_once_its_cooldown_ends() {
     assert_eq!(p1["errorCount"], 0);
 }
 
+/// Another process (another embedder on the same agent directory) put p1 in cooldown after
+/// this embedder opened the store: the next run reads the store again and skips p1.
+#[tokio::test]
+async fn a_cooldown_another_process_recorded_is_honoured_by_the_next_run() {
+    let h = Harness::new(vec![Turn::text("from p2")], json!({})).await;
+    h.write_auth_profiles(two_profiles());
+    // The store is open (and its copy cached) before the other process writes.
+    let opened = h.embedder.auth("main").unwrap();
+    assert_eq!(opened.order("openai", None), ["openai:p1", "openai:p2"]);
+    let mut store = h.auth_profiles();
+    store["usageStats"]["openai:p1"]["cooldownUntil"] = json!(NOW + 3_600_000);
+    h.write_auth_profiles(store);
+    let r = h
+        .embedder
+        .run(h.params("other", "one"), Arc::new(NullSink))
+        .await
+        .unwrap();
+    assert_eq!(r.payloads[0].text.as_deref(), Some("from p2"));
+    assert_eq!(
+        r.meta.agent_meta.unwrap().profile_id.as_deref(),
+        Some("openai:p2")
+    );
+    assert_eq!(h.mock.requests().len(), 1, "p1 was not tried");
+    assert_eq!(
+        h.mock.requests()[0].header("authorization"),
+        Some("Bearer sk-two")
+    );
+}
+
 #[tokio::test]
 async fn d1b_a_profile_the_user_chose_is_not_rotated() {
     let h = Harness::new(

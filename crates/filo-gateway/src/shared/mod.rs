@@ -21,6 +21,9 @@
 //! transcript lines, so a request repeated on another host (a client's retry, a load balancer)
 //! gets the recorded reply and runs nothing, while a run that died uncommitted runs again.
 //!
+//! The auth profiles' rotation state (cooldowns, usage, last good profile) is shared as well
+//! ([`auth`]); each host keeps its own credentials.
+//!
 //! Per host: global concurrency, the follow-up queue, WebSocket connections.
 
 use std::collections::hash_map::DefaultHasher;
@@ -34,8 +37,10 @@ use tokio::sync::Semaphore;
 
 use crate::core::lock;
 
+pub mod auth;
+
 /// The layout version of the `filo_gateway` tables.
-pub const LAYOUT_VERSION: i64 = 2;
+pub const LAYOUT_VERSION: i64 = 3;
 
 const MIGRATE_LOCK: i64 = 0x6669_6c6f_6777_6d69;
 
@@ -47,6 +52,8 @@ CREATE TABLE filo_gateway.transcript_lines (session_id TEXT NOT NULL, n BIGINT N
   line TEXT NOT NULL, PRIMARY KEY (session_id, n));",
     "CREATE TABLE filo_gateway.idempotency (key TEXT PRIMARY KEY, session_key TEXT NOT NULL, \
   run_id TEXT NOT NULL, reply TEXT NOT NULL, created_ms BIGINT NOT NULL);",
+    "CREATE TABLE filo_gateway.auth_state (agent TEXT PRIMARY KEY, state TEXT NOT NULL, \
+  updated_ms BIGINT NOT NULL);",
 ];
 
 /// A committed run, as an idempotency key recorded it.
@@ -148,6 +155,11 @@ impl SharedStore {
         .await?;
         store.give_back(client);
         Ok(store)
+    }
+
+    /// The connection string (with its password: for this host's own connections).
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     /// The connection string without its password.
