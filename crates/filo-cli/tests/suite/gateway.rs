@@ -188,24 +188,40 @@ async fn say_with(addr: &str, key: &str, body: &Value) -> String {
 
 /// The user texts of a session's shared transcript, in order.
 fn shared_user_texts(pg: &filo_testkit::pg::PgServer, key: &str) -> Vec<String> {
-    let lines = pg
+    every_shared_user_text(pg, &format!("agent:main:{key}"))
+        .remove(&format!("agent:main:{key}"))
+        .unwrap_or_default()
+}
+
+/// The user texts of every shared transcript whose key starts with `prefix`, by key, in
+/// order (one query).
+fn every_shared_user_text(
+    pg: &filo_testkit::pg::PgServer,
+    prefix: &str,
+) -> std::collections::HashMap<String, Vec<String>> {
+    let rows = pg
         .psql(&format!(
-            "SELECT t.line FROM filo_gateway.transcript_lines t JOIN filo_gateway.sessions s \
-             ON t.session_id = s.entry::json->>'sessionId' WHERE s.key = 'agent:main:{key}' \
-             ORDER BY t.n"
+            "SELECT s.key || E'\\t' || t.line FROM filo_gateway.transcript_lines t \
+             JOIN filo_gateway.sessions s ON t.session_id = s.entry::json->>'sessionId' \
+             WHERE starts_with(s.key, '{prefix}') ORDER BY s.key, t.n"
         ))
         .unwrap();
-    lines
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["message"]["role"] == "user")
-        .map(|e| {
-            e["message"]["content"][0]["text"]
+    let mut out = std::collections::HashMap::<String, Vec<String>>::new();
+    for row in rows.lines() {
+        let Some((key, line)) = row.split_once('\t') else {
+            continue;
+        };
+        let Ok(e) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if e["message"]["role"] == "user" {
+            let text = e["message"]["content"][0]["text"]
                 .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect()
+                .unwrap_or_default();
+            out.entry(key.to_owned()).or_default().push(text.to_owned());
+        }
+    }
+    out
 }
 
 /// Two gateway processes on one PostgreSQL: sessions alternate between them and keep their
@@ -216,7 +232,7 @@ async fn two_gateways_share_sessions_through_postgres() {
     let Some(pg) = filo_testkit::pg::PgServer::start().unwrap() else {
         return;
     };
-    const SESSIONS: usize = 40;
+    const SESSIONS: usize = 200;
     let mut script: Vec<Turn> = (0..SESSIONS * 2)
         .map(|i| Turn::text(format!("answer {i}")))
         .collect();
@@ -227,6 +243,9 @@ async fn two_gateways_share_sessions_through_postgres() {
         stall: Duration::from_secs(60),
     }));
     script.push(Turn::text("after the crash"));
+    // Then every tenth session goes on on host B too.
+    let continued: Vec<usize> = (1..SESSIONS).step_by(10).collect();
+    script.extend(continued.iter().map(|_| Turn::text("continued")));
     let mock = MockProvider::start(script).await;
     let home = Home::new(&mock);
     let url = pg.url();
@@ -246,20 +265,22 @@ async fn two_gateways_share_sessions_through_postgres() {
             r.unwrap();
         }
     }
+    let transcripts = every_shared_user_text(&pg, "agent:main:s");
+    assert_eq!(transcripts.len(), SESSIONS);
     for i in 0..SESSIONS {
         assert_eq!(
-            shared_user_texts(&pg, &format!("s{i}")),
+            transcripts[&format!("agent:main:s{i}")],
             [format!("s{i} turn 1"), format!("s{i} turn 2")]
         );
     }
     // Host B saw host A's turn: its request for turn 2 carried turn 1.
-    let requests = mock.requests();
+    let bodies: Vec<String> = mock.requests().iter().map(|r| r.body.to_string()).collect();
     for i in 0..SESSIONS {
-        let second = requests
+        let second = bodies
             .iter()
-            .find(|r| r.body.to_string().contains(&format!("s{i} turn 2")))
+            .find(|b| b.contains(&format!("\"s{i} turn 2\"")))
             .unwrap();
-        assert!(second.body.to_string().contains(&format!("s{i} turn 1\"")));
+        assert!(second.contains(&format!("\"s{i} turn 1\"")));
     }
 
     // An idempotency key answered on host A is answered from the record on host B: the same
@@ -341,6 +362,25 @@ async fn two_gateways_share_sessions_through_postgres() {
         last.contains("s0 turn 2\"") && !last.contains("(lost)"),
         "{last}"
     );
+    let mut runs = tokio::task::JoinSet::new();
+    for &i in &continued {
+        let addr = b.addr.clone();
+        runs.spawn(async move { say(&addr, &format!("s{i}"), &format!("s{i} turn 3")).await });
+    }
+    while let Some(r) = runs.join_next().await {
+        assert_eq!(r.unwrap(), "continued");
+    }
+    let transcripts = every_shared_user_text(&pg, "agent:main:s");
+    for &i in &continued {
+        assert_eq!(
+            transcripts[&format!("agent:main:s{i}")],
+            [
+                format!("s{i} turn 1"),
+                format!("s{i} turn 2"),
+                format!("s{i} turn 3")
+            ]
+        );
+    }
     // A host that never served s0 shows its history from the shared store.
     let c = start_host(&home, &home.path().join("host-c"), &url).await;
     let history = get(&c.addr, "/v1/sessions/s0/history", "t").await;
