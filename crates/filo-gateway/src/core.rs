@@ -83,7 +83,7 @@ pub struct Pending {
 }
 
 impl Pending {
-    fn new(submit: Submit, listener: Option<Listener>) -> Self {
+    pub(crate) fn new(submit: Submit, listener: Option<Listener>) -> Self {
         Self {
             submit,
             merged: Vec::new(),
@@ -269,7 +269,7 @@ impl Core {
     }
 
     /// The queue settings of `key`: the config's, with its session entry's overrides.
-    fn queue_settings(&self, key: &str) -> QueueSettings {
+    pub(crate) fn queue_settings(&self, key: &str) -> QueueSettings {
         let mut s = self.config.queue;
         let agent = filo_embed::session_key::agent_id_from_session_key(key);
         if let Some(e) = self.stores.agent(&agent).peek(key) {

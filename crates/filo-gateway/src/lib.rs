@@ -23,6 +23,7 @@ pub mod auth;
 pub mod config;
 pub mod core;
 pub mod frames;
+mod handoff;
 mod http;
 pub mod hub;
 pub mod metrics;

@@ -108,7 +108,7 @@ fn take_next(state: &mut crate::core::KeyState) -> Option<Pending> {
 
 /// Sends the outcome to the run's listeners and watchers (the terminal event no sooner than
 /// the configured gap after the ack), records it and counts it.
-async fn finish(core: &Arc<Core>, p: &Pending, outcome: RunOutcome) {
+pub(crate) async fn finish(core: &Arc<Core>, p: &Pending, outcome: RunOutcome) {
     let outcome = Arc::new(outcome);
     core.record_finished(&outcome);
     let status = outcome.status.as_str();
@@ -177,28 +177,26 @@ async fn execute(core: &Arc<Core>, key: &str, p: &Pending) -> RunOutcome {
         return outcome;
     }
     let store = core.stores.agent(&agent);
-    // With several hosts: hold the key's lane on all of them for the whole run.
-    let Some(shared) = core.shared.clone() else {
-        return execute_on(core, key, p, outcome, &store, None).await;
-    };
-    let lease = match shared.lease(&agent, key).await {
-        Ok(l) => l,
-        Err(e) => return failed(outcome, format!("shared store: {e}")),
-    };
-    let outcome = execute_on(core, key, p, outcome, &store, Some(&shared)).await;
-    lease.release().await;
-    outcome
+    // With several hosts: the key's lane is held on all of them for the whole run.
+    match core.shared.clone() {
+        None => execute_on(core, key, p, outcome, &store, None, &[]).await,
+        Some(shared) => {
+            crate::handoff::execute_shared(core, key, p, outcome, &store, &shared).await
+        }
+    }
 }
 
 /// [`execute`] once the key's lane is held: with a shared store, the entry and the transcript
-/// come from it first and go back to it after the run.
-async fn execute_on(
+/// come from it first and go back to it after the run (with `queue_rows`, the rows of the
+/// messages other hosts queued that this run answers).
+pub(crate) async fn execute_on(
     core: &Arc<Core>,
     key: &str,
     p: &Pending,
     mut outcome: RunOutcome,
     store: &Arc<AgentStore>,
     shared: Option<&Arc<crate::shared::SharedStore>>,
+    queue_rows: &[i64],
 ) -> RunOutcome {
     let started = Instant::now();
     let agent = p.submit.agent_id.clone();
@@ -293,6 +291,7 @@ async fn execute_on(
             &entry.session_id,
             &transcript,
             known,
+            queue_rows,
             &mut outcome,
         )
         .await;
@@ -311,6 +310,7 @@ async fn share_run(
     session_id: &str,
     transcript: &std::path::Path,
     known: usize,
+    queue_rows: &[i64],
     outcome: &mut RunOutcome,
 ) {
     let agent = p.submit.agent_id.as_str();
@@ -322,6 +322,8 @@ async fn share_run(
         session_key: key.to_owned(),
         run_id: outcome.run_id.clone(),
         reply: outcome.text.clone(),
+        queue_rows: queue_rows.to_vec(),
+        outcome: crate::shared::queue::encode_outcome(outcome),
     };
     if let Err(e) = shared.sync_up(session_id, transcript, known, commit).await {
         outcome.warnings.push(format!(
@@ -450,7 +452,7 @@ pub(crate) fn now_ms() -> i64 {
     filo_ai::client::now_ms()
 }
 
-fn empty_outcome(p: &Pending, key: &str) -> RunOutcome {
+pub(crate) fn empty_outcome(p: &Pending, key: &str) -> RunOutcome {
     RunOutcome {
         run_id: p.submit.run_id.clone(),
         merged_run_ids: p.merged.clone(),
@@ -472,7 +474,7 @@ fn empty_outcome(p: &Pending, key: &str) -> RunOutcome {
     }
 }
 
-fn failed(mut o: RunOutcome, message: String) -> RunOutcome {
+pub(crate) fn failed(mut o: RunOutcome, message: String) -> RunOutcome {
     o.status = RunStatus::Error;
     o.text = message.clone();
     o.payloads = vec![ReplyPayload {

@@ -487,3 +487,126 @@ async fn a_profile_rate_limited_on_one_gateway_cools_down_on_the_other() {
         );
     }
 }
+
+/// Waits (up to 30 s) until `sql` answers `want`.
+async fn wait_for_sql(pg: &filo_testkit::pg::PgServer, sql: &str, want: &str) {
+    let started = std::time::Instant::now();
+    loop {
+        let got = pg.psql(sql).unwrap();
+        if got.trim() == want {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{sql} answered {got:?}, not {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits (up to 30 s) until the mock has seen `n` requests.
+async fn wait_for_requests(mock: &MockProvider, n: usize) {
+    let started = std::time::Instant::now();
+    while mock.requests().len() < n {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "only {} of {n} requests reached the model",
+            mock.requests().len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Messages for a session another host is running wait in PostgreSQL's queue table: the host
+/// holding the lane runs them after its own run (collect mode: one merged run answering both
+/// hosts' callers); when that host dies, the waiting host runs its message itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_for_a_session_running_on_another_gateway_queue_in_postgres() {
+    let Some(pg) = filo_testkit::pg::PgServer::start().unwrap() else {
+        return;
+    };
+    let stall = |text: &str, secs: u64| {
+        Turn::Fault(filo_testkit::Fault::Stall {
+            after_events: 1,
+            reply: filo_testkit::Reply::text(text),
+            stall: Duration::from_secs(secs),
+        })
+    };
+    let script = vec![
+        stall("first answer", 4),
+        Turn::text("collected answer"),
+        stall("never finished", 60),
+        Turn::text("host b ran it itself"),
+    ];
+    let mock = MockProvider::start(script).await;
+    let home = Home::new(&mock);
+    let url = pg.url();
+    let a = start_host(&home, &home.path().join("host-a"), &url).await;
+    let b = start_host(&home, &home.path().join("host-b"), &url).await;
+    let c = start_host(&home, &home.path().join("host-c"), &url).await;
+    let queued = "SELECT count(*) FROM filo_gateway.queue WHERE state = 'queued'";
+
+    let first = {
+        let addr = a.addr.clone();
+        tokio::spawn(async move { say(&addr, "q", "first").await })
+    };
+    wait_for_requests(&mock, 1).await;
+    let second = {
+        let addr = b.addr.clone();
+        tokio::spawn(async move { say(&addr, "q", "second").await })
+    };
+    wait_for_sql(&pg, queued, "1").await;
+    let third = {
+        let addr = c.addr.clone();
+        tokio::spawn(async move { say(&addr, "q", "third").await })
+    };
+    wait_for_sql(&pg, queued, "2").await;
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "the queued messages wait for host A's run"
+    );
+    assert_eq!(first.await.unwrap(), "first answer");
+    assert_eq!(second.await.unwrap(), "collected answer");
+    assert_eq!(third.await.unwrap(), "collected answer");
+    assert_eq!(mock.requests().len(), 2, "one merged run answered both");
+    let texts = shared_user_texts(&pg, "q");
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(texts[0], "first");
+    let (s, t) = (texts[1].find("second"), texts[1].find("third"));
+    assert!(
+        texts[1].starts_with("[Queued messages while agent was busy]") && s < t && s.is_some(),
+        "{}",
+        texts[1]
+    );
+    wait_for_sql(&pg, "SELECT count(*) FROM filo_gateway.queue", "0").await;
+
+    // Host A dies while running session r with host B's message queued behind it: host B
+    // takes the lane and runs its message; nothing of A's run is visible.
+    let a_addr = a.addr.clone();
+    let lost = tokio::spawn(async move {
+        let body = json!({ "message": "lost on a" }).to_string();
+        let mut s = tokio::net::TcpStream::connect(&a_addr).await.unwrap();
+        let req = format!(
+            "POST /v1/sessions/r/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut raw = Vec::new();
+        let _ = s.read_to_end(&mut raw).await;
+    });
+    wait_for_requests(&mock, 3).await;
+    let from_b = {
+        let addr = b.addr.clone();
+        tokio::spawn(async move { say(&addr, "r", "from b").await })
+    };
+    wait_for_sql(&pg, queued, "1").await;
+    let mut a = a;
+    a.child.start_kill().unwrap();
+    a.child.wait().await.unwrap();
+    let _ = lost.await;
+    assert_eq!(from_b.await.unwrap(), "host b ran it itself");
+    assert_eq!(shared_user_texts(&pg, "r"), ["from b"]);
+    wait_for_sql(&pg, "SELECT count(*) FROM filo_gateway.queue", "0").await;
+    drop((b, c));
+}

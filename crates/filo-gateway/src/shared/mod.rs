@@ -24,7 +24,11 @@
 //! The auth profiles' rotation state (cooldowns, usage, last good profile) is shared as well
 //! ([`auth`]); each host keeps its own credentials.
 //!
-//! Per host: global concurrency, the follow-up queue, WebSocket connections.
+//! A message for a key another host is running waits in a shared queue ([`queue`]): the host
+//! holding the lane runs it after its own run, before it lets the lane go.
+//!
+//! Per host: global concurrency, WebSocket connections, the stream of a run's events (a message
+//! answered on another host gets its final reply).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -38,9 +42,10 @@ use tokio::sync::Semaphore;
 use crate::core::lock;
 
 pub mod auth;
+pub mod queue;
 
 /// The layout version of the `filo_gateway` tables.
-pub const LAYOUT_VERSION: i64 = 3;
+pub const LAYOUT_VERSION: i64 = 4;
 
 const MIGRATE_LOCK: i64 = 0x6669_6c6f_6777_6d69;
 
@@ -54,6 +59,11 @@ CREATE TABLE filo_gateway.transcript_lines (session_id TEXT NOT NULL, n BIGINT N
   run_id TEXT NOT NULL, reply TEXT NOT NULL, created_ms BIGINT NOT NULL);",
     "CREATE TABLE filo_gateway.auth_state (agent TEXT PRIMARY KEY, state TEXT NOT NULL, \
   updated_ms BIGINT NOT NULL);",
+    "\
+CREATE TABLE filo_gateway.queue (id BIGSERIAL PRIMARY KEY, agent TEXT NOT NULL, key TEXT NOT NULL, \
+  run_id TEXT NOT NULL, mode TEXT NOT NULL, request TEXT NOT NULL, host TEXT NOT NULL, \
+  state TEXT NOT NULL, outcome TEXT, enqueued_ms BIGINT NOT NULL, done_ms BIGINT);
+CREATE INDEX queue_by_key ON filo_gateway.queue (agent, key, state, id);",
 ];
 
 /// A committed run, as an idempotency key recorded it.
@@ -73,6 +83,10 @@ pub struct Commit {
     pub session_key: String,
     pub run_id: String,
     pub reply: String,
+    /// Messages other hosts queued that this run answered: their rows are marked done, with
+    /// `outcome`, in the same transaction.
+    pub queue_rows: Vec<i64>,
+    pub outcome: String,
 }
 
 /// Connections kept per host (and so the runs that can hold a lane at once).
@@ -81,6 +95,8 @@ const DEFAULT_POOL: usize = 32;
 /// This host's connection to the shared database.
 pub struct SharedStore {
     url: String,
+    /// This process, as the queue's rows name their host.
+    host: String,
     shown: String,
     idle: Mutex<Vec<Client>>,
     slots: Arc<Semaphore>,
@@ -141,6 +157,7 @@ impl SharedStore {
         };
         let store = Arc::new(Self {
             url: url.to_owned(),
+            host: format!("pid {} {}", std::process::id(), uuid::Uuid::new_v4()),
             shown: filo_dag::redact(url),
             idle: Mutex::new(Vec::new()),
             slots: Arc::new(Semaphore::new(DEFAULT_POOL)),
@@ -201,8 +218,13 @@ impl SharedStore {
         out
     }
 
-    /// Waits for `key`'s lane (another host may be running it) and holds it.
-    pub async fn lease(self: &Arc<Self>, agent: &str, key: &str) -> Result<Lease, String> {
+    /// Takes `key`'s lane when no host holds it; `None` when another host (or another run on
+    /// this one) is running the key.
+    pub async fn try_lease(
+        self: &Arc<Self>,
+        agent: &str,
+        key: &str,
+    ) -> Result<Option<Lease>, String> {
         let slot = self
             .slots
             .clone()
@@ -211,19 +233,24 @@ impl SharedStore {
             .map_err(|e| e.to_string())?;
         let lock_key = lane_lock_key(agent, key);
         let mut client = self.client().await?;
-        let client = blocking(move || {
-            client
-                .execute("SELECT pg_advisory_lock($1)", &[&lock_key])
-                .map_err(pg)?;
-            Ok(client)
+        let (client, got) = blocking(move || {
+            let got: bool = client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&lock_key])
+                .map_err(pg)?
+                .get(0);
+            Ok((client, got))
         })
         .await?;
-        Ok(Lease {
+        if !got {
+            self.give_back(client);
+            return Ok(None);
+        }
+        Ok(Some(Lease {
             client: Some(client),
             store: self.clone(),
             lock_key,
             _slot: slot,
-        })
+        }))
     }
 
     /// The shared entry of `key`, if any host created one.
@@ -348,7 +375,7 @@ impl SharedStore {
         }
         let new: Vec<String> = lines.into_iter().skip(known).collect();
         let count = new.len();
-        if count == 0 && commit.idempotency_key.is_none() {
+        if count == 0 && commit.idempotency_key.is_none() && commit.queue_rows.is_empty() {
             return Ok(0);
         }
         let id = session_id.to_owned();
@@ -377,6 +404,14 @@ impl SharedStore {
                         &commit.reply,
                         &now,
                     ],
+                )
+                .map_err(pg)?;
+            }
+            if !commit.queue_rows.is_empty() {
+                tx.execute(
+                    "UPDATE filo_gateway.queue SET state = 'done', outcome = $2, done_ms = $3 \
+                     WHERE id = ANY($1)",
+                    &[&commit.queue_rows, &commit.outcome, &now],
                 )
                 .map_err(pg)?;
             }
