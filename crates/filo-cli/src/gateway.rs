@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, Subcommand};
 use filo_embed::clock::SystemClock;
 use filo_embed::config::CONFIG_FILE;
 use filo_embed::{EmbedConfig, EmbedDeps, EmbedPaths, Embedder};
@@ -29,12 +29,99 @@ pub struct GatewayArgs {
     /// (`postgres://user:pass@host:port/db`, also `FILO_GATEWAY_STORE`): each key's lane is a
     /// lock there, entries and transcripts live there, and so does the memory unless
     /// `memory.db` names another.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", global = true)]
     store: Option<String>,
+    #[command(subcommand)]
+    command: Option<GatewayCommand>,
+}
+
+/// What `filo gateway` does besides serving.
+#[derive(Debug, Subcommand)]
+enum GatewayCommand {
+    /// Writes a session's transcript from the shared store (`--store`) as pi's JSONL file, byte
+    /// for byte the file the hosts work on.
+    Export {
+        /// The session key (`agent:main:…`, or the part after `agent:<agent>:`) or session id.
+        session: String,
+        /// The agent a short key belongs to.
+        #[arg(long, default_value = "main")]
+        agent: String,
+        /// Where to write (default: standard output).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// `filo gateway export`: the shared transcript of one session as JSONL.
+fn export(
+    url: Option<String>,
+    session: &str,
+    agent: &str,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    let url = url.context("export reads the shared store: give --store or FILO_GATEWAY_STORE")?;
+    let key = if session.starts_with("agent:") {
+        session.to_owned()
+    } else {
+        format!("agent:{agent}:{session}")
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let lines = runtime.block_on(async {
+        let shared = filo_gateway::shared::SharedStore::connect(&url, false)
+            .await
+            .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
+        let session_id = match shared
+            .load_entry(agent, &key)
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?
+        {
+            Some(entry) => entry.session_id,
+            None => session.to_owned(),
+        };
+        let lines = shared
+            .transcript(&session_id)
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        anyhow::ensure!(
+            !lines.is_empty(),
+            "no shared session {session:?} (neither a key of agent {agent:?} nor a session id)"
+        );
+        anyhow::Ok(lines)
+    })?;
+    let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for l in &lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    match out {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => std::io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .context("cannot write the transcript")?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs the gateway until a stop signal; `env` is the process environment, read once in main.
 pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
+    let store_url = args
+        .store
+        .clone()
+        .or_else(|| env.get("FILO_GATEWAY_STORE").map(str::to_owned))
+        .filter(|s| !s.trim().is_empty());
+    if let Some(GatewayCommand::Export {
+        session,
+        agent,
+        out,
+    }) = &args.command
+    {
+        return export(store_url, session, agent, out.as_deref());
+    }
     let home = env
         .get("HOME")
         .map(PathBuf::from)
@@ -51,11 +138,6 @@ pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| paths.state_dir.join(CONFIG_FILE));
     let mut config = EmbedConfig::load(&config_path)
         .with_context(|| format!("cannot load {}", config_path.display()))?;
-    let store_url = args
-        .store
-        .clone()
-        .or_else(|| env.get("FILO_GATEWAY_STORE").map(str::to_owned))
-        .filter(|s| !s.trim().is_empty());
     if let Some(url) = &store_url {
         anyhow::ensure!(
             filo_dag::is_postgres_url(url),

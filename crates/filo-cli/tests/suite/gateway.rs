@@ -398,6 +398,38 @@ async fn two_gateways_share_sessions_through_postgres() {
         .collect();
     assert_eq!(texts, ["s0 turn 1", "s0 turn 2", "s0 turn 3"], "{history}");
     drop(c);
+    // `filo gateway export` writes the shared transcript as the JSONL file host B ran the
+    // session's last turn on, byte for byte, by key or by session id.
+    let sid = pg
+        .psql("SELECT entry::json->>'sessionId' FROM filo_gateway.sessions WHERE key = 'agent:main:s0'")
+        .unwrap();
+    let sid = sid.trim();
+    let local = find_file(&home.path().join("host-b"), &format!("{sid}.jsonl"))
+        .expect("host B's copy of s0");
+    let (code, exported, err) = home
+        .filo(&["gateway", "export", "s0", "--store", &url])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(exported, std::fs::read_to_string(&local).unwrap());
+    let out = home.path().join("s0-export.jsonl");
+    let (code, _, err) = home
+        .filo(&[
+            "gateway",
+            "export",
+            sid,
+            "--store",
+            &url,
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&local).unwrap());
+    let (code, _, err) = home
+        .filo(&["gateway", "export", "nope", "--store", &url])
+        .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("no shared session \"nope\""), "{err}");
     // A host on the shared store drains and exits 0 on SIGTERM (its pool closes off the runtime).
     let mut b = b;
     let pid = b.child.id().unwrap();
@@ -609,4 +641,19 @@ async fn messages_for_a_session_running_on_another_gateway_queue_in_postgres() {
     assert_eq!(shared_user_texts(&pg, "r"), ["from b"]);
     wait_for_sql(&pg, "SELECT count(*) FROM filo_gateway.queue", "0").await;
     drop((b, c));
+}
+
+/// The first file named `name` under `dir`.
+fn find_file(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            if let Some(found) = find_file(&path, name) {
+                return Some(found);
+            }
+        } else if e.file_name() == name {
+            return Some(path);
+        }
+    }
+    None
 }
