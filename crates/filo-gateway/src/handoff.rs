@@ -167,10 +167,10 @@ fn batches(claimed: Vec<Claimed>) -> Vec<(Pending, Vec<i64>)> {
         }
     }
     out.into_iter()
-        .map(|(group, _)| {
+        .filter_map(|(group, _)| {
             let rows: Vec<i64> = group.iter().map(|c| c.id).collect();
             let mut items = group.into_iter().map(|c| c.submit);
-            let mut first = items.next().expect("groups are never empty");
+            let mut first = items.next()?;
             let rest: Vec<_> = items.collect();
             let mut merged = Vec::new();
             if !rest.is_empty() {
@@ -183,7 +183,7 @@ fn batches(claimed: Vec<Claimed>) -> Vec<(Pending, Vec<i64>)> {
             }
             let mut pending = Pending::new(first, None);
             pending.merged = merged;
-            (pending, rows)
+            Some((pending, rows))
         })
         .collect()
 }

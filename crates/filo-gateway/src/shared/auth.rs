@@ -53,13 +53,14 @@ impl SharedAuthState {
     ) -> Result<T, AuthStoreError> {
         let work = || {
             let mut slot = self.client.lock().unwrap_or_else(PoisonError::into_inner);
-            if slot.as_ref().is_none_or(Client::is_closed) {
-                *slot = Some(filo_dag::connect_client(&self.url).map_err(|e| self.fail(e))?);
-            }
-            let client = slot.as_mut().expect("connected above");
-            let out = f(client);
-            if out.is_err() && client.is_closed() {
-                *slot = None;
+            let mut client = match slot.take() {
+                Some(c) if !c.is_closed() => c,
+                _ => filo_dag::connect_client(&self.url).map_err(|e| self.fail(e))?,
+            };
+            let out = f(&mut client);
+            // A connection that broke is not kept; the next call opens a new one.
+            if !client.is_closed() {
+                *slot = Some(client);
             }
             out
         };

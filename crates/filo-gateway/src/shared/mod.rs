@@ -167,6 +167,7 @@ impl SharedStore {
         let shown = store.shown.clone();
         let client = blocking(move || {
             migrate(&mut client, &shown)?;
+            queue::sweep(&mut client)?;
             Ok(client)
         })
         .await?;

@@ -11,7 +11,7 @@
 //! `done`, and its lane is free; the receiving host then takes the lane and runs its own message.
 //! A receiving host that dies leaves a `queued` row that the next holder of the lane still runs
 //! (as a message queued on one host runs even when its caller went away); `done` rows nobody
-//! collected are removed after a day.
+//! collected are removed a day later, when a host starts.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,6 +52,19 @@ fn mode_name(mode: QueueMode) -> &'static str {
         QueueMode::Followup => "followup",
         QueueMode::Collect => "collect",
     }
+}
+
+/// Removes the `done` rows nobody collected for a day (their waiting host died); run when a
+/// host connects.
+pub(super) fn sweep(client: &mut filo_dag::postgres::Client) -> Result<(), String> {
+    let before = crate::run::now_ms() - DONE_KEPT_MS;
+    client
+        .execute(
+            "DELETE FROM filo_gateway.queue WHERE state = 'done' AND done_ms < $1",
+            &[&before],
+        )
+        .map_err(pg)?;
+    Ok(())
 }
 
 impl SharedStore {
@@ -147,16 +160,9 @@ impl SharedStore {
     pub async fn claim(self: &Arc<Self>, agent: &str, key: &str) -> Result<Vec<Claimed>, String> {
         let (agent, key) = (agent.to_owned(), key.to_owned());
         let host = self.host.clone();
-        let now = crate::run::now_ms();
         let rows: Vec<(i64, String, String)> = self
             .with(move |c| {
-                let mut tx = c.transaction().map_err(pg)?;
-                tx.execute(
-                    "DELETE FROM filo_gateway.queue WHERE state = 'done' AND done_ms < $1",
-                    &[&(now - DONE_KEPT_MS)],
-                )
-                .map_err(pg)?;
-                let rows = tx
+                let rows = c
                     .query(
                         "UPDATE filo_gateway.queue SET state = 'running', host = $3 \
                          WHERE agent = $1 AND key = $2 AND state = 'queued' \
@@ -164,7 +170,6 @@ impl SharedStore {
                         &[&agent, &key, &host],
                     )
                     .map_err(pg)?;
-                tx.commit().map_err(pg)?;
                 Ok(rows
                     .into_iter()
                     .map(|r| (r.get(0), r.get(1), r.get(2)))
