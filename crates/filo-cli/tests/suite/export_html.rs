@@ -44,7 +44,6 @@ fn chromium_or_skip(test: &str) -> Option<&'static str> {
             may_skip,
             "{test} needs chromium, which is not installed (CI={ci:?}); .ci/run installs it"
         );
-        eprintln!("SKIPPED {test}: chromium is not installed");
     }
     found
 }
@@ -315,6 +314,9 @@ async fn exported_viewer_renders_navigates_and_stays_inert_in_chromium() {
     let Some(bin) =
         chromium_or_skip("exported_viewer_renders_navigates_and_stays_inert_in_chromium")
     else {
+        eprintln!(
+            "SKIPPED exported_viewer_renders_navigates_and_stays_inert_in_chromium: chromium is not installed"
+        );
         return;
     };
     // The console check below is only worth something if Chromium's console reaches us.
@@ -414,25 +416,92 @@ async fn exported_viewer_renders_navigates_and_stays_inert_in_chromium() {
     );
     assert!(shown(&run.stdout, "a000000a"));
 
+    // The page and screenshots of it (light and dark) go to the test's output directory.
     let dir = output_dir();
-    for (name, url) in [
-        ("viewer-right.png", file_url(&page, "")),
-        ("viewer-left.png", left),
-    ] {
+    std::fs::copy(&page, dir.join("viewer.html")).unwrap();
+    println!("page: {}", dir.join("viewer.html").display());
+    let shots = [
+        ("viewer-right.png", file_url(&page, ""), false),
+        ("viewer-left.png", left, false),
+        (
+            "viewer-left-dark.png",
+            file_url(&page, "#select=a0000007"),
+            true,
+        ),
+    ];
+    for (name, url, dark) in shots {
         let shot = dir.join(name);
         let _ = std::fs::remove_file(&shot);
-        let run = chromium(
-            bin,
-            &url,
-            &[
-                &format!("--screenshot={}", shot.display()),
-                "--window-size=1280,900",
-            ],
-        )
-        .await;
+        let mut flags = vec![
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1280,900".to_string(),
+        ];
+        if dark {
+            flags.push("--force-dark-mode".into());
+            flags.push("--blink-settings=preferredColorScheme=0".into());
+        }
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let run = chromium(bin, &url, &flags).await;
         assert_eq!(run.console(), Vec::<&str>::new(), "{}", run.stderr);
         let png = std::fs::read(&shot).unwrap();
         assert!(png.starts_with(b"\x89PNG"), "{}", shot.display());
         println!("screenshot: {}", shot.display());
     }
+}
+
+/// `/export` in the terminal UI: HTML by default (named after the session file, with what the
+/// live session adds: the system prompt and the tools), and a `.jsonl` path gets the current
+/// branch as a session file whose entry lines are the session file's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_export_writes_html_or_the_branch_as_jsonl() {
+    use super::tui::{launch, tmux_or_skip};
+    if !tmux_or_skip("slash_export_writes_html_or_the_branch_as_jsonl") {
+        eprintln!("SKIPPED slash_export_writes_html_or_the_branch_as_jsonl: tmux is not installed");
+        return;
+    }
+    let mock = MockProvider::start(vec![filo_testkit::Turn::text(
+        "The answer is **forty-two**.",
+    )])
+    .await;
+    let home = Home::new(&mock);
+    let tmux = launch(&home);
+    tmux.wait_for("enter to send").await;
+    tmux.keys(&["-l", "what is <it>?"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("The answer is forty-two.").await;
+
+    tmux.keys(&["-l", "/export"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Session exported to:").await;
+    let session = home.sessions().pop().expect("the session file");
+    let stem = session.file_stem().unwrap().to_string_lossy().into_owned();
+    let html_path = home.project().join(format!("filo-session-{stem}.html"));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.contains("what is &lt;it&gt;?"), "{html}");
+    assert!(html.contains("The answer is <strong>forty-two</strong>."));
+    assert!(html.contains("<summary>System prompt</summary>"));
+    assert!(
+        html.contains("<li><code>read</code>"),
+        "the tools are listed"
+    );
+
+    tmux.keys(&["-l", "/export out/branch.jsonl"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("out/branch.jsonl").await;
+    assert!(screen.contains("Session exported to:"), "{screen}");
+    let copy = std::fs::read_to_string(home.project().join("out/branch.jsonl")).unwrap();
+    let original = std::fs::read_to_string(&session).unwrap();
+    let (head, entries) = copy.split_once('\n').unwrap();
+    let head: Value = serde_json::from_str(head).unwrap();
+    let original_head: Value = serde_json::from_str(original.lines().next().unwrap()).unwrap();
+    assert_eq!(head["type"], "session");
+    assert_eq!(head["version"], 3);
+    assert_eq!(head["id"], original_head["id"]);
+    assert_eq!(head["cwd"], original_head["cwd"]);
+    let (_, original_entries) = original.split_once('\n').unwrap();
+    assert_eq!(
+        entries, original_entries,
+        "entry lines are copied byte for byte"
+    );
+    assert!(entries.lines().count() >= 3, "{entries}");
 }

@@ -52,8 +52,10 @@ impl<'a> Context<'a> {
                                 if calls(a).any(|c| c.id == r.tool_call_id) =>
                             {
                                 let key = (p, r.tool_call_id.as_str());
-                                if !results.contains_key(&key) {
-                                    results.insert(key, (e.id.as_str(), r));
+                                if let std::collections::hash_map::Entry::Vacant(v) =
+                                    results.entry(key)
+                                {
+                                    v.insert((e.id.as_str(), r));
                                     attached.insert(i);
                                 }
                                 break;
@@ -198,11 +200,7 @@ fn diff(out: &mut String, text: &str) {
             Some(b'-') => "del",
             _ => "ctx",
         };
-        let _ = write!(
-            out,
-            "<span class=\"{class}\">{}</span>\n",
-            escape_html(line)
-        );
+        let _ = write!(out, "<span class=\"{class}\">{}</span>", escape_html(line));
     }
     out.push_str("</pre>");
 }
@@ -437,7 +435,7 @@ pub(super) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -463,7 +461,7 @@ pub(super) fn section(
     let time = e.timestamp.get(11..19).unwrap_or(&e.timestamp);
     let _ = write!(
         out,
-        "<section class=\"msg {class}\" data-id=\"{id}\"{hidden}><div class=\"msg-head\"><span class=\"who\">{who}</span>{label}<a class=\"stamp\" href=\"{href}\" title=\"{ts} (link to this entry)\">{time}</a></div>{inner}</section>\n",
+        "<section class=\"msg {class}\" data-id=\"{id}\"{hidden}><div class=\"msg-head\"><span class=\"who\">{who}</span>{label}<a class=\"stamp\" href=\"{href}\" title=\"{ts} (link to this entry)\">{time}</a></div>{inner}</section>",
         id = escape_html(&e.id),
         hidden = if shown { "" } else { " hidden" },
         who = escape_html(&who),
@@ -471,6 +469,7 @@ pub(super) fn section(
         ts = escape_html(&e.timestamp),
         time = escape_html(time),
     );
+    out.push('\n');
 }
 
 #[cfg(test)]

@@ -328,4 +328,36 @@ mod tests {
             .unwrap();
         assert!(err.contains("Nothing to export yet"), "{err}");
     }
+
+    #[test]
+    fn the_jsonl_export_is_the_current_branch_with_the_files_own_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.jsonl");
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s-1","timestamp":"2025-11-01T10:00:00.000Z","cwd":"/w"}"#,
+            // A root whose parent is missing, and lines in an unusual (but valid) spelling.
+            r#"{"type":"message","id":"a1","parentId":"gone","timestamp":"2025-11-01T10:00:01.000Z","message":{"role":"user","content":"root","timestamp":1}}"#,
+            r#"{"type":"message",  "id":"a2","parentId":"a1","timestamp":"2025-11-01T10:00:02.000Z","message":{"role":"user","content":"left","timestamp":2}}"#,
+            r#"{"id":"a3","type":"message","parentId":"a1","timestamp":"2025-11-01T10:00:03.000Z","message":{"role":"user","content":"right \u003c","timestamp":3}}"#,
+        ];
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        let store = SessionManager::open(&file, "/w").unwrap();
+        let out = render_branch_jsonl(&store).unwrap();
+        let got: Vec<&str> = out.lines().collect();
+        assert_eq!(got.len(), 3, "{out}");
+        let head: serde_json::Value = serde_json::from_str(got[0]).unwrap();
+        assert_eq!(head["type"], "session");
+        assert_eq!(head["version"], 3);
+        assert_eq!(head["id"], "s-1");
+        assert_eq!(head["cwd"], "/w");
+        assert_ne!(
+            head["timestamp"], "2025-11-01T10:00:00.000Z",
+            "the export's own time"
+        );
+        let root: serde_json::Value = serde_json::from_str(got[1]).unwrap();
+        assert_eq!(root["id"], "a1");
+        assert_eq!(root["parentId"], serde_json::Value::Null);
+        assert_eq!(got[2], lines[3], "copied byte for byte");
+        assert!(out.ends_with('\n'));
+    }
 }

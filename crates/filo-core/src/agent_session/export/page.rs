@@ -155,7 +155,7 @@ pub(super) fn sidebar(out: &mut String, tree: &Tree<'_>, ctx: &Context<'_>, path
         let label = ctx.labels.get(e.id.as_str());
         let _ = write!(
             out,
-            "<a class=\"node k-{kind}{cur}\" href=\"{href}\" data-id=\"{id}\" data-parent=\"{parent}\" data-kind=\"{kind}\"{labeled} style=\"--d:{depth}\"><span class=\"joint\">{joint}</span><span class=\"text\">{text}</span>{label}</a>\n",
+            "<a class=\"node k-{kind}{cur}\" href=\"{href}\" data-id=\"{id}\" data-parent=\"{parent}\" data-kind=\"{kind}\"{labeled} style=\"--d:{depth}\"><span class=\"joint\">{joint}</span><span class=\"text\">{text}</span>{label}</a>",
             cur = if on_path[row.at] { " on-path" } else { "" },
             href = escape_html(&select_href(&e.id)),
             id = escape_html(&e.id),
@@ -176,6 +176,7 @@ pub(super) fn sidebar(out: &mut String, tree: &Tree<'_>, ctx: &Context<'_>, path
                 escape_html(l)
             )),
         );
+        out.push('\n');
     }
 }
 
