@@ -19,7 +19,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("compact", "Compact the context (optional instructions)"),
     ("name", "Name this session"),
     ("session", "Session info and stats"),
-    ("export", "Export the session to HTML"),
+    (
+        "export",
+        "Export session (HTML default, or specify path: .html/.jsonl)",
+    ),
     ("copy", "Copy the last answer to the clipboard"),
     ("life", "The memory graph around HEAD"),
     ("trace", "The memory navigation log"),
@@ -202,14 +205,20 @@ impl App {
         self.state.overlay = Some(Overlay::Select(list));
     }
 
+    /// `/export [file]`: HTML (the whole tree) unless the path ends in `.jsonl`, which writes the
+    /// current branch as a session file (as pi does).
     fn export(&mut self, arg: &str) {
         let path = (!arg.is_empty()).then(|| self.options.cwd.join(arg));
-        match self.session.export_to_html(path.as_deref()) {
+        let written = match &path {
+            Some(p) if arg.ends_with(".jsonl") => self.session.export_to_jsonl(p),
+            _ => self.session.export_to_html(path.as_deref()),
+        };
+        match written {
             Ok(p) => self
                 .state
-                .push(Cell::Info(format!("Exported to {}", p.display()))),
+                .push(Cell::Info(format!("Session exported to: {}", p.display()))),
             Err(e) => self.state.push(Cell::Error(format!(
-                "Export failed: {}",
+                "Failed to export session: {}",
                 filo_core::error_chain(&e)
             ))),
         }

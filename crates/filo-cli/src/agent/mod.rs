@@ -250,6 +250,6 @@ fn export_html(paths: &setup::Paths, export: &[String]) -> anyhow::Result<ExitCo
         None => paths.cwd.join(format!("filo-session-{stem}.html")),
     };
     filo_core::agent_session::export::write_html(&out, &html)?;
-    writeln!(std::io::stdout(), "Exported to {}", out.display())?;
+    writeln!(std::io::stdout(), "Exported to: {}", out.display())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -177,7 +177,7 @@ async fn export_writes_html_and_never_rewrites_the_session_file() {
     std::fs::write(&file, v1).unwrap();
     let (code, out, err) = home.filo(&["--export", "old.jsonl", "out.html"]).await;
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("Exported to "));
+    assert!(out.starts_with("Exported to: "), "{out}");
     let html = std::fs::read_to_string(home.project().join("out.html")).unwrap();
     assert!(html.contains("&lt;b&gt;bold?&lt;/b&gt; &amp; more"));
     assert!(!html.contains("<b>bold?</b>"));

@@ -4,6 +4,7 @@ mod config;
 mod crash;
 mod dag;
 mod events_pi073;
+mod export_html;
 mod faults;
 mod flags;
 mod gateway;

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::common::Home;
 
 /// A private tmux server (own socket); killed on drop, so no pane outlives the test.
-struct Tmux {
+pub(super) struct Tmux {
     socket: String,
 }
 
@@ -33,19 +33,19 @@ impl Tmux {
             .unwrap()
     }
 
-    fn capture(&self) -> String {
+    pub(super) fn capture(&self) -> String {
         String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "filo"]).stdout)
             .into_owned()
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(super) fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "filo"];
         args.extend_from_slice(keys);
         assert!(self.cmd(&args).status.success());
     }
 
     /// Wait until the pane shows `needle`.
-    async fn wait_for(&self, needle: &str) -> String {
+    pub(super) async fn wait_for(&self, needle: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let screen = self.capture();
@@ -74,7 +74,7 @@ fn may_skip_without_tmux(ci: Option<&str>) -> bool {
 
 /// `true` to run the test; `false` to skip it when tmux is missing outside CI. In CI a missing
 /// tmux is a failure: a test that cannot run must not pass.
-fn tmux_or_skip(test: &str) -> bool {
+pub(super) fn tmux_or_skip(test: &str) -> bool {
     if Tmux::available() {
         return true;
     }
@@ -102,7 +102,7 @@ fn shell_quote(p: &Path) -> String {
 
 /// `filo` in a new 100×30 pane; after it exits the shell prints its exit code and whether the
 /// terminal is back in canonical (cooked) mode, then idles so the pane stays readable.
-fn launch(home: &Home) -> Tmux {
+pub(super) fn launch(home: &Home) -> Tmux {
     launch_with(home, "")
 }
 
