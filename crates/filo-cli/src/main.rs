@@ -18,9 +18,10 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "filo",
-    version,
     about = "filo: a coding agent whose memory is a time-travelling conversation graph (Playfilo)",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    args_override_self = true,
+    disable_version_flag = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -38,7 +39,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(agent::args::expand_short_flags(std::env::args_os()));
+    if cli.command.is_none() && cli.agent.version {
+        println!("{}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
     let env = dag::Env::from_process();
     let result = match cli.command {
         Some(Command::Dag(args)) => dag::run(args, &env, &mut std::io::stdout().lock()),

@@ -1,7 +1,7 @@
 //! Loading what a session needs from disk: resources (AGENTS.md, skills, prompt templates,
 //! SYSTEM.md), the model registry with `models.json`, and the API-key resolver.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use filo_ai::{Env, ProviderRegistry};
@@ -10,8 +10,29 @@ use crate::agent_dirs::{AgentDirs, AgentItem};
 use crate::agent_session::{ApiKeyResolver, Resources};
 use crate::auth::{AuthStorage, KeyCommands};
 use crate::resources::{
-    Source, default_skill_dirs, load_context_files, load_prompt_templates, load_skills,
+    Skill, Source, default_skill_dirs, load_context_files, load_prompt_template,
+    load_prompt_templates, load_skill_paths, load_skills,
 };
+
+/// What the command line asks of resource loading (pi's `--skill`, `-ns`, `--prompt-template`,
+/// `-np`, `-nc`, `--system-prompt`, `--append-system-prompt`).
+#[derive(Debug, Clone, Default)]
+pub struct ResourceOptions {
+    /// Replaces the system prompt (text or a file).
+    pub system_prompt: Option<String>,
+    /// Appended to the system prompt, in order, joined by blank lines (texts or files).
+    pub append_system_prompt: Vec<String>,
+    /// Skill files or directories loaded besides the discovered ones.
+    pub skill_paths: Vec<PathBuf>,
+    /// Discover no skills (the `skill_paths` ones still load).
+    pub no_skills: bool,
+    /// Template files or directories loaded besides the discovered ones.
+    pub prompt_template_paths: Vec<PathBuf>,
+    /// Discover no templates (the `prompt_template_paths` ones still load).
+    pub no_prompt_templates: bool,
+    /// Read no AGENTS.md / CLAUDE.md.
+    pub no_context_files: bool,
+}
 
 /// A flag value that names an existing file is read as that file; otherwise it is the text.
 pub fn text_or_file(value: &str, cwd: &Path) -> String {
@@ -36,54 +57,111 @@ pub fn load_resources(
     append: Option<&str>,
 ) -> (Resources, Vec<String>) {
     let dirs = AgentDirs::own_only(agent_dir.to_path_buf());
-    load_resources_in(&dirs, home, cwd, system_prompt, append)
+    let options = ResourceOptions {
+        system_prompt: system_prompt.map(str::to_owned),
+        append_system_prompt: append.map(str::to_owned).into_iter().collect(),
+        ..ResourceOptions::default()
+    };
+    load_resources_in(&dirs, home, cwd, &options)
 }
 
 /// [`load_resources`] with `skills/` and `prompts/` read where `dirs` says (pi's when filo has
-/// none); AGENTS.md, SYSTEM.md and APPEND_SYSTEM.md come from filo's own directory.
+/// none) and the command line's `options`; AGENTS.md, SYSTEM.md and APPEND_SYSTEM.md come from
+/// filo's own directory.
 pub fn load_resources_in(
     dirs: &AgentDirs,
     home: &Path,
     cwd: &Path,
-    system_prompt: Option<&str>,
-    append: Option<&str>,
+    options: &ResourceOptions,
 ) -> (Resources, Vec<String>) {
     let agent_dir = dirs.own();
-    let skills = load_skills(&default_skill_dirs(
-        dirs.source(AgentItem::Skills),
-        home,
-        cwd,
-    ));
-    let mut templates = load_prompt_templates(&cwd.join(".pi").join("prompts"), Source::Project);
-    for t in load_prompt_templates(&dirs.read_path(AgentItem::Prompts), Source::User) {
-        if !templates.iter().any(|x| x.name == t.name) {
-            templates.push(t);
+    let mut warnings = Vec::new();
+    let mut skills: Vec<Skill> = Vec::new();
+    if !options.no_skills {
+        let found = load_skills(&default_skill_dirs(
+            dirs.source(AgentItem::Skills),
+            home,
+            cwd,
+        ));
+        skills = found.skills;
+        warnings.extend(found.warnings);
+    }
+    let extra = load_skill_paths(
+        &options
+            .skill_paths
+            .iter()
+            .map(|p| cwd.join(p))
+            .collect::<Vec<_>>(),
+    );
+    warnings.extend(extra.warnings);
+    for skill in extra.skills {
+        if !skills.iter().any(|s| s.name == skill.name) {
+            skills.push(skill);
         }
     }
-    let custom = match system_prompt {
+    let mut templates = Vec::new();
+    if !options.no_prompt_templates {
+        templates = load_prompt_templates(&cwd.join(".pi").join("prompts"), Source::Project);
+        for t in load_prompt_templates(&dirs.read_path(AgentItem::Prompts), Source::User) {
+            if !templates.iter().any(|x| x.name == t.name) {
+                templates.push(t);
+            }
+        }
+    }
+    for path in &options.prompt_template_paths {
+        let path = cwd.join(path);
+        let found = if path.is_dir() {
+            load_prompt_templates(&path, Source::Path)
+        } else if path.is_file() {
+            load_prompt_template(&path, Source::Path).into_iter().collect()
+        } else {
+            warnings.push(format!(
+                "Prompt template path does not exist: {}",
+                path.display()
+            ));
+            Vec::new()
+        };
+        for t in found {
+            if !templates.iter().any(|x| x.name == t.name) {
+                templates.push(t);
+            }
+        }
+    }
+    let custom = match &options.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
         None => first_file(&[
             cwd.join(".pi").join("SYSTEM.md"),
             agent_dir.join("SYSTEM.md"),
         ]),
     };
-    let append = match append {
-        Some(v) => Some(text_or_file(v, cwd)),
-        None => first_file(&[
+    let append = if options.append_system_prompt.is_empty() {
+        first_file(&[
             cwd.join(".pi").join("APPEND_SYSTEM.md"),
             agent_dir.join("APPEND_SYSTEM.md"),
-        ]),
+        ])
+    } else {
+        let parts: Vec<String> = options
+            .append_system_prompt
+            .iter()
+            .map(|v| text_or_file(v, cwd))
+            .collect();
+        Some(parts.join("\n\n"))
+    };
+    let context_files = if options.no_context_files {
+        Vec::new()
+    } else {
+        load_context_files(agent_dir, cwd)
     };
     let resources = Resources {
-        context_files: load_context_files(agent_dir, cwd),
-        skills: skills.skills,
+        context_files,
+        skills,
         templates,
         custom_system_prompt: custom,
         append_system_prompt: append,
         agent_dir: Some(agent_dir.to_path_buf()),
         pi_agent_dir: dirs.pi().map(Path::to_path_buf),
     };
-    (resources, skills.warnings)
+    (resources, warnings)
 }
 
 /// The built-in catalog plus `<agent_dir>/models.json`. A broken file or provider is reported

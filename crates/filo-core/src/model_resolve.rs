@@ -229,3 +229,68 @@ mod tests {
         assert_eq!(match_model("sonnet", &models).unwrap().id, "sonnet-4");
     }
 }
+
+/// A model of the cycling scope (`--models`), with the thinking level its pattern named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopedModel {
+    pub model: Model,
+    pub thinking: Option<ThinkingLevel>,
+}
+
+/// pi's `resolveModelScope`: each pattern, in order, adds the models it names among
+/// `available` (those with a key), without duplicates. A pattern with `*`, `?` or `[` is a glob
+/// matched case-insensitively against `provider/id` and against `id` (`*` stops at `/`); any
+/// other is matched as `--model` is. Returns the scope and a warning per pattern that matched
+/// nothing.
+pub fn resolve_model_scope(patterns: &[String], available: &[Model]) -> (Vec<ScopedModel>, Vec<String>) {
+    let mut scope: Vec<ScopedModel> = Vec::new();
+    let mut warnings = Vec::new();
+    let add = |scope: &mut Vec<ScopedModel>, model: &Model, thinking| {
+        if !scope.iter().any(|s| s.model.same_as(model)) {
+            scope.push(ScopedModel {
+                model: model.clone(),
+                thinking,
+            });
+        }
+    };
+    for raw in patterns.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+        let (pattern, thinking) = split_level(raw);
+        if raw.contains(['*', '?', '[']) {
+            let glob = globset::GlobBuilder::new(pattern)
+                .case_insensitive(true)
+                .literal_separator(true)
+                .build()
+                .map(|g| g.compile_matcher());
+            let matched: Vec<&Model> = match &glob {
+                Ok(m) => available
+                    .iter()
+                    .filter(|x| m.is_match(format!("{}/{}", x.provider, x.id)) || m.is_match(&x.id))
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            if matched.is_empty() {
+                warnings.push(format!("No models match pattern \"{raw}\""));
+            }
+            for m in matched {
+                add(&mut scope, m, thinking);
+            }
+            continue;
+        }
+        let found = match pattern.split_once('/') {
+            Some((provider, id)) if available.iter().any(|m| m.provider == provider) => {
+                let of_provider: Vec<Model> = available
+                    .iter()
+                    .filter(|m| m.provider == provider)
+                    .cloned()
+                    .collect();
+                match_model(id, &of_provider).cloned()
+            }
+            _ => match_model(pattern, available).cloned(),
+        };
+        match found {
+            Some(m) => add(&mut scope, &m, thinking),
+            None => warnings.push(format!("No models match pattern \"{raw}\"")),
+        }
+    }
+    (scope, warnings)
+}

@@ -219,6 +219,27 @@ pub fn load_skills(dirs: &[(PathBuf, Source)]) -> Skills {
     out
 }
 
+/// Skills from paths given on the command line (`--skill`): a skill file, or a directory
+/// scanned as the skill directories are. A missing path is a warning.
+pub fn load_skill_paths(paths: &[PathBuf]) -> Skills {
+    let mut out = Skills::default();
+    for path in paths {
+        if path.is_dir() {
+            let found = load_skills(&[(path.clone(), Source::Path)]);
+            out.skills.extend(found.skills);
+            out.warnings.extend(found.warnings);
+        } else if path.is_file() {
+            let (skill, warnings) = load_skill(path, Source::Path);
+            out.warnings.extend(warnings);
+            out.skills.extend(skill);
+        } else {
+            out.warnings
+                .push(format!("Skill path does not exist: {}", path.display()));
+        }
+    }
+    out
+}
+
 /// pi's skill directories for `cwd`: project `.pi/skills` and `.agents/skills` from `cwd` up to the
 /// git root, then the user's `<agent_dir>/skills` and `~/.agents/skills`.
 pub fn default_skill_dirs(agent_dir: &Path, home: &Path, cwd: &Path) -> Vec<(PathBuf, Source)> {
@@ -331,33 +352,36 @@ pub fn load_prompt_templates(dir: &Path, source: Source) -> Vec<PromptTemplate> 
     paths.sort();
     paths
         .into_iter()
-        .filter_map(|p| {
-            let text = fs::read_to_string(&p).ok()?;
-            let (front, body) = split_frontmatter(&text);
-            let fm_desc = front
-                .and_then(|f| parse_yaml(f).ok().flatten())
-                .and_then(|y| y["description"].as_str().map(str::to_string));
-            let desc = fm_desc.unwrap_or_else(|| {
-                let first = body
-                    .lines()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("")
-                    .trim();
-                if first.chars().count() > 60 {
-                    format!("{}...", first.chars().take(60).collect::<String>())
-                } else {
-                    first.to_string()
-                }
-            });
-            Some(PromptTemplate {
-                name: p.file_stem()?.to_string_lossy().into_owned(),
-                description: desc,
-                path: p.clone(),
-                content: body.to_string(),
-                source,
-            })
-        })
+        .filter_map(|p| load_prompt_template(&p, source))
         .collect()
+}
+
+/// One template file (`None` when it cannot be read).
+pub fn load_prompt_template(p: &Path, source: Source) -> Option<PromptTemplate> {
+    let text = fs::read_to_string(p).ok()?;
+    let (front, body) = split_frontmatter(&text);
+    let fm_desc = front
+        .and_then(|f| parse_yaml(f).ok().flatten())
+        .and_then(|y| y["description"].as_str().map(str::to_string));
+    let desc = fm_desc.unwrap_or_else(|| {
+        let first = body
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        if first.chars().count() > 60 {
+            format!("{}...", first.chars().take(60).collect::<String>())
+        } else {
+            first.to_string()
+        }
+    });
+    Some(PromptTemplate {
+        name: p.file_stem()?.to_string_lossy().into_owned(),
+        description: desc,
+        path: p.to_path_buf(),
+        content: body.to_string(),
+        source,
+    })
 }
 
 /// Split arguments like a shell: whitespace separated, `'` and `"` quoting.

@@ -74,15 +74,60 @@ pub struct AgentArgs {
     /// Replace the system prompt (text or a file path).
     #[arg(long, value_name = "TEXT|FILE")]
     pub system_prompt: Option<String>,
-    /// Append to the system prompt (text or a file path).
-    #[arg(long, value_name = "TEXT|FILE")]
-    pub append_system_prompt: Option<String>,
-    /// Built-in tools to enable, comma separated (read,bash,edit,write,grep,find,ls).
-    #[arg(long, value_delimiter = ',')]
+    /// Append to the system prompt (text or a file path; may be given several times).
+    #[arg(long, value_name = "TEXT|FILE", action = clap::ArgAction::Append)]
+    pub append_system_prompt: Vec<String>,
+    /// Tools to allow, comma separated: built-in (read,bash,edit,write,grep,find,ls), memory
+    /// (life,recall,trace,tobe) and extension tools alike.
+    #[arg(short = 't', long, value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
-    /// Disable the built-in tools (`--tools` may add some back).
+    /// Send no tools at all (`-nt`; `--tools` may allow some back).
     #[arg(long)]
     pub no_tools: bool,
+    /// No built-in tools; the memory's and extensions' tools stay (`-nbt`).
+    #[arg(long)]
+    pub no_builtin_tools: bool,
+    /// Scope model cycling (ctrl+p) to these models: comma separated patterns, globs allowed,
+    /// each with an optional `:level` (e.g. `anthropic/*,gpt-5:high`).
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    pub models: Option<Vec<String>>,
+    /// Fork a session (path or id prefix) into a new session of this directory.
+    #[arg(long, value_name = "PATH|ID")]
+    pub fork: Option<String>,
+    /// Pick a session to resume at start.
+    #[arg(short = 'r', long)]
+    pub resume: bool,
+    /// Load a skill file or directory (may be given several times).
+    #[arg(long, value_name = "PATH", action = clap::ArgAction::Append)]
+    pub skill: Vec<PathBuf>,
+    /// Discover no skills (`-ns`; `--skill` ones are still loaded).
+    #[arg(long)]
+    pub no_skills: bool,
+    /// Load a prompt template file or directory (may be given several times).
+    #[arg(long, value_name = "PATH", action = clap::ArgAction::Append)]
+    pub prompt_template: Vec<PathBuf>,
+    /// Discover no prompt templates (`-np`; `--prompt-template` ones are still loaded).
+    #[arg(long)]
+    pub no_prompt_templates: bool,
+    /// Load a theme file (may be given several times); `theme` in settings names the one used.
+    #[arg(long, value_name = "PATH", action = clap::ArgAction::Append)]
+    pub theme: Vec<PathBuf>,
+    /// Discover no themes (only the built-in ones and `--theme` files).
+    #[arg(long)]
+    pub no_themes: bool,
+    /// Read no AGENTS.md / CLAUDE.md context files (`-nc`).
+    #[arg(long)]
+    pub no_context_files: bool,
+    /// Say at start what was loaded (context files, skills, templates, scoped models), even with
+    /// `quietStartup`.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Make no network calls at start (also `PI_OFFLINE`/`FILO_OFFLINE`); filo makes none anyway.
+    #[arg(long)]
+    pub offline: bool,
+    /// Print the version and exit.
+    #[arg(short = 'v', long)]
+    pub version: bool,
     /// Thinking level: off, minimal, low, medium, high, xhigh.
     #[arg(long, value_name = "LEVEL", value_enum)]
     pub thinking: Option<ThinkingArg>,
@@ -104,6 +149,33 @@ pub struct AgentArgs {
     /// Messages (`@file` arguments attach files).
     #[arg(value_name = "MESSAGE")]
     pub messages: Vec<String>,
+}
+
+/// pi's multi-letter short flags (`-nt`, `-nbt`, …), which no argument parser reads as one
+/// flag, spelled as the long flags they stand for; everything after `--` is left alone.
+pub fn expand_short_flags(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::new();
+    let mut literal = false;
+    for a in args {
+        if literal {
+            out.push(a);
+            continue;
+        }
+        let long = match a.to_str() {
+            Some("--") => {
+                literal = true;
+                None
+            }
+            Some("-nt") => Some("--no-tools"),
+            Some("-nbt") => Some("--no-builtin-tools"),
+            Some("-ns") => Some("--no-skills"),
+            Some("-np") => Some("--no-prompt-templates"),
+            Some("-nc") => Some("--no-context-files"),
+            _ => None,
+        };
+        out.push(long.map_or(a, std::ffi::OsString::from));
+    }
+    out
 }
 
 impl AgentArgs {

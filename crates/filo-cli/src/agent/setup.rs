@@ -7,8 +7,10 @@ use anyhow::{Context, bail};
 use filo_ai::{ContentBlock, Env};
 use filo_core::auth::KeyCommands;
 use filo_core::builder::{DEFAULT_TOOL_NAMES, SessionBuilder, memory_config, tools_by_name};
-use filo_core::loader::{api_key_resolver, key_command_problem, load_registry, load_resources_in};
-use filo_core::model_resolve::resolve_cli_model;
+use filo_core::loader::{
+    ResourceOptions, api_key_resolver, key_command_problem, load_registry, load_resources_in,
+};
+use filo_core::model_resolve::{resolve_cli_model, resolve_model_scope};
 use filo_core::{AgentDirs, AgentItem, AgentSession, AuthStorage, Settings};
 use filo_session::SessionManager;
 
@@ -54,23 +56,77 @@ pub struct Built {
     pub spills: Arc<filo_tools::spill::SpillFiles>,
 }
 
+/// The directory sessions of this working directory go to: `--session-dir`, else the agent
+/// directory's folder for `cwd`.
+pub fn session_dir(args: &AgentArgs, paths: &Paths) -> PathBuf {
+    args.session_dir.clone().unwrap_or_else(|| {
+        filo_session::paths::session_dir_for(&paths.agent_dir, &paths.cwd.to_string_lossy())
+    })
+}
+
+/// A session named by path or id prefix (this directory's sessions first, then all).
+fn find_session(arg: &str, dir: &Path, paths: &Paths) -> anyhow::Result<PathBuf> {
+    let looks_like_path = arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl");
+    if looks_like_path {
+        return Ok(paths.cwd.join(arg));
+    }
+    find_by_id_prefix(dir, &paths.agent_dir.join("sessions"), arg)
+        .with_context(|| format!("No session found matching '{arg}'"))
+}
+
+/// Asks on the terminal whether to fork a session found in another project (pi's prompt);
+/// `false` when stdin is not a terminal to ask on.
+fn confirm_fork(other_cwd: &str) -> bool {
+    use std::io::{BufRead, IsTerminal, Write};
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "Session found in different project: {other_cwd}");
+    if !std::io::stdin().is_terminal() {
+        let _ = writeln!(err, "Use --fork to fork it into this directory.");
+        return false;
+    }
+    let _ = write!(err, "Fork this session into current directory? [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
+}
+
 fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManager> {
     let cwd = paths.cwd.to_string_lossy().into_owned();
-    let dir = args
-        .session_dir
-        .clone()
-        .unwrap_or_else(|| filo_session::paths::session_dir_for(&paths.agent_dir, &cwd));
+    let dir = session_dir(args, paths);
+    if let Some(source) = &args.fork {
+        let conflicting: Vec<&str> = [
+            (args.session.is_some(), "--session"),
+            (args.continue_session, "--continue"),
+            (args.resume, "--resume"),
+            (args.no_session, "--no-session"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+        if !conflicting.is_empty() {
+            bail!("--fork cannot be combined with {}", conflicting.join(", "));
+        }
+        let path = find_session(source, &dir, paths)?;
+        return SessionManager::fork_from(&path, &cwd, &dir).map_err(anyhow::Error::from);
+    }
     if args.no_session {
         return Ok(SessionManager::in_memory(&cwd));
     }
     if let Some(s) = &args.session {
-        let looks_like_path = s.contains('/') || s.contains('\\') || s.ends_with(".jsonl");
-        let path = if looks_like_path {
-            paths.cwd.join(s)
-        } else {
-            find_by_id_prefix(&dir, &paths.agent_dir.join("sessions"), s)
-                .with_context(|| format!("No session found matching '{s}'"))?
-        };
+        let path = find_session(s, &dir, paths)?;
+        // A session of another project is forked into this one, when the user agrees.
+        let other = filo_session::list::session_info(&path)
+            .map(|info| info.cwd)
+            .filter(|c| !c.is_empty() && c != &cwd);
+        if let Some(other) = other {
+            if !confirm_fork(&other) {
+                bail!("Aborted.");
+            }
+            return SessionManager::fork_from(&path, &cwd, &dir).map_err(anyhow::Error::from);
+        }
         return SessionManager::open(&path, &cwd).map_err(anyhow::Error::from);
     }
     if args.continue_session {
@@ -119,17 +175,39 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     }
     let models = registry.models().to_vec();
     let mut thinking = None;
-    let model = resolved.map(|r| {
+    let mut model = resolved.map(|r| {
         warnings.extend(r.warning);
         thinking = r.thinking;
         r.model
     });
-    if let Some(t) = args.thinking {
-        thinking = Some(t.level());
-    }
     let registry = Arc::new(registry);
     let env_arc = Arc::new(env.clone());
     let resolver = api_key_resolver(auth, registry.clone(), env_arc);
+    let scope = match &args.models {
+        Some(patterns) => {
+            let available: Vec<filo_ai::Model> = models
+                .iter()
+                .filter(|m| resolver(&m.provider).is_some())
+                .cloned()
+                .collect();
+            let (scope, w) = resolve_model_scope(patterns, &available);
+            warnings.extend(w);
+            scope
+        }
+        None => Vec::new(),
+    };
+    let session_manager = open_session(args, paths)?;
+    // pi: without `--model`, a new session starts on the scope's first model (and its level).
+    if model.is_none()
+        && let Some(first) = scope.first()
+        && session_manager.build_context().messages.is_empty()
+    {
+        model = Some(first.model.clone());
+        thinking = thinking.or(first.thinking);
+    }
+    if let Some(t) = args.thinking {
+        thinking = Some(t.level());
+    }
     if let Some(m) = &model {
         // A `!command` key that fails is named here, not left to a bare "no API key".
         if resolver(&m.provider).is_none() {
@@ -139,20 +217,23 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let spills = Arc::new(filo_tools::spill::SpillFiles::default());
     let tools = select_tools(args, &paths.cwd, &spills);
-    let (resources, w) = load_resources_in(
-        dirs,
-        &paths.home,
-        &paths.cwd,
-        args.system_prompt.as_deref(),
-        args.append_system_prompt.as_deref(),
-    );
+    let resource_options = ResourceOptions {
+        system_prompt: args.system_prompt.clone(),
+        append_system_prompt: args.append_system_prompt.clone(),
+        skill_paths: args.skill.clone(),
+        no_skills: args.no_skills,
+        prompt_template_paths: args.prompt_template.clone(),
+        no_prompt_templates: args.no_prompt_templates,
+        no_context_files: args.no_context_files,
+    };
+    let (resources, w) = load_resources_in(dirs, &paths.home, &paths.cwd, &resource_options);
     warnings.extend(w);
     let memory = playfilo_extension(args, env, paths, &mut warnings);
     let mut builder = SessionBuilder::new(paths.cwd.clone(), Arc::new(client), utc_date())
         .models(models, model)
         .thinking(thinking)
         .tools(tools)
-        .session(open_session(args, paths)?)
+        .session(session_manager)
         .settings(settings)
         .api_key(resolver)
         .resources(resources);
@@ -160,6 +241,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         builder = builder.extension(p.clone());
     }
     let session = builder.build()?;
+    session.set_scoped_models(scope);
     // pi 0.73 (sdk.js): `--tools` is an allowlist over every tool, extension ones included;
     // `--no-tools` alone allows none.
     let allowed = match (&args.tools, args.no_tools) {
@@ -232,7 +314,7 @@ fn select_tools(
     spills: &Arc<filo_tools::spill::SpillFiles>,
 ) -> Vec<Arc<dyn filo_agent::AgentTool>> {
     let settings = Arc::new(filo_tools::ToolSettings::new(cwd));
-    let names: Vec<String> = match (&args.tools, args.no_tools) {
+    let names: Vec<String> = match (&args.tools, args.no_tools || args.no_builtin_tools) {
         (Some(_), _) => requested_tool_names(args),
         (None, true) => Vec::new(),
         (None, false) => DEFAULT_TOOL_NAMES.iter().map(|s| s.to_string()).collect(),

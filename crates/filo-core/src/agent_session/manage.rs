@@ -442,7 +442,7 @@ pub struct ForkMessage {
 pub struct CycleModelResult {
     pub model: Model,
     pub thinking_level: ThinkingLevel,
-    /// Whether the cycle went through scoped models (`--models`); filo has none yet.
+    /// Whether the cycle went through scoped models (`--models`).
     pub is_scoped: bool,
 }
 
@@ -496,29 +496,56 @@ impl AgentSession {
             .collect()
     }
 
-    /// Switch to the next (or previous) available model; `None` when there is at most one.
+    /// The models ctrl+p cycles through (pi's `scopedModels`); empty when not scoped.
+    pub fn scoped_models(&self) -> Vec<crate::model_resolve::ScopedModel> {
+        lock(&self.inner.scoped_models).clone()
+    }
+
+    /// Scopes model cycling to `models` (pi's `setScopedModels`; empty: every model with a key).
+    pub fn set_scoped_models(&self, models: Vec<crate::model_resolve::ScopedModel>) {
+        *lock(&self.inner.scoped_models) = models;
+    }
+
+    /// Switch to the next (or previous) model: of the scope when there is one (those with a
+    /// key), else of the available ones; `None` when there is at most one.
     pub fn cycle_model(&self, forward: bool) -> Result<Option<CycleModelResult>, CoreError> {
-        let models = self.available_models();
+        let scoped: Vec<crate::model_resolve::ScopedModel> = self
+            .scoped_models()
+            .into_iter()
+            .filter(|s| (self.inner.api_key)(&s.model.provider).is_some())
+            .collect();
+        let is_scoped = !self.scoped_models().is_empty();
+        let models: Vec<(Model, Option<ThinkingLevel>)> = if is_scoped {
+            scoped.into_iter().map(|s| (s.model, s.thinking)).collect()
+        } else {
+            self.available_models()
+                .into_iter()
+                .map(|m| (m, None))
+                .collect()
+        };
         if models.len() <= 1 {
             return Ok(None);
         }
         let current = self.model();
         let i = models
             .iter()
-            .position(|m| current.as_ref().is_some_and(|c| c.same_as(m)))
+            .position(|(m, _)| current.as_ref().is_some_and(|c| c.same_as(m)))
             .unwrap_or(0);
         let n = models.len();
-        let next = models[if forward {
+        let (next, level) = models[if forward {
             (i + 1) % n
         } else {
             (i + n - 1) % n
         }]
         .clone();
+        let level = level.unwrap_or_else(|| self.thinking_level());
         self.set_model(next.clone())?;
+        // A scoped model's own level wins; otherwise the session's, clamped to the new model.
+        self.set_thinking_level(level);
         Ok(Some(CycleModelResult {
             model: next,
             thinking_level: self.thinking_level(),
-            is_scoped: false,
+            is_scoped,
         }))
     }
 

@@ -107,6 +107,8 @@ pub(crate) struct Inner {
     client: Arc<dyn ModelClient>,
     cwd: PathBuf,
     models: Vec<Model>,
+    /// The models ctrl+p cycles through (`--models`); empty: every model with a key.
+    scoped_models: Mutex<Vec<crate::model_resolve::ScopedModel>>,
     store: Mutex<SessionManager>,
     settings: Mutex<Settings>,
     api_key: ApiKeyResolver,
@@ -258,6 +260,7 @@ impl AgentSession {
                 client: options.client,
                 cwd: options.cwd,
                 models: options.models,
+                scoped_models: Mutex::new(Vec::new()),
                 store: Mutex::new(options.session),
                 settings: Mutex::new(options.settings),
                 api_key: options.api_key,
