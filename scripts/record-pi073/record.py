@@ -4,7 +4,7 @@
     npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
     python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
 
-Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases.
+Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case.
 
 A scripted OpenAI-chat-completions mock listens on 127.0.0.1 only; pi runs with a temporary HOME
 and agent dir whose models.json names it as provider `mock`, PI_OFFLINE=1. Each case keeps the
@@ -271,6 +271,62 @@ def queue_cases():
         [{"text": "slow answer", "delay": 1.5}, {"text": "steered"}, {"text": "followed"}])
 
 
+def flags_case():
+    """Command-line flags of 0.73.1: --list-models (only models with a key: the built-in catalog's
+    have none here, fuzzy search, sizes),
+    --models scoped cycling over RPC, and what -t / -nt / -nbt / -nc / repeated
+    --append-system-prompt send to the model."""
+    out = {}
+    acme = {"baseUrl": URL + "/v1", "api": "openai-completions", "apiKey": "ACME_KEY",
+            "models": [{"id": "acme-large", "contextWindow": 1048576, "maxTokens": 32768, "input": ["text", "image"],
+                        "reasoning": True},
+                       {"id": "acme-small-2", "contextWindow": 200000, "maxTokens": 8192},
+                       {"id": "Acme-Tiny", "contextWindow": 999, "maxTokens": 1250}]}
+    models = json.load(open(f"{AGENT}/models.json"))
+    saved = json.dumps(models)
+    models["providers"]["acme"] = acme
+    json.dump(models, open(f"{AGENT}/models.json", "w"))
+    env = dict(ENV, ACME_KEY="acme-secret")
+    try:
+        for name, args in [("all", []), ("search", ["acme 2"]), ("fuzzy", ["aclg"]), ("none", ["zzzz"])]:
+            r = subprocess.run(["node", PI, "--list-models", *args], cwd=PROJECT, env=env, capture_output=True,
+                               text=True, timeout=120)
+            # pi prints the table with console.log, which it sends to stderr outside a terminal.
+            out["list-models " + name] = {"args": args, "stdout": r.stdout, "stderr": r.stderr,
+                                          "code": r.returncode}
+    finally:
+        open(f"{AGENT}/models.json", "w").write(saved)
+    # Scoped cycling: the first scoped model starts (with its level), ctrl+p's RPC twin cycles.
+    r = subprocess.run(["node", PI, "--mode", "rpc", "--no-session", "--models", "mock-thinker:high,mock/mock-model"],
+                       cwd=PROJECT, env=ENV, capture_output=True, text=True, timeout=120,
+                       input='{"id":"s","type":"get_state"}\n{"id":"c1","type":"cycle_model"}\n'
+                             '{"id":"c2","type":"cycle_model"}\n')
+    lines = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    out["models scope"] = [{"id": l.get("id"), "model": (l.get("data") or {}).get("model", {}).get("id"),
+                            "thinkingLevel": (l.get("data") or {}).get("thinkingLevel"),
+                            "isScoped": (l.get("data") or {}).get("isScoped")} for l in lines if l.get("type") == "response"]
+    # What reaches the model under the tool and prompt flags.
+    open(f"{PROJECT}/AGENTS.md", "w").write("Project rule: be brief.\n")
+    try:
+        for name, args in [("default", []), ("-t", ["-t", "read,grep"]), ("-nt", ["-nt"]), ("-nbt", ["-nbt"]),
+                           ("-nc", ["-nc"]),
+                           ("append twice", ["--append-system-prompt", "First extra.", "--append-system-prompt",
+                                             "Second extra."])]:
+            TURNS[:] = [{"text": "ok"}]
+            REQUESTS.clear()
+            r = pi(["-p", "--no-session", *args, "hi"])
+            body = REQUESTS[-1] if REQUESTS else {}
+            system = next((m["content"] for m in body.get("messages", []) if m["role"] in ("system", "developer")), "")
+            out["request " + name] = {"args": args, "code": r.returncode,
+                                      "tools": [t["function"]["name"] for t in body.get("tools", [])],
+                                      "agentsMd": "Project rule: be brief." in system,
+                                      "appended": system[system.find("First extra."):][:40]
+                                      if "First extra." in system else None}
+    finally:
+        os.remove(f"{PROJECT}/AGENTS.md")
+    save("flags.json", out)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[3:]
@@ -283,6 +339,7 @@ if __name__ == "__main__":
         rpc_cases()
         compaction_cases()
         queue_cases()
+        flags_case()
     finally:
         server.shutdown()
         shutil.rmtree(WORK, ignore_errors=True)

@@ -41,8 +41,11 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse_from(agent::args::expand_short_flags(std::env::args_os()));
     if cli.command.is_none() && cli.agent.version {
-        println!("{}", env!("CARGO_PKG_VERSION"));
-        return ExitCode::SUCCESS;
+        let mut out = std::io::stdout().lock();
+        return match writeln!(out, "{}", env!("CARGO_PKG_VERSION")) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        };
     }
     let env = dag::Env::from_process();
     let result = match cli.command {

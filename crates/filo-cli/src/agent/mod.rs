@@ -2,6 +2,7 @@
 //! modes.
 
 pub mod args;
+mod list_models;
 pub mod print;
 pub mod rpc;
 pub mod setup;
@@ -35,40 +36,22 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
             writeln!(err, "Warning: {w}")?;
         }
         drop(err);
-        let mut out = std::io::stdout().lock();
-        writeln!(
-            out,
-            "{:<14} {:<40} {:>9} {:>9}",
-            "provider", "model", "context", "max-out"
-        )?;
-        for m in registry.models().iter().filter(|m| {
-            search.is_empty()
-                || format!("{}/{}", m.provider, m.id)
-                    .to_lowercase()
-                    .contains(&search.to_lowercase())
-        }) {
-            writeln!(
-                out,
-                "{:<14} {:<40} {:>9} {:>9}",
-                m.provider, m.id, m.context_window, m.max_tokens
-            )?;
-        }
-        for p in registry
-            .providers()
+        let registry = Arc::new(registry);
+        let auth = filo_core::AuthStorage::load_from(
+            &paths.dirs.write_path(filo_core::AgentItem::Auth),
+            &paths.dirs.read_path(filo_core::AgentItem::Auth),
+        );
+        let resolver =
+            filo_core::loader::api_key_resolver(auth, registry.clone(), Arc::new(env.clone()));
+        let with_key: Vec<filo_ai::Model> = registry
+            .models()
             .iter()
-            .filter(|p| p.any_model && (search.is_empty() || p.id.contains(&search.to_lowercase())))
-        {
-            let key = if p.keyless {
-                "no key needed"
-            } else {
-                "key needed"
-            };
-            writeln!(
-                out,
-                "{:<14} {:<40} ({key}, {})",
-                p.id, "any model id", p.base_url
-            )?;
-        }
+            .filter(|m| resolver(&m.provider).is_some())
+            .cloned()
+            .collect();
+        std::io::stdout()
+            .lock()
+            .write_all(list_models::render(&with_key, search).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     let mode = args.output_mode();

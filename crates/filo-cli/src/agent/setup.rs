@@ -64,13 +64,37 @@ pub fn session_dir(args: &AgentArgs, paths: &Paths) -> PathBuf {
     })
 }
 
+/// Where `--session`/`--fork` found a session.
+enum Found {
+    /// A path, or an id of this directory's sessions.
+    Here(PathBuf),
+    /// An id of a session another project wrote (pi's "global" match), with its directory.
+    Elsewhere(PathBuf, String),
+}
+
 /// A session named by path or id prefix (this directory's sessions first, then all).
-fn find_session(arg: &str, dir: &Path, paths: &Paths) -> anyhow::Result<PathBuf> {
+fn find_session(arg: &str, dir: &Path, paths: &Paths) -> anyhow::Result<Found> {
     let looks_like_path = arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl");
     if looks_like_path {
-        return Ok(paths.cwd.join(arg));
+        return Ok(Found::Here(paths.cwd.join(arg)));
     }
-    find_by_id_prefix(dir, &paths.agent_dir.join("sessions"), arg)
+    if let Some(s) = filo_session::list_sessions(dir)
+        .into_iter()
+        .find(|s| s.id.starts_with(arg))
+    {
+        return Ok(Found::Here(s.path));
+    }
+    let cwd = paths.cwd.to_string_lossy();
+    filo_session::list_all_sessions(&paths.agent_dir.join("sessions"))
+        .into_iter()
+        .find(|s| s.id.starts_with(arg))
+        .map(|s| {
+            if s.cwd.is_empty() || s.cwd == cwd {
+                Found::Here(s.path)
+            } else {
+                Found::Elsewhere(s.path, s.cwd)
+            }
+        })
         .with_context(|| format!("No session found matching '{arg}'"))
 }
 
@@ -109,40 +133,28 @@ fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManage
         if !conflicting.is_empty() {
             bail!("--fork cannot be combined with {}", conflicting.join(", "));
         }
-        let path = find_session(source, &dir, paths)?;
+        let (Found::Here(path) | Found::Elsewhere(path, _)) = find_session(source, &dir, paths)?;
         return SessionManager::fork_from(&path, &cwd, &dir).map_err(anyhow::Error::from);
     }
     if args.no_session {
         return Ok(SessionManager::in_memory(&cwd));
     }
     if let Some(s) = &args.session {
-        let path = find_session(s, &dir, paths)?;
-        // A session of another project is forked into this one, when the user agrees.
-        let other = filo_session::list::session_info(&path)
-            .map(|info| info.cwd)
-            .filter(|c| !c.is_empty() && c != &cwd);
-        if let Some(other) = other {
-            if !confirm_fork(&other) {
-                bail!("Aborted.");
+        return match find_session(s, &dir, paths)? {
+            Found::Here(path) => SessionManager::open(&path, &cwd).map_err(anyhow::Error::from),
+            // A session of another project is forked into this one, when the user agrees.
+            Found::Elsewhere(path, other) => {
+                if !confirm_fork(&other) {
+                    bail!("Aborted.");
+                }
+                SessionManager::fork_from(&path, &cwd, &dir).map_err(anyhow::Error::from)
             }
-            return SessionManager::fork_from(&path, &cwd, &dir).map_err(anyhow::Error::from);
-        }
-        return SessionManager::open(&path, &cwd).map_err(anyhow::Error::from);
+        };
     }
     if args.continue_session {
         return SessionManager::continue_recent(&cwd, &dir).map_err(anyhow::Error::from);
     }
     Ok(SessionManager::create(&cwd, &dir))
-}
-
-fn find_by_id_prefix(dir: &Path, root: &Path, prefix: &str) -> Option<PathBuf> {
-    let local = filo_session::list_sessions(dir);
-    let all = filo_session::list_all_sessions(root);
-    local
-        .into_iter()
-        .chain(all)
-        .find(|s| s.id.starts_with(prefix))
-        .map(|s| s.path)
 }
 
 fn utc_date() -> String {

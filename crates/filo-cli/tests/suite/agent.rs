@@ -191,6 +191,7 @@ async fn export_writes_html_and_never_rewrites_the_session_file() {
 async fn list_models_shows_catalog_custom_and_local_providers() {
     let mock = MockProvider::start(vec![]).await;
     let home = Home::new(&mock);
+    // pi 0.73: only models that have a key are listed.
     let (code, out, err) = home.filo(&["--list-models"]).await;
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -198,9 +199,18 @@ async fn list_models_shows_catalog_custom_and_local_providers() {
             .any(|l| l.starts_with("mock ") && l.contains("mock-model")),
         "{out}"
     );
+    assert!(!out.lines().any(|l| l.starts_with("anthropic ")), "{out}");
+    let (code, out, err) = home
+        .filo_with_env(&["--list-models"], &[("ANTHROPIC_API_KEY", "sk-test")])
+        .await;
+    assert_eq!(code, 0, "{err}");
     assert!(out.lines().any(|l| l.starts_with("anthropic ")), "{out}");
-    assert!(out.contains("llamacpp       any model id                             (no key needed, http://127.0.0.1:8080/v1)"), "{out}");
-    let (_, filtered, _) = home.filo(&["--list-models", "mock"]).await;
+    let (_, filtered, _) = home
+        .filo_with_env(
+            &["--list-models", "mock"],
+            &[("ANTHROPIC_API_KEY", "sk-test")],
+        )
+        .await;
     assert!(
         filtered.lines().skip(1).all(|l| l.contains("mock")),
         "{filtered}"

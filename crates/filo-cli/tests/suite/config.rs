@@ -230,7 +230,12 @@ async fn models_json_with_comments_and_trailing_commas_loads_and_a_broken_one_na
 
     let broken = "{\n  // comment\n  \"providers\": {\n    \"x\": nope\n  }\n}\n";
     std::fs::write(&file, broken).unwrap();
-    let (code, out, err) = home.filo(&["--list-models", "anthropic"]).await;
+    let (code, out, err) = home
+        .filo_with_env(
+            &["--list-models", "anthropic"],
+            &[("ANTHROPIC_API_KEY", "sk-test")],
+        )
+        .await;
     assert_eq!(code, 0, "stderr: {err}");
     assert!(
         out.contains("claude"),

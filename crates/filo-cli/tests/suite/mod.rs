@@ -7,6 +7,7 @@ mod events_pi073;
 mod export_html;
 mod faults;
 mod flags;
+mod flags_pi073;
 mod gateway;
 mod local_model;
 mod memory;
