@@ -129,10 +129,12 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     }
     let registry = Arc::new(registry);
     let env_arc = Arc::new(env.clone());
-    let resolver = api_key_resolver(auth, registry.clone(), env_arc);
+    let resolver = api_key_resolver(auth.clone(), registry.clone(), env_arc);
     if let Some(m) = &model {
-        // A `!command` key that fails is named here, not left to a bare "no API key".
+        // A `!command` key or an OAuth refresh that fails is named here, not left to a bare
+        // "no API key".
         if resolver(&m.provider).is_none() {
+            warnings.extend(auth.problem(&m.provider));
             warnings.extend(key_command_problem(&registry, &key_commands, &m.provider));
         }
     }

@@ -9,6 +9,7 @@ mod flags;
 mod gateway;
 mod local_model;
 mod memory;
+mod oauth_refresh;
 mod openclaw;
 mod openclaw_tui;
 mod pi073;
