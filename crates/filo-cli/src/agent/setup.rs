@@ -54,12 +54,25 @@ pub struct Built {
     pub spills: Arc<filo_tools::spill::SpillFiles>,
 }
 
-fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManager> {
-    let cwd = paths.cwd.to_string_lossy().into_owned();
-    let dir = args
-        .session_dir
+/// Where sessions are stored and looked up, in pi's order: `--session-dir`, then
+/// `FILO_SESSION_DIR` (pi: `PI_CODING_AGENT_SESSION_DIR`), then the `sessionDir` setting (both
+/// with `~` expanded), then the per-directory default under the agent directory.
+pub fn session_dir(args: &AgentArgs, env: &Env, paths: &Paths, settings: &Settings) -> PathBuf {
+    let home = &paths.home;
+    args.session_dir
         .clone()
-        .unwrap_or_else(|| filo_session::paths::session_dir_for(&paths.agent_dir, &cwd));
+        .or_else(|| {
+            env.get("FILO_SESSION_DIR")
+                .and_then(|v| filo_core::settings::expand_tilde(v, home))
+        })
+        .or_else(|| settings.values().session_dir(home))
+        .unwrap_or_else(|| {
+            filo_session::paths::session_dir_for(&paths.agent_dir, &paths.cwd.to_string_lossy())
+        })
+}
+
+fn open_session(args: &AgentArgs, paths: &Paths, dir: &Path) -> anyhow::Result<SessionManager> {
+    let cwd = paths.cwd.to_string_lossy().into_owned();
     if args.no_session {
         return Ok(SessionManager::in_memory(&cwd));
     }
@@ -68,15 +81,15 @@ fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManage
         let path = if looks_like_path {
             paths.cwd.join(s)
         } else {
-            find_by_id_prefix(&dir, &paths.agent_dir.join("sessions"), s)
+            find_by_id_prefix(dir, &paths.agent_dir.join("sessions"), s)
                 .with_context(|| format!("No session found matching '{s}'"))?
         };
         return SessionManager::open(&path, &cwd).map_err(anyhow::Error::from);
     }
     if args.continue_session {
-        return SessionManager::continue_recent(&cwd, &dir).map_err(anyhow::Error::from);
+        return SessionManager::continue_recent(&cwd, dir).map_err(anyhow::Error::from);
     }
-    Ok(SessionManager::create(&cwd, &dir))
+    Ok(SessionManager::create(&cwd, dir))
 }
 
 fn find_by_id_prefix(dir: &Path, root: &Path, prefix: &str) -> Option<PathBuf> {
@@ -140,7 +153,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     }
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let spills = Arc::new(filo_tools::spill::SpillFiles::default());
-    let tools = select_tools(args, &paths.cwd, &spills);
+    let tools = select_tools(args, &paths.cwd, &spills, settings.values());
+    let session_dir = session_dir(args, env, paths, &settings);
     let (resources, w) = load_resources_in(
         dirs,
         &paths.home,
@@ -154,7 +168,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         .models(models, model)
         .thinking(thinking)
         .tools(tools)
-        .session(open_session(args, paths)?)
+        .session(open_session(args, paths, &session_dir)?)
         .settings(settings)
         .api_key(resolver)
         .resources(resources);
@@ -228,12 +242,23 @@ fn requested_tool_names(args: &AgentArgs) -> Vec<String> {
         .collect()
 }
 
+/// The built-in tools the flags ask for, with the settings that shape them: `shellPath` and
+/// `shellCommandPrefix` for bash (as for `!` commands), `images.autoResize` for read.
 fn select_tools(
     args: &AgentArgs,
     cwd: &Path,
     spills: &Arc<filo_tools::spill::SpillFiles>,
+    values: &filo_core::settings::SettingsValues,
 ) -> Vec<Arc<dyn filo_agent::AgentTool>> {
-    let settings = Arc::new(filo_tools::ToolSettings::new(cwd));
+    let mut settings =
+        filo_tools::ToolSettings::new(cwd).with_auto_resize_images(values.auto_resize_images());
+    if let Some(shell) = &values.shell_path {
+        settings = settings.with_shell_path(shell);
+    }
+    if let Some(prefix) = &values.shell_command_prefix {
+        settings = settings.with_command_prefix(prefix);
+    }
+    let settings = Arc::new(settings);
     let names: Vec<String> = match (&args.tools, args.no_tools) {
         (Some(_), _) => requested_tool_names(args),
         (None, true) => Vec::new(),

@@ -20,5 +20,6 @@ mod rpc_pi073;
 mod rpc_resume;
 mod secrets;
 mod sessions_faults;
+mod settings_pi073;
 mod signals;
 mod tui;
