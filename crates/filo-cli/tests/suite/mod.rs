@@ -7,6 +7,7 @@ mod events_pi073;
 mod faults;
 mod flags;
 mod gateway;
+mod http_errors_pi073;
 mod local_model;
 mod memory;
 mod oauth_refresh;
