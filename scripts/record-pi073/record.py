@@ -4,7 +4,8 @@
     npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
     python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
 
-Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case.
+Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case,
+http_error_cases.
 
 A scripted OpenAI-chat-completions mock listens on 127.0.0.1 only; pi runs with a temporary HOME
 and agent dir whose models.json names it as provider `mock`, PI_OFFLINE=1. Each case keeps the
@@ -54,9 +55,12 @@ class Mock(BaseHTTPRequestHandler):
             import time
             time.sleep(turn["delay"])
         if "error" in turn:
-            status, data = turn["error"][0], json.dumps(turn["error"][1]).encode()
+            status, body = turn["error"]
+            # A string body is sent as it is (text/plain), anything else as JSON.
+            plain = isinstance(body, str)
+            data = (body if plain else json.dumps(body)).encode()
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", "text/plain" if plain else "application/json")
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
@@ -327,6 +331,58 @@ def flags_case():
     save("flags.json", out)
 
 
+# A non-2xx answer before any stream, per wire API: (name, provider, api, base path, status, body).
+HTTP_ERRORS = [
+    ("completions-json", "mock", "openai-completions", "/v1", 400,
+     {"error": {"message": "Invalid value for 'temperature'.", "type": "invalid_request_error",
+                "param": "temperature", "code": None}}),
+    ("completions-no-message", "mock", "openai-completions", "/v1", 403, {"detail": "forbidden here"}),
+    ("completions-text", "mock", "openai-completions", "/v1", 404, "no such route"),
+    ("responses-json", "mock-responses", "openai-responses", "/v1", 400,
+     {"error": {"message": "Unsupported parameter: 'reasoning'.", "type": "invalid_request_error",
+                "param": "reasoning", "code": "unsupported_parameter"}}),
+    ("anthropic-json", "mock-anthropic", "anthropic-messages", "", 400,
+     {"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: must be positive"},
+      "request_id": "req_mock_1"}),
+    ("anthropic-text", "mock-anthropic", "anthropic-messages", "", 401, "unauthorized"),
+    ("google-json", "mock-google", "google-generative-ai", "/v1beta", 400,
+     {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                "status": "INVALID_ARGUMENT"}}),
+]
+
+
+def http_error_cases():
+    """What pi shows for a provider's non-2xx answer: `-p` (exit code, stdout, stderr) and the
+    assistant message's `errorMessage` in JSON mode, for each wire API."""
+    models_path = f"{AGENT}/models.json"
+    original = open(models_path).read()
+    models = json.loads(original)
+    for name, provider, api, base, *_ in HTTP_ERRORS:
+        models["providers"].setdefault(provider, {"baseUrl": URL + base, "api": api, "apiKey": "MOCK_API_KEY",
+                                                  "models": [{"id": "mock-model", "contextWindow": 100000,
+                                                              "maxTokens": 1000}]})
+    json.dump(models, open(models_path, "w"))
+    out = []
+    try:
+        for name, provider, api, base, status, body in HTTP_ERRORS:
+            args = ["node", PI, "--provider", provider, "--model", "mock-model", "--no-session"]
+            TURNS[:] = [{"error": (status, body)}]
+            p = subprocess.run(args + ["-p", "hi"], cwd=PROJECT, env=ENV, capture_output=True, text=True,
+                               timeout=120)
+            TURNS[:] = [{"error": (status, body)}]
+            j = subprocess.run(args + ["--mode", "json", "hi"], cwd=PROJECT, env=ENV, capture_output=True,
+                               text=True, timeout=120)
+            ends = [e for e in map(json.loads, filter(str.strip, j.stdout.splitlines()))
+                    if e.get("type") == "message_end" and e["message"].get("role") == "assistant"]
+            out.append({"name": name, "api": api, "status": status, "body": body,
+                        "print": {"code": p.returncode, "stdout": p.stdout, "stderr": p.stderr},
+                        "json": {"code": j.returncode, "stopReason": ends[-1]["message"]["stopReason"],
+                                 "errorMessage": ends[-1]["message"].get("errorMessage")}})
+    finally:
+        open(models_path, "w").write(original)
+    save("http-errors.json", out)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[3:]
@@ -340,6 +396,7 @@ if __name__ == "__main__":
         compaction_cases()
         queue_cases()
         flags_case()
+        http_error_cases()
     finally:
         server.shutdown()
         shutil.rmtree(WORK, ignore_errors=True)

@@ -248,6 +248,7 @@ impl ModelClient for Client {
             tools: context.tools.clone(),
         };
         run(Call {
+            api,
             transport: self.transport.clone(),
             request,
             new_decoder: Box::new(move || new_decoder(api, &decoder_model, &decoder_context)),

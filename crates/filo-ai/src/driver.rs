@@ -13,6 +13,7 @@ use futures::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::codec::WireApi;
 use crate::error::{AiError, parse_retry_after};
 use crate::event::{Accumulator, AssistantEvent, AssistantStream};
 use crate::message::{AssistantMessage, StopReason, Usage};
@@ -84,6 +85,8 @@ impl Default for RetryPolicy {
 
 /// Everything the driver needs for one call.
 pub(crate) struct Call {
+    /// The wire API, for the wording of error messages.
+    pub api: WireApi,
     pub transport: Arc<dyn Transport>,
     pub request: HttpRequest,
     pub new_decoder: Box<dyn Fn() -> Box<dyn Decoder> + Send + Sync>,
@@ -484,7 +487,7 @@ async fn finish_err(
         AiError::Aborted => StopReason::Aborted,
         _ => StopReason::Error,
     };
-    let mut message = acc.finish(reason, Some(error.to_string()));
+    let mut message = acc.finish(reason, Some(error.message_for(call.api)));
     message.error_status = error.http_status();
     sender
         .send(&call.initial, AssistantEvent::Error { message })

@@ -41,6 +41,7 @@ pub mod codec;
 pub mod driver;
 pub mod env;
 pub mod error;
+mod error_text;
 pub mod google;
 mod models_json;
 pub use models_json::SkippedProvider;

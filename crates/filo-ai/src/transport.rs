@@ -159,6 +159,54 @@ impl Transport for ReqwestTransport {
     }
 }
 
+/// A one-shot exchange with a small answer (OAuth token endpoints and the like), outside the
+/// streaming driver: no retry, the whole body read as text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlainRequest {
+    /// `GET` when `body` is `None`, otherwise `POST`.
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+    /// The limit for the whole exchange.
+    pub timeout: Duration,
+}
+
+/// The answer to a [`PlainRequest`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlainResponse {
+    pub status: u16,
+    pub body: String,
+}
+
+impl ReqwestTransport {
+    /// Send `request` and read the whole answer. A non-success status is an answer, not an
+    /// error; errors are failures to build, connect, send or read (and the time limit).
+    pub async fn fetch(&self, request: PlainRequest) -> Result<PlainResponse, AiError> {
+        let mut builder = match request.body {
+            Some(body) => self.client.post(&request.url).body(body),
+            None => self.client.get(&request.url),
+        };
+        builder = builder.timeout(request.timeout);
+        for (name, value) in &request.headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| AiError::Request(format!("header {name}: {e}")))?;
+            let value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|e| AiError::Request(format!("header {name}: {e}")))?;
+            builder = builder.header(name, value);
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| AiError::Transport(error_chain(&e)))?;
+        let status = response.status().as_u16();
+        let body = response
+            .text()
+            .await
+            .map_err(|e| AiError::Transport(error_chain(&e)))?;
+        Ok(PlainResponse { status, body })
+    }
+}
+
 #[cfg(any(test, feature = "testing"))]
 #[path = "transport_fixture.rs"]
 mod fixture;

@@ -34,6 +34,21 @@ pub fn read_json_object(path: &Path) -> Result<Option<Map<String, Value>>, CoreE
 /// Write pretty JSON (2-space indent, like `JSON.stringify(v, null, 2)`) atomically, with the
 /// given Unix mode for a new file.
 pub fn write_json_pretty(path: &Path, value: &Value, mode: Option<u32>) -> Result<(), CoreError> {
+    write_json(path, value, mode, false)
+}
+
+/// [`write_json_pretty`] for a file of secrets: mode 0600 whatever the file had before (pi
+/// sets it after every write of `auth.json`).
+pub fn write_json_private(path: &Path, value: &Value) -> Result<(), CoreError> {
+    write_json(path, value, Some(0o600), true)
+}
+
+fn write_json(
+    path: &Path,
+    value: &Value,
+    mode: Option<u32>,
+    force_mode: bool,
+) -> Result<(), CoreError> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let mut text = serde_json::to_string_pretty(value).map_err(|source| CoreError::Json {
         path: path.to_path_buf(),
@@ -47,6 +62,7 @@ pub fn write_json_pretty(path: &Path, value: &Value, mode: Option<u32>) -> Resul
     {
         use std::os::unix::fs::PermissionsExt;
         let perms = match (fs::metadata(path), mode) {
+            (_, Some(m)) if force_mode => Some(fs::Permissions::from_mode(m)),
             (Ok(meta), _) => Some(meta.permissions()),
             (Err(_), Some(m)) => Some(fs::Permissions::from_mode(m)),
             (Err(_), None) => None,
@@ -56,7 +72,7 @@ pub fn write_json_pretty(path: &Path, value: &Value, mode: Option<u32>) -> Resul
         }
     }
     #[cfg(not(unix))]
-    let _ = mode;
+    let _ = (mode, force_mode);
     tmp.persist(path)
         .map_err(|e| CoreError::io(path, e.error))?;
     Ok(())

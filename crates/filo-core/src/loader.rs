@@ -8,6 +8,7 @@ use filo_ai::{Env, ProviderRegistry};
 
 use crate::agent_dirs::{AgentDirs, AgentItem};
 use crate::agent_session::{ApiKeyResolver, Resources};
+use crate::auth::oauth::TokenEndpoints;
 use crate::auth::{AuthStorage, KeyCommands};
 use crate::resources::{
     Skill, Source, default_skill_dirs, load_context_files, load_prompt_template,
@@ -217,13 +218,17 @@ pub fn key_command_problem(
     ))
 }
 
-/// Keys in pi's order: runtime `--api-key`, auth.json, environment, models.json (including a
-/// `!command`, run once per process with a time limit); keyless local providers answer `Some("")`.
+/// Keys in pi's order: runtime `--api-key`, auth.json (an expired OAuth credential refreshed
+/// first, its token service taken from `env`, see [`TokenEndpoints`]), environment, models.json
+/// (including a `!command`, run once per process with a time limit); keyless local providers
+/// answer `Some("")`. Clones of `auth` kept by the caller see refreshed credentials and
+/// [`AuthStorage::problem`].
 pub fn api_key_resolver(
-    auth: AuthStorage,
+    mut auth: AuthStorage,
     registry: Arc<ProviderRegistry>,
     env: Arc<Env>,
 ) -> ApiKeyResolver {
+    auth.set_token_endpoints(TokenEndpoints::from_env(&env));
     Arc::new(move |provider: &str| {
         let lookup = |name: &str| env.get(name).map(str::to_string);
         let from_env = |p: &str| registry.api_key(p, &env);

@@ -1,4 +1,5 @@
 use super::*;
+use crate::compaction::CompactionSettings;
 use serde_json::json;
 
 #[test]
@@ -257,4 +258,128 @@ fn an_unreadable_pi_settings_file_is_named_and_nothing_is_written() {
         fs::read_to_string(pi.join("settings.json")).unwrap(),
         "{oops"
     );
+}
+
+/// Every key of pi 0.73.1's `Settings` type (core/settings-manager.d.ts), each with a value pi
+/// accepts: all are read into typed fields (nothing is left in `extra`), without errors.
+#[test]
+fn every_key_of_pi_073_is_typed() {
+    let all = json!({
+        "lastChangelogVersion": "0.73.1",
+        "defaultProvider": "anthropic",
+        "defaultModel": "claude-sonnet-4-5",
+        "defaultThinkingLevel": "xhigh",
+        "transport": "websocket-cached",
+        "steeringMode": "all",
+        "followUpMode": "one-at-a-time",
+        "theme": "light",
+        "compaction": {"enabled": true, "reserveTokens": 1, "keepRecentTokens": 2},
+        "branchSummary": {"reserveTokens": 3, "skipPrompt": true},
+        "retry": {"enabled": false, "maxRetries": 4, "baseDelayMs": 5,
+                  "provider": {"timeoutMs": 6, "maxRetries": 7, "maxRetryDelayMs": 8}},
+        "hideThinkingBlock": true,
+        "shellPath": "/bin/zsh",
+        "quietStartup": true,
+        "shellCommandPrefix": "shopt -s expand_aliases",
+        "npmCommand": ["pnpm"],
+        "collapseChangelog": true,
+        "enableInstallTelemetry": false,
+        "packages": ["npm:pkg", {"source": "git:x", "skills": ["a"], "themes": []}],
+        "extensions": ["./ext.ts"],
+        "skills": ["~/skills"],
+        "prompts": ["~/prompts"],
+        "themes": ["~/themes"],
+        "enableSkillCommands": false,
+        "terminal": {"showImages": false, "imageWidthCells": 40.7, "clearOnShrink": true,
+                     "showTerminalProgress": true},
+        "images": {"autoResize": false, "blockImages": true},
+        "enabledModels": ["claude-*", "gpt-5"],
+        "doubleEscapeAction": "fork",
+        "treeFilterMode": "labeled-only",
+        "thinkingBudgets": {"minimal": 100, "low": 200, "medium": 300, "high": 400},
+        "editorPaddingX": 9,
+        "autocompleteMaxVisible": 1,
+        "showHardwareCursor": true,
+        "markdown": {"codeBlockIndent": "    "},
+        "warnings": {"anthropicExtraUsage": false},
+        "sessionDir": "~/pi-sessions"
+    });
+    let s = Settings::in_memory(all);
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let v = s.values();
+    assert!(
+        v.extra.is_empty(),
+        "untyped keys: {:?}",
+        v.extra.keys().collect::<Vec<_>>()
+    );
+    for nested in [
+        &v.compaction.extra,
+        &v.branch_summary.extra,
+        &v.retry.extra,
+        &v.retry.provider.extra,
+        &v.images.extra,
+        &v.terminal.extra,
+        &v.thinking_budgets.extra,
+        &v.markdown.extra,
+        &v.warnings.extra,
+    ] {
+        assert!(nested.is_empty(), "{nested:?}");
+    }
+    assert_eq!(v.transport, Some(TransportSetting::WebsocketCached));
+    assert_eq!(v.double_escape_action(), DoubleEscapeAction::Fork);
+    assert_eq!(v.tree_filter_mode(), TreeFilterMode::LabeledOnly);
+    assert_eq!(v.image_width_cells(), 40);
+    assert_eq!((v.editor_padding_x(), v.autocomplete_max_visible()), (3, 3));
+    assert_eq!(v.code_block_indent(), "    ");
+    assert!(!v.auto_resize_images() && v.block_images() && !v.enable_skill_commands());
+    assert_eq!(v.packages.as_deref().map(<[PackageSource]>::len), Some(2));
+    let budgets = v.thinking_budgets().unwrap();
+    assert_eq!(budgets[&ThinkingLevel::Low], 200);
+    assert_eq!(budgets.len(), 4);
+    let home = Path::new("/home/u");
+    assert_eq!(v.session_dir(home), Some(home.join("pi-sessions")));
+}
+
+#[test]
+fn new_keys_have_pi_defaults_and_wrong_types_are_named() {
+    let s = Settings::in_memory(json!({}));
+    let v = s.values();
+    assert_eq!(v.double_escape_action(), DoubleEscapeAction::Tree);
+    assert_eq!(v.tree_filter_mode(), TreeFilterMode::Default);
+    assert_eq!(v.image_width_cells(), 60);
+    assert_eq!((v.editor_padding_x(), v.autocomplete_max_visible()), (0, 5));
+    assert_eq!(v.code_block_indent(), "  ");
+    assert!(v.auto_resize_images() && v.enable_skill_commands());
+    assert_eq!(v.thinking_budgets(), None);
+    assert_eq!(v.session_dir(Path::new("/h")), None);
+    let s = Settings::in_memory(json!({
+        "sessionDir": 5, "treeFilterMode": "sideways", "thinkingBudgets": {"low": "many", "high": 9},
+        "enabledModels": ["a"]
+    }));
+    assert_eq!(s.errors.len(), 3, "{:?}", s.errors);
+    assert!(
+        s.errors
+            .iter()
+            .any(|e| e.contains("\"thinkingBudgets.low\"")),
+        "{:?}",
+        s.errors
+    );
+    let v = s.values();
+    assert_eq!(v.session_dir, None);
+    assert_eq!(v.tree_filter_mode(), TreeFilterMode::Default);
+    assert_eq!(v.thinking_budgets.high, Some(9));
+    assert_eq!(v.enabled_models.as_deref(), Some(&["a".to_string()][..]));
+}
+
+#[test]
+fn tilde_paths_expand_like_pi() {
+    let home = Path::new("/home/u");
+    assert_eq!(expand_tilde("~", home), Some(home.to_path_buf()));
+    assert_eq!(expand_tilde("~/s", home), Some(home.join("s")));
+    assert_eq!(
+        expand_tilde("~other/s", home),
+        Some(PathBuf::from("~other/s"))
+    );
+    assert_eq!(expand_tilde("/abs", home), Some(PathBuf::from("/abs")));
+    assert_eq!(expand_tilde("", home), None);
 }

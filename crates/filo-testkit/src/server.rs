@@ -157,7 +157,7 @@ impl Drop for MockProvider {
 
 /// Accept connections until aborted; the connection tasks live in a `JoinSet` owned by this
 /// task, so aborting it aborts them all.
-async fn serve(listener: TcpListener, router: Router) {
+pub(crate) async fn serve(listener: TcpListener, router: Router) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
@@ -438,7 +438,7 @@ fn raw_response(status: u16, headers: Vec<(String, String)>, body: String) -> Re
     response
 }
 
-fn json_response(status: StatusCode, body: String) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: String) -> Response {
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     response.headers_mut().insert(

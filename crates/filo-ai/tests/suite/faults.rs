@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use filo_ai::ModelClient;
 use filo_ai::{AssistantEvent, ContentBlock, StopReason, StreamOptions};
-use filo_testkit::{Fault, MockProvider, Reply, Turn};
+use filo_testkit::{Fault, MockProvider, Protocol, Reply, Turn};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
@@ -188,10 +188,14 @@ async fn overloaded_and_server_errors_retry_with_a_cap() {
             3,
             "{protocol:?}: first try + 2 retries"
         );
-        assert!(
-            msg.error_message.unwrap().starts_with("503 "),
-            "{protocol:?}"
-        );
+        // pi's wording: the status first, except Google's (the body as JSON).
+        let text = msg.error_message.unwrap();
+        let start = match protocol {
+            Protocol::GoogleGenerativeAi => r#"{"error":{"code":503,"#,
+            _ => "503 ",
+        };
+        assert!(text.starts_with(start), "{protocol:?}: {text}");
+        assert_eq!(msg.error_status, Some(503));
         // A 400 is not retried.
         let mock = MockProvider::start(vec![Turn::Fault(Fault::http(400)), Turn::text("x")]).await;
         let m = model(protocol, &mock);
@@ -202,10 +206,7 @@ async fn overloaded_and_server_errors_retry_with_a_cap() {
             CancellationToken::new(),
         )
         .await;
-        assert!(
-            msg.error_message.unwrap().starts_with("400 "),
-            "{protocol:?}"
-        );
+        assert_eq!(msg.error_status, Some(400), "{protocol:?}");
         assert_eq!(mock.remaining(), 1);
     }
 }

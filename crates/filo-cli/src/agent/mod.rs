@@ -203,9 +203,7 @@ async fn run_interactive(
             travel: Arc::new(move |target: &str, note: &str| playfilo.travel(target, note)),
         }
     });
-    let session_dir = args.session_dir.clone().unwrap_or_else(|| {
-        filo_session::paths::session_dir_for(&paths.agent_dir, &paths.cwd.to_string_lossy())
-    });
+    let session_dir = setup::session_dir(args, env, paths, &session.settings());
     let options = filo_tui::TuiOptions {
         theme,
         cwd: paths.cwd.clone(),

@@ -56,12 +56,21 @@ pub struct Built {
     pub spills: Arc<filo_tools::spill::SpillFiles>,
 }
 
-/// The directory sessions of this working directory go to: `--session-dir`, else the agent
-/// directory's folder for `cwd`.
-pub fn session_dir(args: &AgentArgs, paths: &Paths) -> PathBuf {
-    args.session_dir.clone().unwrap_or_else(|| {
-        filo_session::paths::session_dir_for(&paths.agent_dir, &paths.cwd.to_string_lossy())
-    })
+/// Where sessions are stored and looked up, in pi's order: `--session-dir`, then
+/// `FILO_SESSION_DIR` (pi: `PI_CODING_AGENT_SESSION_DIR`), then the `sessionDir` setting (both
+/// with `~` expanded), then the per-directory default under the agent directory.
+pub fn session_dir(args: &AgentArgs, env: &Env, paths: &Paths, settings: &Settings) -> PathBuf {
+    let home = &paths.home;
+    args.session_dir
+        .clone()
+        .or_else(|| {
+            env.get("FILO_SESSION_DIR")
+                .and_then(|v| filo_core::settings::expand_tilde(v, home))
+        })
+        .or_else(|| settings.values().session_dir(home))
+        .unwrap_or_else(|| {
+            filo_session::paths::session_dir_for(&paths.agent_dir, &paths.cwd.to_string_lossy())
+        })
 }
 
 /// Where `--session`/`--fork` found a session.
@@ -117,9 +126,8 @@ fn confirm_fork(other_cwd: &str) -> bool {
     matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
 }
 
-fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManager> {
+fn open_session(args: &AgentArgs, paths: &Paths, dir: &Path) -> anyhow::Result<SessionManager> {
     let cwd = paths.cwd.to_string_lossy().into_owned();
-    let dir = session_dir(args, paths);
     if let Some(source) = &args.fork {
         let conflicting: Vec<&str> = [
             (args.session.is_some(), "--session"),
@@ -133,28 +141,28 @@ fn open_session(args: &AgentArgs, paths: &Paths) -> anyhow::Result<SessionManage
         if !conflicting.is_empty() {
             bail!("--fork cannot be combined with {}", conflicting.join(", "));
         }
-        let (Found::Here(path) | Found::Elsewhere(path, _)) = find_session(source, &dir, paths)?;
-        return SessionManager::fork_from(&path, &cwd, &dir).map_err(anyhow::Error::from);
+        let (Found::Here(path) | Found::Elsewhere(path, _)) = find_session(source, dir, paths)?;
+        return SessionManager::fork_from(&path, &cwd, dir).map_err(anyhow::Error::from);
     }
     if args.no_session {
         return Ok(SessionManager::in_memory(&cwd));
     }
     if let Some(s) = &args.session {
-        return match find_session(s, &dir, paths)? {
+        return match find_session(s, dir, paths)? {
             Found::Here(path) => SessionManager::open(&path, &cwd).map_err(anyhow::Error::from),
             // A session of another project is forked into this one, when the user agrees.
             Found::Elsewhere(path, other) => {
                 if !confirm_fork(&other) {
                     bail!("Aborted.");
                 }
-                SessionManager::fork_from(&path, &cwd, &dir).map_err(anyhow::Error::from)
+                SessionManager::fork_from(&path, &cwd, dir).map_err(anyhow::Error::from)
             }
         };
     }
     if args.continue_session {
-        return SessionManager::continue_recent(&cwd, &dir).map_err(anyhow::Error::from);
+        return SessionManager::continue_recent(&cwd, dir).map_err(anyhow::Error::from);
     }
-    Ok(SessionManager::create(&cwd, &dir))
+    Ok(SessionManager::create(&cwd, dir))
 }
 
 fn utc_date() -> String {
@@ -194,7 +202,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     });
     let registry = Arc::new(registry);
     let env_arc = Arc::new(env.clone());
-    let resolver = api_key_resolver(auth, registry.clone(), env_arc);
+    let resolver = api_key_resolver(auth.clone(), registry.clone(), env_arc);
     let scope = match &args.models {
         Some(patterns) => {
             let available: Vec<filo_ai::Model> = models
@@ -208,7 +216,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         }
         None => Vec::new(),
     };
-    let session_manager = open_session(args, paths)?;
+    let session_dir = session_dir(args, env, paths, &settings);
+    let session_manager = open_session(args, paths, &session_dir)?;
     // pi: without `--model`, a new session starts on the scope's first model (and its level).
     if model.is_none()
         && let Some(first) = scope.first()
@@ -221,14 +230,16 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         thinking = Some(t.level());
     }
     if let Some(m) = &model {
-        // A `!command` key that fails is named here, not left to a bare "no API key".
+        // A `!command` key or an OAuth refresh that fails is named here, not left to a bare
+        // "no API key".
         if resolver(&m.provider).is_none() {
+            warnings.extend(auth.problem(&m.provider));
             warnings.extend(key_command_problem(&registry, &key_commands, &m.provider));
         }
     }
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let spills = Arc::new(filo_tools::spill::SpillFiles::default());
-    let tools = select_tools(args, &paths.cwd, &spills);
+    let tools = select_tools(args, &paths.cwd, &spills, settings.values());
     let resource_options = ResourceOptions {
         system_prompt: args.system_prompt.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
@@ -320,12 +331,23 @@ fn requested_tool_names(args: &AgentArgs) -> Vec<String> {
         .collect()
 }
 
+/// The built-in tools the flags ask for, with the settings that shape them: `shellPath` and
+/// `shellCommandPrefix` for bash (as for `!` commands), `images.autoResize` for read.
 fn select_tools(
     args: &AgentArgs,
     cwd: &Path,
     spills: &Arc<filo_tools::spill::SpillFiles>,
+    values: &filo_core::settings::SettingsValues,
 ) -> Vec<Arc<dyn filo_agent::AgentTool>> {
-    let settings = Arc::new(filo_tools::ToolSettings::new(cwd));
+    let mut settings =
+        filo_tools::ToolSettings::new(cwd).with_auto_resize_images(values.auto_resize_images());
+    if let Some(shell) = &values.shell_path {
+        settings = settings.with_shell_path(shell);
+    }
+    if let Some(prefix) = &values.shell_command_prefix {
+        settings = settings.with_command_prefix(prefix);
+    }
+    let settings = Arc::new(settings);
     let names: Vec<String> = match (&args.tools, args.no_tools || args.no_builtin_tools) {
         (Some(_), _) => requested_tool_names(args),
         (None, true) => Vec::new(),

@@ -597,6 +597,7 @@ fn provider_stream_options(settings: &Settings, session_id: String) -> filo_ai::
         max_retry_delay_ms: Some(values.provider_max_retry_delay_ms()),
         max_retries: values.provider_max_retries(),
         idle_timeout: idle_ms.map(std::time::Duration::from_millis),
+        thinking_budgets: values.thinking_budgets(),
         ..filo_ai::StreamOptions::default()
     }
 }
