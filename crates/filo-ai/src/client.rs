@@ -208,8 +208,9 @@ impl Client {
             api_key: key.as_deref(),
             provider_headers: &headers,
             now_ms: now_ms(),
+            env: &self.env,
         };
-        Ok(build_request(api, &input))
+        build_request(api, &input)
     }
 }
 

@@ -1,4 +1,4 @@
-//! What the four wire codecs share: the wire-protocol enum, request inputs, header merging and
+//! What the wire codecs share: the wire-protocol enum, request inputs, header merging and
 //! small conversion helpers. Protocol specifics live in one module per protocol.
 
 use std::collections::BTreeMap;
@@ -7,18 +7,21 @@ use serde_json::Value;
 
 use crate::client::StreamOptions;
 use crate::driver::Decoder;
+use crate::env::Env;
 use crate::error::AiError;
 use crate::message::Context;
 use crate::model::Model;
 use crate::transport::HttpRequest;
 
-/// The four wire protocols. Every vendor is one of these plus data.
+/// The wire protocols. Every vendor is one of these plus data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WireApi {
     AnthropicMessages,
     OpenAiCompletions,
     OpenAiResponses,
     GoogleGenerativeAi,
+    /// OpenAI Responses on an Azure OpenAI resource (`api-key` header, `api-version` query).
+    AzureOpenAiResponses,
 }
 
 impl WireApi {
@@ -29,6 +32,7 @@ impl WireApi {
             "openai-completions" => Ok(WireApi::OpenAiCompletions),
             "openai-responses" => Ok(WireApi::OpenAiResponses),
             "google-generative-ai" => Ok(WireApi::GoogleGenerativeAi),
+            "azure-openai-responses" => Ok(WireApi::AzureOpenAiResponses),
             other => Err(AiError::UnknownApi { api: other.into() }),
         }
     }
@@ -40,6 +44,7 @@ impl WireApi {
             WireApi::OpenAiCompletions => "openai-completions",
             WireApi::OpenAiResponses => "openai-responses",
             WireApi::GoogleGenerativeAi => "google-generative-ai",
+            WireApi::AzureOpenAiResponses => "azure-openai-responses",
         }
     }
 }
@@ -56,6 +61,9 @@ pub struct RequestInput<'a> {
     pub provider_headers: &'a BTreeMap<String, String>,
     /// Request time in ms, used for synthetic tool results.
     pub now_ms: i64,
+    /// The environment, for the settings some protocols read from it (Azure's base URL and
+    /// API version, Vertex's project and location, AWS credentials).
+    pub env: &'a Env,
 }
 
 impl RequestInput<'_> {
@@ -97,13 +105,18 @@ impl RequestInput<'_> {
     }
 }
 
-/// Build the request for a model's protocol.
-pub(crate) fn build_request(api: WireApi, input: &RequestInput<'_>) -> HttpRequest {
+/// Build the request for a model's protocol. Fails when a protocol's required settings are
+/// missing (Azure's base URL, …).
+pub(crate) fn build_request(
+    api: WireApi,
+    input: &RequestInput<'_>,
+) -> Result<HttpRequest, AiError> {
     match api {
-        WireApi::AnthropicMessages => crate::anthropic::build_request(input),
-        WireApi::OpenAiCompletions => crate::openai_completions::build_request(input),
-        WireApi::OpenAiResponses => crate::openai_responses::build_request(input),
-        WireApi::GoogleGenerativeAi => crate::google::build_request(input),
+        WireApi::AnthropicMessages => Ok(crate::anthropic::build_request(input)),
+        WireApi::OpenAiCompletions => Ok(crate::openai_completions::build_request(input)),
+        WireApi::OpenAiResponses => Ok(crate::openai_responses::build_request(input)),
+        WireApi::GoogleGenerativeAi => Ok(crate::google::build_request(input)),
+        WireApi::AzureOpenAiResponses => crate::azure::build_request(input),
     }
 }
 
@@ -121,7 +134,9 @@ pub(crate) fn new_decoder(api: WireApi, model: &Model, context: &Context) -> Box
         WireApi::OpenAiCompletions => {
             Box::new(crate::openai_completions::CompletionsDecoder::default())
         }
-        WireApi::OpenAiResponses => Box::new(crate::openai_responses::ResponsesDecoder::default()),
+        WireApi::OpenAiResponses | WireApi::AzureOpenAiResponses => {
+            Box::new(crate::openai_responses::ResponsesDecoder::default())
+        }
         WireApi::GoogleGenerativeAi => Box::new(crate::google::GoogleDecoder::new(model)),
     }
 }
@@ -227,6 +242,7 @@ mod tests {
             WireApi::OpenAiCompletions,
             WireApi::OpenAiResponses,
             WireApi::GoogleGenerativeAi,
+            WireApi::AzureOpenAiResponses,
         ] {
             assert_eq!(WireApi::parse(api.as_str()), Ok(api));
         }

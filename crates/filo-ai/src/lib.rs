@@ -3,8 +3,8 @@
 //!
 //! Owns: message and content-block types (pi's JSON shapes), the model catalog and providers as
 //! data (`data/catalog.json`, pi's `models.json`), API keys from an explicit environment map, the
-//! four wire codecs (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google
-//! Generative AI), the stream contract and its single accumulator, error classification, retry
+//! wire codecs (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google
+//! Generative AI, Azure OpenAI Responses), the stream contract and its single accumulator, error classification, retry
 //! with backoff and the idle timeout.
 //!
 //! Does not own: sessions, tools, the agent loop, auth storage and OAuth, running `!command`
@@ -37,10 +37,12 @@ pub use client::{
 };
 
 pub mod anthropic;
+pub mod azure;
 pub mod codec;
 pub mod driver;
 pub mod env;
 pub mod error;
+pub mod form;
 pub mod google;
 mod models_json;
 pub use models_json::SkippedProvider;
@@ -48,6 +50,7 @@ pub mod openai_completions;
 pub mod openai_responses;
 pub mod overflow;
 pub mod registry;
+mod responses_input;
 pub mod sse;
 pub mod transform;
 pub mod transport;

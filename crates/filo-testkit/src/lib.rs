@@ -1,7 +1,8 @@
 //! Test support only: the scripted mock provider, SSE frame builders and temporary homes.
 //!
-//! Owns: [`MockProvider`], an axum server on 127.0.0.1 serving the four wire protocols
-//! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google Generative AI) from a
+//! Owns: [`MockProvider`], an axum server on 127.0.0.1 serving the wire protocols
+//! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google Generative AI, Azure
+//! OpenAI Responses) from a
 //! script of [`Turn`]s, framed the way the real services frame their streams, with faults
 //! (HTTP errors, error events, cuts, stalls, malformed frames) and request recording; the frame
 //! renderer [`frames`] so a parser can be driven without a server; [`TempHome`].

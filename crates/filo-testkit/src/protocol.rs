@@ -1,4 +1,4 @@
-//! The four wire protocols: which request path selects which, and dispatch to their framers.
+//! The wire protocols: which request path selects which, and dispatch to their framers.
 
 use crate::frame::{SseFrame, StreamContext};
 use crate::script::Reply;
@@ -15,15 +15,19 @@ pub enum Protocol {
     OpenAiResponses,
     /// `POST …/models/{model}:streamGenerateContent`.
     GoogleGenerativeAi,
+    /// `POST …/openai/v1/responses?api-version=…`: the Responses stream, as an Azure OpenAI
+    /// resource serves it (the model in the body is the deployment name).
+    AzureOpenAiResponses,
 }
 
 impl Protocol {
     /// Every protocol, in declaration order.
-    pub const ALL: [Protocol; 4] = [
+    pub const ALL: [Protocol; 5] = [
         Protocol::AnthropicMessages,
         Protocol::OpenAiCompletions,
         Protocol::OpenAiResponses,
         Protocol::GoogleGenerativeAi,
+        Protocol::AzureOpenAiResponses,
     ];
 
     /// The protocol a request path (without its query) selects, if any.
@@ -33,6 +37,8 @@ impl Protocol {
             Some(Protocol::AnthropicMessages)
         } else if path.ends_with("/chat/completions") {
             Some(Protocol::OpenAiCompletions)
+        } else if path.ends_with("/openai/v1/responses") {
+            Some(Protocol::AzureOpenAiResponses)
         } else if path.ends_with("/responses") {
             Some(Protocol::OpenAiResponses)
         } else if google_model(path).is_some() {
@@ -49,6 +55,7 @@ impl Protocol {
             Protocol::OpenAiCompletions => "openai-completions",
             Protocol::OpenAiResponses => "openai-responses",
             Protocol::GoogleGenerativeAi => "google-generative-ai",
+            Protocol::AzureOpenAiResponses => "azure-openai-responses",
         }
     }
 
@@ -58,6 +65,7 @@ impl Protocol {
             Protocol::AnthropicMessages => "",
             Protocol::OpenAiCompletions | Protocol::OpenAiResponses => "/v1",
             Protocol::GoogleGenerativeAi => "/v1beta",
+            Protocol::AzureOpenAiResponses => "/openai/v1",
         }
     }
 
@@ -70,6 +78,7 @@ impl Protocol {
             Protocol::GoogleGenerativeAi => {
                 format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
             }
+            Protocol::AzureOpenAiResponses => "/openai/v1/responses?api-version=v1".to_owned(),
         }
     }
 
@@ -79,7 +88,8 @@ impl Protocol {
             Protocol::GoogleGenerativeAi => "\r\n",
             Protocol::AnthropicMessages
             | Protocol::OpenAiCompletions
-            | Protocol::OpenAiResponses => "\n",
+            | Protocol::OpenAiResponses
+            | Protocol::AzureOpenAiResponses => "\n",
         }
     }
 
@@ -89,7 +99,8 @@ impl Protocol {
             Protocol::GoogleGenerativeAi => "text/event-stream",
             Protocol::AnthropicMessages
             | Protocol::OpenAiCompletions
-            | Protocol::OpenAiResponses => "text/event-stream; charset=utf-8",
+            | Protocol::OpenAiResponses
+            | Protocol::AzureOpenAiResponses => "text/event-stream; charset=utf-8",
         }
     }
 
@@ -103,7 +114,9 @@ impl Protocol {
         match self {
             Protocol::AnthropicMessages => anthropic::error_frame(message),
             Protocol::OpenAiCompletions => completions::error_frame(message),
-            Protocol::OpenAiResponses => responses::error_frame(message, ctx, position),
+            Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
+                responses::error_frame(message, ctx, position)
+            }
             Protocol::GoogleGenerativeAi => google::error_frame(message),
         }
     }
@@ -113,7 +126,9 @@ impl Protocol {
         match self {
             Protocol::AnthropicMessages => anthropic::malformed_frame(),
             Protocol::OpenAiCompletions => completions::malformed_frame(),
-            Protocol::OpenAiResponses => responses::malformed_frame(),
+            Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
+                responses::malformed_frame()
+            }
             Protocol::GoogleGenerativeAi => google::malformed_frame(),
         }
     }
@@ -123,9 +138,9 @@ impl Protocol {
         let message = format!("mock provider: HTTP {status}");
         match self {
             Protocol::AnthropicMessages => anthropic::http_error_body(status, &message),
-            Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
-                completions::http_error_body(status, &message)
-            }
+            Protocol::OpenAiCompletions
+            | Protocol::OpenAiResponses
+            | Protocol::AzureOpenAiResponses => completions::http_error_body(status, &message),
             Protocol::GoogleGenerativeAi => google::http_error_body(status, &message, retry_after),
         }
     }
@@ -144,7 +159,7 @@ pub fn frames(protocol: Protocol, reply: &Reply, ctx: &StreamContext) -> Vec<Sse
     match protocol {
         Protocol::AnthropicMessages => anthropic::frames(reply, ctx),
         Protocol::OpenAiCompletions => completions::frames(reply, ctx),
-        Protocol::OpenAiResponses => responses::frames(reply, ctx),
+        Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => responses::frames(reply, ctx),
         Protocol::GoogleGenerativeAi => google::frames(reply, ctx),
     }
 }
@@ -176,6 +191,7 @@ mod tests {
                 "/backend-api/codex/responses",
                 Some(Protocol::OpenAiResponses),
             ),
+            ("/openai/v1/responses", Some(Protocol::AzureOpenAiResponses)),
             (
                 "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
                 Some(Protocol::GoogleGenerativeAi),

@@ -211,7 +211,10 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
     };
     let model = match protocol {
         Protocol::GoogleGenerativeAi => google_model(&uri_path).map(str::to_owned),
-        Protocol::AnthropicMessages | Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
+        Protocol::AnthropicMessages
+        | Protocol::OpenAiCompletions
+        | Protocol::OpenAiResponses
+        | Protocol::AzureOpenAiResponses => {
             body.get("model").and_then(Value::as_str).map(str::to_owned)
         }
     };
@@ -271,11 +274,13 @@ fn not_streaming(
                 "mock provider: streamGenerateContent is served as SSE only; add ?alt=sse",
             )
         }
-        Protocol::AnthropicMessages | Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
-            (body.get("stream") != Some(&Value::Bool(true))).then_some(
+        Protocol::AnthropicMessages
+        | Protocol::OpenAiCompletions
+        | Protocol::OpenAiResponses
+        | Protocol::AzureOpenAiResponses => (body.get("stream") != Some(&Value::Bool(true)))
+            .then_some(
                 "mock provider: only streams are served; the body must set \"stream\": true",
-            )
-        }
+            ),
     }
 }
 

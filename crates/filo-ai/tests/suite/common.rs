@@ -10,20 +10,45 @@ use filo_testkit::{MockProvider, Protocol};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-pub const PROTOCOLS: [Protocol; 4] = [
+pub const PROTOCOLS: [Protocol; 5] = [
     Protocol::AnthropicMessages,
     Protocol::OpenAiCompletions,
     Protocol::OpenAiResponses,
     Protocol::GoogleGenerativeAi,
+    Protocol::AzureOpenAiResponses,
 ];
+
+/// pi 0.73.1's catalog entry (`models.generated.js`) for the APIs filo's built-in catalog does
+/// not list yet.
+pub fn pi_catalog_model(protocol: Protocol) -> Option<Model> {
+    let entry = match protocol {
+        Protocol::AzureOpenAiResponses => serde_json::json!({
+            "id": "gpt-5", "name": "GPT-5", "api": "azure-openai-responses",
+            "provider": "azure-openai-responses", "baseUrl": "", "reasoning": true,
+            "thinkingLevelMap": {"off": null}, "input": ["text", "image"],
+            "cost": {"input": 1.25, "output": 10, "cacheRead": 0.125, "cacheWrite": 0},
+            "contextWindow": 400000, "maxTokens": 128000
+        }),
+        Protocol::AnthropicMessages
+        | Protocol::OpenAiCompletions
+        | Protocol::OpenAiResponses
+        | Protocol::GoogleGenerativeAi => return None,
+    };
+    Some(serde_json::from_value(entry).unwrap())
+}
 
 /// A catalog model of the protocol, pointed at the mock.
 pub fn model(protocol: Protocol, mock: &MockProvider) -> Model {
+    if let Some(mut m) = pi_catalog_model(protocol) {
+        m.base_url = mock.base_url(protocol);
+        return m;
+    }
     let (provider, id) = match protocol {
         Protocol::AnthropicMessages => ("anthropic", "claude-sonnet-4-5"),
         Protocol::OpenAiCompletions => ("groq", "openai/gpt-oss-120b"),
         Protocol::OpenAiResponses => ("openai", "gpt-5"),
         Protocol::GoogleGenerativeAi => ("google", "gemini-2.5-flash"),
+        Protocol::AzureOpenAiResponses => unreachable!("from pi's catalog above"),
     };
     let mut m = ProviderRegistry::builtin()
         .unwrap()
@@ -39,6 +64,7 @@ pub fn env() -> Env {
         ("GROQ_API_KEY", "gsk-test"),
         ("OPENAI_API_KEY", "sk-openai-test"),
         ("GEMINI_API_KEY", "gemini-test"),
+        ("AZURE_OPENAI_API_KEY", "azure-test"),
     ])
 }
 

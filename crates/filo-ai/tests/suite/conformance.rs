@@ -63,7 +63,9 @@ async fn response_id_as_each_protocol_sends_it() {
             let want = match protocol {
                 Protocol::AnthropicMessages => format!("msg_mock_{n}"),
                 Protocol::OpenAiCompletions => format!("chatcmpl-mock-{n}"),
-                Protocol::OpenAiResponses => format!("resp_mock_{n}"),
+                Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
+                    format!("resp_mock_{n}")
+                }
                 Protocol::GoogleGenerativeAi => format!("mock-response-{n}"),
             };
             assert_eq!(
@@ -116,7 +118,7 @@ async fn thinking_with_signature() {
         assert_eq!(t.thinking, "Let me think about it.", "{protocol:?}");
         let got = t.thinking_signature.clone().unwrap();
         match protocol {
-            Protocol::OpenAiResponses => {
+            Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
                 let item: Value = serde_json::from_str(&got).unwrap();
                 assert_eq!(item["type"], "reasoning");
                 assert_eq!(item["encrypted_content"], sig);
@@ -203,7 +205,8 @@ async fn usage_from_the_final_chunk() {
             Protocol::AnthropicMessages => (1200, 80, 300, 40),
             Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
-            | Protocol::GoogleGenerativeAi => (1200, 80, 300, 0),
+            | Protocol::GoogleGenerativeAi
+            | Protocol::AzureOpenAiResponses => (1200, 80, 300, 0),
         };
         assert_eq!(
             (u.input, u.output, u.cache_read, u.cache_write),

@@ -16,11 +16,14 @@ fn conversation(protocol: Protocol) -> Context {
         Protocol::OpenAiCompletions => ("openai-completions", "groq", "openai/gpt-oss-120b"),
         Protocol::OpenAiResponses => ("openai-responses", "openai", "gpt-5"),
         Protocol::GoogleGenerativeAi => ("google-generative-ai", "google", "gemini-2.5-flash"),
+        Protocol::AzureOpenAiResponses => {
+            ("azure-openai-responses", "azure-openai-responses", "gpt-5")
+        }
     };
     let (thinking_sig, call_id) = match protocol {
         Protocol::AnthropicMessages => ("EqQBCkYIBxgCKkBsig==".to_string(), "toolu_01A"),
         Protocol::OpenAiCompletions => ("reasoning_content".to_string(), "call_01A"),
-        Protocol::OpenAiResponses => (
+        Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => (
             json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan."}], "encrypted_content": "gAAAA"}).to_string(),
             "call_01A|fc_01A",
         ),
@@ -59,6 +62,7 @@ fn render(req: &RecordedRequest) -> String {
         "authorization",
         "x-api-key",
         "x-goog-api-key",
+        "api-key",
         "anthropic-version",
         "anthropic-beta",
         "anthropic-dangerous-direct-browser-access",
@@ -104,6 +108,7 @@ async fn request_bodies() {
             Protocol::OpenAiCompletions => "openai_completions",
             Protocol::OpenAiResponses => "openai_responses",
             Protocol::GoogleGenerativeAi => "google_generative_ai",
+            Protocol::AzureOpenAiResponses => "azure_openai_responses",
         };
         insta::assert_snapshot!(name, render(&req));
     }
