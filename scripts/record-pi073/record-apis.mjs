@@ -26,6 +26,13 @@ const CASES = {
         contentType: "text/event-stream; charset=utf-8",
         callId: "call_prev|fc_prev",
     },
+    "google-vertex": {
+        model: () => ai.getModel("google-vertex", "gemini-2.5-flash"),
+        baseUrl: (url) => url,
+        env: () => ({ GOOGLE_CLOUD_API_KEY: "vertex-test" }),
+        contentType: "text/event-stream",
+        callId: "call_prev",
+    },
 };
 
 const NOISE = new Set(["host", "connection", "content-length", "accept-encoding", "user-agent", "accept-language", "sec-fetch-mode"]);

@@ -22,6 +22,8 @@ pub enum WireApi {
     GoogleGenerativeAi,
     /// OpenAI Responses on an Azure OpenAI resource (`api-key` header, `api-version` query).
     AzureOpenAiResponses,
+    /// Gemini on Vertex AI (API key, or Application Default Credentials).
+    GoogleVertex,
 }
 
 impl WireApi {
@@ -33,6 +35,7 @@ impl WireApi {
             "openai-responses" => Ok(WireApi::OpenAiResponses),
             "google-generative-ai" => Ok(WireApi::GoogleGenerativeAi),
             "azure-openai-responses" => Ok(WireApi::AzureOpenAiResponses),
+            "google-vertex" => Ok(WireApi::GoogleVertex),
             other => Err(AiError::UnknownApi { api: other.into() }),
         }
     }
@@ -45,6 +48,7 @@ impl WireApi {
             WireApi::OpenAiResponses => "openai-responses",
             WireApi::GoogleGenerativeAi => "google-generative-ai",
             WireApi::AzureOpenAiResponses => "azure-openai-responses",
+            WireApi::GoogleVertex => "google-vertex",
         }
     }
 }
@@ -117,6 +121,28 @@ pub(crate) fn build_request(
         WireApi::OpenAiResponses => Ok(crate::openai_responses::build_request(input)),
         WireApi::GoogleGenerativeAi => Ok(crate::google::build_request(input)),
         WireApi::AzureOpenAiResponses => crate::azure::build_request(input),
+        WireApi::GoogleVertex => crate::google_vertex::build_request(input),
+    }
+}
+
+/// What a protocol must do before each attempt: Vertex without an API key fetches an access
+/// token from Application Default Credentials; the others send the request as built.
+pub(crate) fn prepare(
+    api: WireApi,
+    api_key: Option<&str>,
+    env: &Env,
+    tokens: &std::sync::Arc<crate::google_vertex::AccessTokens>,
+) -> Result<Option<crate::driver::Prepare>, AiError> {
+    match api {
+        WireApi::GoogleVertex if crate::google_vertex::usable_key(api_key).is_none() => {
+            crate::google_vertex::adc_prepare(env, tokens.clone()).map(Some)
+        }
+        WireApi::GoogleVertex
+        | WireApi::AnthropicMessages
+        | WireApi::OpenAiCompletions
+        | WireApi::OpenAiResponses
+        | WireApi::GoogleGenerativeAi
+        | WireApi::AzureOpenAiResponses => Ok(None),
     }
 }
 
@@ -137,7 +163,9 @@ pub(crate) fn new_decoder(api: WireApi, model: &Model, context: &Context) -> Box
         WireApi::OpenAiResponses | WireApi::AzureOpenAiResponses => {
             Box::new(crate::openai_responses::ResponsesDecoder::default())
         }
-        WireApi::GoogleGenerativeAi => Box::new(crate::google::GoogleDecoder::new(model)),
+        WireApi::GoogleGenerativeAi | WireApi::GoogleVertex => {
+            Box::new(crate::google::GoogleDecoder::new(model))
+        }
     }
 }
 
@@ -243,6 +271,7 @@ mod tests {
             WireApi::OpenAiResponses,
             WireApi::GoogleGenerativeAi,
             WireApi::AzureOpenAiResponses,
+            WireApi::GoogleVertex,
         ] {
             assert_eq!(WireApi::parse(api.as_str()), Ok(api));
         }

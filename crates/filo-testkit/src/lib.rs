@@ -2,10 +2,10 @@
 //!
 //! Owns: [`MockProvider`], an axum server on 127.0.0.1 serving the wire protocols
 //! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google Generative AI, Azure
-//! OpenAI Responses) from a
-//! script of [`Turn`]s, framed the way the real services frame their streams, with faults
+//! OpenAI Responses, Google Vertex) from a script of [`Turn`]s, framed the way the real services frame their streams, with faults
 //! (HTTP errors, error events, cuts, stalls, malformed frames) and request recording; the frame
-//! renderer [`frames`] so a parser can be driven without a server; [`TempHome`].
+//! renderer [`frames`] so a parser can be driven without a server; a refresh-token exchange
+//! endpoint (`POST …/token`, Google's OAuth shape); [`TempHome`].
 //!
 //! Does not own: anything compiled into filo itself. This crate is a dev-dependency only and
 //! does not depend on `filo-ai`: it speaks raw JSON and SSE, so every crate can use it.
@@ -25,9 +25,11 @@ mod protocol;
 mod responses;
 mod script;
 mod server;
+mod token;
 
 pub use frame::{ARG_FRAGMENT_BYTES, SseFrame, StreamContext, split_fragments, split_words};
 pub use home::TempHome;
 pub use protocol::{Protocol, encode, frames};
 pub use script::{Block, Fault, Reply, Stop, Turn, Usage};
 pub use server::{EXHAUSTED_BODY, MockProvider, RecordedRequest};
+pub use token::TokenRequest;

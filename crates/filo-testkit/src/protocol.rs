@@ -18,16 +18,20 @@ pub enum Protocol {
     /// `POST …/openai/v1/responses?api-version=…`: the Responses stream, as an Azure OpenAI
     /// resource serves it (the model in the body is the deployment name).
     AzureOpenAiResponses,
+    /// `POST …/publishers/google/models/{model}:streamGenerateContent`: Gemini's stream, as
+    /// Vertex AI serves it (also under `…/projects/{p}/locations/{l}/`).
+    GoogleVertex,
 }
 
 impl Protocol {
     /// Every protocol, in declaration order.
-    pub const ALL: [Protocol; 5] = [
+    pub const ALL: [Protocol; 6] = [
         Protocol::AnthropicMessages,
         Protocol::OpenAiCompletions,
         Protocol::OpenAiResponses,
         Protocol::GoogleGenerativeAi,
         Protocol::AzureOpenAiResponses,
+        Protocol::GoogleVertex,
     ];
 
     /// The protocol a request path (without its query) selects, if any.
@@ -41,6 +45,8 @@ impl Protocol {
             Some(Protocol::AzureOpenAiResponses)
         } else if path.ends_with("/responses") {
             Some(Protocol::OpenAiResponses)
+        } else if google_model(path).is_some() && path.contains("/publishers/google/models/") {
+            Some(Protocol::GoogleVertex)
         } else if google_model(path).is_some() {
             Some(Protocol::GoogleGenerativeAi)
         } else {
@@ -56,13 +62,14 @@ impl Protocol {
             Protocol::OpenAiResponses => "openai-responses",
             Protocol::GoogleGenerativeAi => "google-generative-ai",
             Protocol::AzureOpenAiResponses => "azure-openai-responses",
+            Protocol::GoogleVertex => "google-vertex",
         }
     }
 
     /// What a client appends to [`crate::MockProvider::url`] to get a model's base URL.
     pub fn base_path(self) -> &'static str {
         match self {
-            Protocol::AnthropicMessages => "",
+            Protocol::AnthropicMessages | Protocol::GoogleVertex => "",
             Protocol::OpenAiCompletions | Protocol::OpenAiResponses => "/v1",
             Protocol::GoogleGenerativeAi => "/v1beta",
             Protocol::AzureOpenAiResponses => "/openai/v1",
@@ -79,13 +86,16 @@ impl Protocol {
                 format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
             }
             Protocol::AzureOpenAiResponses => "/openai/v1/responses?api-version=v1".to_owned(),
+            Protocol::GoogleVertex => {
+                format!("/v1/publishers/google/models/{model}:streamGenerateContent?alt=sse")
+            }
         }
     }
 
     /// The line ending the protocol's SSE frames use.
     pub fn line_end(self) -> &'static str {
         match self {
-            Protocol::GoogleGenerativeAi => "\r\n",
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => "\r\n",
             Protocol::AnthropicMessages
             | Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
@@ -96,7 +106,7 @@ impl Protocol {
     /// The `content-type` of the protocol's streaming responses.
     pub(crate) fn stream_content_type(self) -> &'static str {
         match self {
-            Protocol::GoogleGenerativeAi => "text/event-stream",
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => "text/event-stream",
             Protocol::AnthropicMessages
             | Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
@@ -117,7 +127,7 @@ impl Protocol {
             Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
                 responses::error_frame(message, ctx, position)
             }
-            Protocol::GoogleGenerativeAi => google::error_frame(message),
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::error_frame(message),
         }
     }
 
@@ -129,7 +139,7 @@ impl Protocol {
             Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
                 responses::malformed_frame()
             }
-            Protocol::GoogleGenerativeAi => google::malformed_frame(),
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::malformed_frame(),
         }
     }
 
@@ -141,7 +151,9 @@ impl Protocol {
             Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
             | Protocol::AzureOpenAiResponses => completions::http_error_body(status, &message),
-            Protocol::GoogleGenerativeAi => google::http_error_body(status, &message, retry_after),
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
+                google::http_error_body(status, &message, retry_after)
+            }
         }
     }
 }
@@ -160,7 +172,7 @@ pub fn frames(protocol: Protocol, reply: &Reply, ctx: &StreamContext) -> Vec<Sse
         Protocol::AnthropicMessages => anthropic::frames(reply, ctx),
         Protocol::OpenAiCompletions => completions::frames(reply, ctx),
         Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => responses::frames(reply, ctx),
-        Protocol::GoogleGenerativeAi => google::frames(reply, ctx),
+        Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::frames(reply, ctx),
     }
 }
 
@@ -197,6 +209,10 @@ mod tests {
                 Some(Protocol::GoogleGenerativeAi),
             ),
             ("/v1beta/models/:streamGenerateContent", None),
+            (
+                "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent",
+                Some(Protocol::GoogleVertex),
+            ),
             ("/v1beta/models/gemini:generateContent", None),
             ("/v1/models", None),
             ("/", None),

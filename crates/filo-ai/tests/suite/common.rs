@@ -10,12 +10,13 @@ use filo_testkit::{MockProvider, Protocol};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-pub const PROTOCOLS: [Protocol; 5] = [
+pub const PROTOCOLS: [Protocol; 6] = [
     Protocol::AnthropicMessages,
     Protocol::OpenAiCompletions,
     Protocol::OpenAiResponses,
     Protocol::GoogleGenerativeAi,
     Protocol::AzureOpenAiResponses,
+    Protocol::GoogleVertex,
 ];
 
 /// pi 0.73.1's catalog entry (`models.generated.js`) for the APIs filo's built-in catalog does
@@ -28,6 +29,13 @@ pub fn pi_catalog_model(protocol: Protocol) -> Option<Model> {
             "thinkingLevelMap": {"off": null}, "input": ["text", "image"],
             "cost": {"input": 1.25, "output": 10, "cacheRead": 0.125, "cacheWrite": 0},
             "contextWindow": 400000, "maxTokens": 128000
+        }),
+        Protocol::GoogleVertex => serde_json::json!({
+            "id": "gemini-2.5-flash", "name": "Gemini 2.5 Flash (Vertex)", "api": "google-vertex",
+            "provider": "google-vertex", "baseUrl": "https://{location}-aiplatform.googleapis.com",
+            "reasoning": true, "input": ["text", "image"],
+            "cost": {"input": 0.3, "output": 2.5, "cacheRead": 0.03, "cacheWrite": 0},
+            "contextWindow": 1048576, "maxTokens": 65536
         }),
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
@@ -48,7 +56,9 @@ pub fn model(protocol: Protocol, mock: &MockProvider) -> Model {
         Protocol::OpenAiCompletions => ("groq", "openai/gpt-oss-120b"),
         Protocol::OpenAiResponses => ("openai", "gpt-5"),
         Protocol::GoogleGenerativeAi => ("google", "gemini-2.5-flash"),
-        Protocol::AzureOpenAiResponses => unreachable!("from pi's catalog above"),
+        Protocol::AzureOpenAiResponses | Protocol::GoogleVertex => {
+            unreachable!("from pi's catalog above")
+        }
     };
     let mut m = ProviderRegistry::builtin()
         .unwrap()
@@ -65,6 +75,7 @@ pub fn env() -> Env {
         ("OPENAI_API_KEY", "sk-openai-test"),
         ("GEMINI_API_KEY", "gemini-test"),
         ("AZURE_OPENAI_API_KEY", "azure-test"),
+        ("GOOGLE_CLOUD_API_KEY", "vertex-test"),
     ])
 }
 

@@ -66,7 +66,9 @@ async fn response_id_as_each_protocol_sends_it() {
                 Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
                     format!("resp_mock_{n}")
                 }
-                Protocol::GoogleGenerativeAi => format!("mock-response-{n}"),
+                Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
+                    format!("mock-response-{n}")
+                }
             };
             assert_eq!(
                 msg.response_id.as_deref(),
@@ -206,7 +208,8 @@ async fn usage_from_the_final_chunk() {
             Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
             | Protocol::GoogleGenerativeAi
-            | Protocol::AzureOpenAiResponses => (1200, 80, 300, 0),
+            | Protocol::AzureOpenAiResponses
+            | Protocol::GoogleVertex => (1200, 80, 300, 0),
         };
         assert_eq!(
             (u.input, u.output, u.cache_read, u.cache_write),

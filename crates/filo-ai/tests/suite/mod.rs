@@ -7,3 +7,4 @@ mod pi073_apis;
 mod providers;
 mod requests;
 mod retry;
+mod vertex_adc;

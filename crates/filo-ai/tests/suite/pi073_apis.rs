@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::common::{check, pi_catalog_model};
 
 /// The APIs with a recorded pi fixture.
-const APIS: [Protocol; 1] = [Protocol::AzureOpenAiResponses];
+const APIS: [Protocol; 2] = [Protocol::AzureOpenAiResponses, Protocol::GoogleVertex];
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi073-apis")
@@ -28,7 +28,8 @@ fn previous_call_id(protocol: Protocol) -> &'static str {
         Protocol::AzureOpenAiResponses | Protocol::OpenAiResponses => "call_prev|fc_prev",
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
-        | Protocol::GoogleGenerativeAi => "call_prev",
+        | Protocol::GoogleGenerativeAi
+        | Protocol::GoogleVertex => "call_prev",
     }
 }
 
@@ -38,7 +39,8 @@ fn reply(protocol: Protocol) -> Reply {
         Protocol::AzureOpenAiResponses | Protocol::OpenAiResponses => "call_read|fc_read",
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
-        | Protocol::GoogleGenerativeAi => "call_read",
+        | Protocol::GoogleGenerativeAi
+        | Protocol::GoogleVertex => "call_read",
     };
     Reply::default()
         .with_block(Block::Thinking {
@@ -58,6 +60,10 @@ fn setup(protocol: Protocol, mock: &MockProvider) -> (Model, Env) {
             ("AZURE_OPENAI_API_KEY", "azure-test".to_string()),
             ("AZURE_OPENAI_BASE_URL", mock.base_url(protocol)),
         ]),
+        Protocol::GoogleVertex => {
+            model.base_url = mock.base_url(protocol);
+            Env::from_vars([("GOOGLE_CLOUD_API_KEY", "vertex-test")])
+        }
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::OpenAiResponses

@@ -19,6 +19,7 @@ fn conversation(protocol: Protocol) -> Context {
         Protocol::AzureOpenAiResponses => {
             ("azure-openai-responses", "azure-openai-responses", "gpt-5")
         }
+        Protocol::GoogleVertex => ("google-vertex", "google-vertex", "gemini-2.5-flash"),
     };
     let (thinking_sig, call_id) = match protocol {
         Protocol::AnthropicMessages => ("EqQBCkYIBxgCKkBsig==".to_string(), "toolu_01A"),
@@ -27,7 +28,9 @@ fn conversation(protocol: Protocol) -> Context {
             json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan."}], "encrypted_content": "gAAAA"}).to_string(),
             "call_01A|fc_01A",
         ),
-        Protocol::GoogleGenerativeAi => ("c2lnbmF0dXJl".to_string(), "read_1"),
+        Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
+            ("c2lnbmF0dXJl".to_string(), "read_1")
+        }
     };
     serde_json::from_value(json!({
         "systemPrompt": "You are a careful coding agent.",
@@ -109,6 +112,7 @@ async fn request_bodies() {
             Protocol::OpenAiResponses => "openai_responses",
             Protocol::GoogleGenerativeAi => "google_generative_ai",
             Protocol::AzureOpenAiResponses => "azure_openai_responses",
+            Protocol::GoogleVertex => "google_vertex",
         };
         insta::assert_snapshot!(name, render(&req));
     }
