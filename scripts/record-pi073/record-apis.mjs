@@ -33,6 +33,13 @@ const CASES = {
         contentType: "text/event-stream",
         callId: "call_prev",
     },
+    "mistral-conversations": {
+        model: () => ai.getModel("mistral", "magistral-medium-latest"),
+        baseUrl: (url) => `${url}/mistral`,
+        env: () => ({ MISTRAL_API_KEY: "mistral-test" }),
+        contentType: "text/event-stream",
+        callId: "call_prev",
+    },
 };
 
 const NOISE = new Set(["host", "connection", "content-length", "accept-encoding", "user-agent", "accept-language", "sec-fetch-mode"]);

@@ -24,6 +24,8 @@ pub enum WireApi {
     AzureOpenAiResponses,
     /// Gemini on Vertex AI (API key, or Application Default Credentials).
     GoogleVertex,
+    /// Mistral's chat stream, as the Mistral SDK speaks it.
+    MistralConversations,
 }
 
 impl WireApi {
@@ -36,6 +38,7 @@ impl WireApi {
             "google-generative-ai" => Ok(WireApi::GoogleGenerativeAi),
             "azure-openai-responses" => Ok(WireApi::AzureOpenAiResponses),
             "google-vertex" => Ok(WireApi::GoogleVertex),
+            "mistral-conversations" => Ok(WireApi::MistralConversations),
             other => Err(AiError::UnknownApi { api: other.into() }),
         }
     }
@@ -49,6 +52,7 @@ impl WireApi {
             WireApi::GoogleGenerativeAi => "google-generative-ai",
             WireApi::AzureOpenAiResponses => "azure-openai-responses",
             WireApi::GoogleVertex => "google-vertex",
+            WireApi::MistralConversations => "mistral-conversations",
         }
     }
 }
@@ -122,6 +126,7 @@ pub(crate) fn build_request(
         WireApi::GoogleGenerativeAi => Ok(crate::google::build_request(input)),
         WireApi::AzureOpenAiResponses => crate::azure::build_request(input),
         WireApi::GoogleVertex => crate::google_vertex::build_request(input),
+        WireApi::MistralConversations => Ok(crate::mistral::build_request(input)),
     }
 }
 
@@ -142,7 +147,8 @@ pub(crate) fn prepare(
         | WireApi::OpenAiCompletions
         | WireApi::OpenAiResponses
         | WireApi::GoogleGenerativeAi
-        | WireApi::AzureOpenAiResponses => Ok(None),
+        | WireApi::AzureOpenAiResponses
+        | WireApi::MistralConversations => Ok(None),
     }
 }
 
@@ -166,6 +172,7 @@ pub(crate) fn new_decoder(api: WireApi, model: &Model, context: &Context) -> Box
         WireApi::GoogleGenerativeAi | WireApi::GoogleVertex => {
             Box::new(crate::google::GoogleDecoder::new(model))
         }
+        WireApi::MistralConversations => Box::new(crate::mistral::MistralDecoder::default()),
     }
 }
 
@@ -272,6 +279,7 @@ mod tests {
             WireApi::GoogleGenerativeAi,
             WireApi::AzureOpenAiResponses,
             WireApi::GoogleVertex,
+            WireApi::MistralConversations,
         ] {
             assert_eq!(WireApi::parse(api.as_str()), Ok(api));
         }

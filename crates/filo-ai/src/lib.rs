@@ -4,7 +4,7 @@
 //! Owns: message and content-block types (pi's JSON shapes), the model catalog and providers as
 //! data (`data/catalog.json`, pi's `models.json`), API keys from an explicit environment map, the
 //! wire codecs (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google
-//! Generative AI, Azure OpenAI Responses, Google Vertex), the stream contract and its single accumulator, error classification, retry
+//! Generative AI, Azure OpenAI Responses, Google Vertex, Mistral), the stream contract and its single accumulator, error classification, retry
 //! with backoff and the idle timeout.
 //!
 //! Does not own: sessions, tools, the agent loop, auth storage and OAuth, running `!command`
@@ -47,6 +47,7 @@ pub mod error;
 pub mod form;
 pub mod google;
 pub mod google_vertex;
+pub mod mistral;
 mod models_json;
 pub use models_json::SkippedProvider;
 pub mod openai_completions;

@@ -2,7 +2,7 @@
 //!
 //! Owns: [`MockProvider`], an axum server on 127.0.0.1 serving the wire protocols
 //! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google Generative AI, Azure
-//! OpenAI Responses, Google Vertex) from a script of [`Turn`]s, framed the way the real services frame their streams, with faults
+//! OpenAI Responses, Google Vertex, Mistral) from a script of [`Turn`]s, framed the way the real services frame their streams, with faults
 //! (HTTP errors, error events, cuts, stalls, malformed frames) and request recording; the frame
 //! renderer [`frames`] so a parser can be driven without a server; a refresh-token exchange
 //! endpoint (`POST …/token`, Google's OAuth shape); [`TempHome`].
@@ -20,6 +20,7 @@ mod completions;
 mod frame;
 mod google;
 mod home;
+mod mistral;
 pub mod pg;
 mod protocol;
 mod responses;

@@ -2,7 +2,7 @@
 
 use crate::frame::{SseFrame, StreamContext};
 use crate::script::Reply;
-use crate::{anthropic, completions, google, responses};
+use crate::{anthropic, completions, google, mistral, responses};
 
 /// A wire protocol the mock serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,17 +21,22 @@ pub enum Protocol {
     /// `POST …/publishers/google/models/{model}:streamGenerateContent`: Gemini's stream, as
     /// Vertex AI serves it (also under `…/projects/{p}/locations/{l}/`).
     GoogleVertex,
+    /// `POST …/mistral/v1/chat/completions`: Mistral's chat stream (pi's
+    /// `mistral-conversations`). The mock tells it from OpenAI's by the `/mistral` prefix its
+    /// [`Protocol::base_path`] adds.
+    MistralConversations,
 }
 
 impl Protocol {
     /// Every protocol, in declaration order.
-    pub const ALL: [Protocol; 6] = [
+    pub const ALL: [Protocol; 7] = [
         Protocol::AnthropicMessages,
         Protocol::OpenAiCompletions,
         Protocol::OpenAiResponses,
         Protocol::GoogleGenerativeAi,
         Protocol::AzureOpenAiResponses,
         Protocol::GoogleVertex,
+        Protocol::MistralConversations,
     ];
 
     /// The protocol a request path (without its query) selects, if any.
@@ -39,6 +44,8 @@ impl Protocol {
         let path = path.trim_end_matches('/');
         if path.ends_with("/v1/messages") {
             Some(Protocol::AnthropicMessages)
+        } else if path.ends_with("/mistral/v1/chat/completions") {
+            Some(Protocol::MistralConversations)
         } else if path.ends_with("/chat/completions") {
             Some(Protocol::OpenAiCompletions)
         } else if path.ends_with("/openai/v1/responses") {
@@ -63,6 +70,7 @@ impl Protocol {
             Protocol::GoogleGenerativeAi => "google-generative-ai",
             Protocol::AzureOpenAiResponses => "azure-openai-responses",
             Protocol::GoogleVertex => "google-vertex",
+            Protocol::MistralConversations => "mistral-conversations",
         }
     }
 
@@ -73,6 +81,7 @@ impl Protocol {
             Protocol::OpenAiCompletions | Protocol::OpenAiResponses => "/v1",
             Protocol::GoogleGenerativeAi => "/v1beta",
             Protocol::AzureOpenAiResponses => "/openai/v1",
+            Protocol::MistralConversations => "/mistral",
         }
     }
 
@@ -89,6 +98,7 @@ impl Protocol {
             Protocol::GoogleVertex => {
                 format!("/v1/publishers/google/models/{model}:streamGenerateContent?alt=sse")
             }
+            Protocol::MistralConversations => "/mistral/v1/chat/completions".to_owned(),
         }
     }
 
@@ -99,7 +109,8 @@ impl Protocol {
             Protocol::AnthropicMessages
             | Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
-            | Protocol::AzureOpenAiResponses => "\n",
+            | Protocol::AzureOpenAiResponses
+            | Protocol::MistralConversations => "\n",
         }
     }
 
@@ -111,6 +122,7 @@ impl Protocol {
             | Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
             | Protocol::AzureOpenAiResponses => "text/event-stream; charset=utf-8",
+            Protocol::MistralConversations => "text/event-stream",
         }
     }
 
@@ -128,6 +140,7 @@ impl Protocol {
                 responses::error_frame(message, ctx, position)
             }
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::error_frame(message),
+            Protocol::MistralConversations => mistral::error_frame(message),
         }
     }
 
@@ -140,6 +153,7 @@ impl Protocol {
                 responses::malformed_frame()
             }
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::malformed_frame(),
+            Protocol::MistralConversations => mistral::malformed_frame(),
         }
     }
 
@@ -154,6 +168,7 @@ impl Protocol {
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
                 google::http_error_body(status, &message, retry_after)
             }
+            Protocol::MistralConversations => mistral::http_error_body(status, &message),
         }
     }
 }
@@ -173,6 +188,7 @@ pub fn frames(protocol: Protocol, reply: &Reply, ctx: &StreamContext) -> Vec<Sse
         Protocol::OpenAiCompletions => completions::frames(reply, ctx),
         Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => responses::frames(reply, ctx),
         Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::frames(reply, ctx),
+        Protocol::MistralConversations => mistral::frames(reply, ctx),
     }
 }
 

@@ -244,7 +244,8 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::OpenAiResponses
-        | Protocol::AzureOpenAiResponses => {
+        | Protocol::AzureOpenAiResponses
+        | Protocol::MistralConversations => {
             body.get("model").and_then(Value::as_str).map(str::to_owned)
         }
     };
@@ -307,7 +308,8 @@ fn not_streaming(
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::OpenAiResponses
-        | Protocol::AzureOpenAiResponses => (body.get("stream") != Some(&Value::Bool(true)))
+        | Protocol::AzureOpenAiResponses
+        | Protocol::MistralConversations => (body.get("stream") != Some(&Value::Bool(true)))
             .then_some(
                 "mock provider: only streams are served; the body must set \"stream\": true",
             ),

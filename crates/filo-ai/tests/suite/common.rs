@@ -10,13 +10,14 @@ use filo_testkit::{MockProvider, Protocol};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-pub const PROTOCOLS: [Protocol; 6] = [
+pub const PROTOCOLS: [Protocol; 7] = [
     Protocol::AnthropicMessages,
     Protocol::OpenAiCompletions,
     Protocol::OpenAiResponses,
     Protocol::GoogleGenerativeAi,
     Protocol::AzureOpenAiResponses,
     Protocol::GoogleVertex,
+    Protocol::MistralConversations,
 ];
 
 /// pi 0.73.1's catalog entry (`models.generated.js`) for the APIs filo's built-in catalog does
@@ -37,6 +38,13 @@ pub fn pi_catalog_model(protocol: Protocol) -> Option<Model> {
             "cost": {"input": 0.3, "output": 2.5, "cacheRead": 0.03, "cacheWrite": 0},
             "contextWindow": 1048576, "maxTokens": 65536
         }),
+        Protocol::MistralConversations => serde_json::json!({
+            "id": "magistral-medium-latest", "name": "Magistral Medium (latest)",
+            "api": "mistral-conversations", "provider": "mistral",
+            "baseUrl": "https://api.mistral.ai", "reasoning": true, "input": ["text"],
+            "cost": {"input": 2, "output": 5, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 128000, "maxTokens": 16384
+        }),
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::OpenAiResponses
@@ -56,9 +64,9 @@ pub fn model(protocol: Protocol, mock: &MockProvider) -> Model {
         Protocol::OpenAiCompletions => ("groq", "openai/gpt-oss-120b"),
         Protocol::OpenAiResponses => ("openai", "gpt-5"),
         Protocol::GoogleGenerativeAi => ("google", "gemini-2.5-flash"),
-        Protocol::AzureOpenAiResponses | Protocol::GoogleVertex => {
-            unreachable!("from pi's catalog above")
-        }
+        Protocol::AzureOpenAiResponses
+        | Protocol::GoogleVertex
+        | Protocol::MistralConversations => unreachable!("from pi's catalog above"),
     };
     let mut m = ProviderRegistry::builtin()
         .unwrap()
@@ -76,6 +84,7 @@ pub fn env() -> Env {
         ("GEMINI_API_KEY", "gemini-test"),
         ("AZURE_OPENAI_API_KEY", "azure-test"),
         ("GOOGLE_CLOUD_API_KEY", "vertex-test"),
+        ("MISTRAL_API_KEY", "mistral-test"),
     ])
 }
 

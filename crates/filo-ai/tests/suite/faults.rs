@@ -250,7 +250,8 @@ async fn abort_mid_stream_keeps_partial_content() {
         let mut events = Vec::new();
         let started = Instant::now();
         while let Some(e) = stream.next().await {
-            if e.kind() == "text_delta" {
+            // Mistral's role chunk opens the text with an empty delta; wait for real text.
+            if matches!(&e, AssistantEvent::TextDelta { delta, .. } if !delta.is_empty()) {
                 cancel.cancel();
             }
             events.push(e);

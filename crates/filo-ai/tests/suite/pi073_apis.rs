@@ -16,7 +16,11 @@ use tokio_util::sync::CancellationToken;
 use super::common::{check, pi_catalog_model};
 
 /// The APIs with a recorded pi fixture.
-const APIS: [Protocol; 2] = [Protocol::AzureOpenAiResponses, Protocol::GoogleVertex];
+const APIS: [Protocol; 3] = [
+    Protocol::AzureOpenAiResponses,
+    Protocol::GoogleVertex,
+    Protocol::MistralConversations,
+];
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi073-apis")
@@ -29,7 +33,8 @@ fn previous_call_id(protocol: Protocol) -> &'static str {
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::GoogleGenerativeAi
-        | Protocol::GoogleVertex => "call_prev",
+        | Protocol::GoogleVertex
+        | Protocol::MistralConversations => "call_prev",
     }
 }
 
@@ -41,6 +46,7 @@ fn reply(protocol: Protocol) -> Reply {
         | Protocol::OpenAiCompletions
         | Protocol::GoogleGenerativeAi
         | Protocol::GoogleVertex => "call_read",
+        Protocol::MistralConversations => "callread1",
     };
     Reply::default()
         .with_block(Block::Thinking {
@@ -63,6 +69,10 @@ fn setup(protocol: Protocol, mock: &MockProvider) -> (Model, Env) {
         Protocol::GoogleVertex => {
             model.base_url = mock.base_url(protocol);
             Env::from_vars([("GOOGLE_CLOUD_API_KEY", "vertex-test")])
+        }
+        Protocol::MistralConversations => {
+            model.base_url = mock.base_url(protocol);
+            Env::from_vars([("MISTRAL_API_KEY", "mistral-test")])
         }
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions

@@ -20,10 +20,17 @@ fn conversation(protocol: Protocol) -> Context {
             ("azure-openai-responses", "azure-openai-responses", "gpt-5")
         }
         Protocol::GoogleVertex => ("google-vertex", "google-vertex", "gemini-2.5-flash"),
+        Protocol::MistralConversations => (
+            "mistral-conversations",
+            "mistral",
+            "magistral-medium-latest",
+        ),
     };
     let (thinking_sig, call_id) = match protocol {
         Protocol::AnthropicMessages => ("EqQBCkYIBxgCKkBsig==".to_string(), "toolu_01A"),
-        Protocol::OpenAiCompletions => ("reasoning_content".to_string(), "call_01A"),
+        Protocol::OpenAiCompletions | Protocol::MistralConversations => {
+            ("reasoning_content".to_string(), "call_01A")
+        }
         Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => (
             json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan."}], "encrypted_content": "gAAAA"}).to_string(),
             "call_01A|fc_01A",
@@ -113,6 +120,7 @@ async fn request_bodies() {
             Protocol::GoogleGenerativeAi => "google_generative_ai",
             Protocol::AzureOpenAiResponses => "azure_openai_responses",
             Protocol::GoogleVertex => "google_vertex",
+            Protocol::MistralConversations => "mistral_conversations",
         };
         insta::assert_snapshot!(name, render(&req));
     }

@@ -54,6 +54,10 @@ async fn http_429_has_retry_after_and_the_protocol_error_body() {
                 assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED");
                 assert_eq!(body["error"]["details"][0]["retryDelay"], "7s");
             }
+            Protocol::MistralConversations => {
+                assert_eq!(body["object"], "error");
+                assert_eq!(body["type"], "rate_limited");
+            }
         }
     }
 }
@@ -71,8 +75,14 @@ async fn http_500_and_529_bodies_name_the_failure() {
             | Protocol::OpenAiResponses
             | Protocol::AzureOpenAiResponses => &body["error"]["type"],
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => &body["error"]["status"],
+            Protocol::MistralConversations => &body["type"],
         };
-        let want = ["api_error", "server_error", "server_error", "INTERNAL"];
+        let want = [
+            "api_error",
+            "server_error",
+            "INTERNAL",
+            "internal_server_error",
+        ];
         assert!(want.contains(&kind.as_str().unwrap()), "{p:?}: {body}");
     }
     let resp = one(Protocol::AnthropicMessages, Fault::overloaded()).await;
@@ -130,6 +140,11 @@ async fn error_event_follows_the_first_frames_and_ends_the_stream() {
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
                 assert_eq!(j["error"]["status"], "UNAVAILABLE");
                 assert_eq!(j["error"]["message"], "Overloaded");
+            }
+            Protocol::MistralConversations => {
+                assert_eq!(error.event, None);
+                assert_eq!(j["object"], "error");
+                assert_eq!(j["message"], "Overloaded");
             }
         }
     }
@@ -276,7 +291,8 @@ async fn raw_tool_call_arguments_are_sent_verbatim() {
             Protocol::AnthropicMessages
             | Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
-            | Protocol::AzureOpenAiResponses => {
+            | Protocol::AzureOpenAiResponses
+            | Protocol::MistralConversations => {
                 let fragments: String = frames(p, &reply, &ctx_for(p, 1))
                     .iter()
                     .filter_map(SseFrame::json_data)

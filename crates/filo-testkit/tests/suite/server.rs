@@ -16,7 +16,9 @@ fn text_of(p: Protocol, body: &str) -> String {
         let j: Value = serde_json::from_str(&e.data).ok()?;
         let piece = match p {
             Protocol::AnthropicMessages => j.pointer("/delta/text"),
-            Protocol::OpenAiCompletions => j.pointer("/choices/0/delta/content"),
+            Protocol::OpenAiCompletions | Protocol::MistralConversations => {
+                j.pointer("/choices/0/delta/content")
+            }
             Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
                 (j["type"] == "response.output_text.delta").then(|| &j["delta"])
             }
