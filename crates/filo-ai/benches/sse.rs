@@ -100,11 +100,29 @@ fn model(protocol: Protocol) -> Model {
         Protocol::OpenAiCompletions => ("groq", "openai/gpt-oss-120b"),
         Protocol::OpenAiResponses => ("openai", "gpt-5"),
         Protocol::GoogleGenerativeAi => ("google", "gemini-2.5-flash"),
+        // APIs the built-in catalog has no provider for yet: a model record naming the API.
+        Protocol::AzureOpenAiResponses => {
+            return api_model(protocol, "azure-openai-responses", "gpt-5");
+        }
+        Protocol::GoogleVertex => return api_model(protocol, "google-vertex", "gemini-2.5-flash"),
+        Protocol::MistralConversations => {
+            return api_model(protocol, "mistral", "magistral-medium-latest");
+        }
     };
     ProviderRegistry::builtin()
         .ok()
         .and_then(|r| r.model(provider, id))
         .unwrap_or_else(|| panic!("catalog lacks {provider}/{id}"))
+}
+
+fn api_model(protocol: Protocol, provider: &str, id: &str) -> Model {
+    serde_json::from_value(serde_json::json!({
+        "id": id, "name": id, "api": protocol.api_name(), "provider": provider,
+        "baseUrl": "http://127.0.0.1:1", "reasoning": true, "input": ["text"],
+        "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 100000, "maxTokens": 8000
+    }))
+    .unwrap_or_else(|e| panic!("model record for {id}: {e}"))
 }
 
 struct Measured {
@@ -169,6 +187,7 @@ fn main() {
         Protocol::OpenAiCompletions,
         Protocol::OpenAiResponses,
         Protocol::GoogleGenerativeAi,
+        Protocol::MistralConversations,
     ] {
         // `SSE_BENCH_ONLY=<api>` measures one codec (for profiling).
         if std::env::var("SSE_BENCH_ONLY").is_ok_and(|only| only != protocol.api_name()) {

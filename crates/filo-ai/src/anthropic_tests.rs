@@ -287,6 +287,7 @@ fn request_shape_thinking_cache_and_oauth() {
     };
     let headers = std::collections::BTreeMap::new();
     let input = RequestInput {
+        env: &crate::env::Env::default(),
         model: &m,
         context: &ctx,
         options: &opts,

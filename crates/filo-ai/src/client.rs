@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::codec::{RequestInput, WireApi, build_request, new_decoder};
+use crate::codec::{RequestInput, WireApi, build_request, new_decoder, prepare};
 use crate::driver::{Call, RetryPolicy, failed, run};
 use crate::env::{Env, resolve_config_value};
 use crate::error::AiError;
@@ -99,6 +99,8 @@ pub struct Client {
     transport: Arc<dyn Transport>,
     retry: RetryPolicy,
     idle_timeout: Duration,
+    /// Access tokens from Application Default Credentials (Vertex), shared by this client's calls.
+    tokens: Arc<crate::google_vertex::AccessTokens>,
 }
 
 impl std::fmt::Debug for Client {
@@ -136,6 +138,7 @@ impl Client {
             transport,
             retry: RetryPolicy::default(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            tokens: Arc::default(),
         }
     }
 
@@ -208,8 +211,9 @@ impl Client {
             api_key: key.as_deref(),
             provider_headers: &headers,
             now_ms: now_ms(),
+            env: &self.env,
         };
-        Ok(build_request(api, &input))
+        build_request(api, &input)
     }
 }
 
@@ -241,6 +245,11 @@ impl ModelClient for Client {
             Ok(api) => api,
             Err(e) => return failed(initial, &e),
         };
+        let key = self.resolve_key(model, options);
+        let prepare = match prepare(api, key.as_deref(), &self.env, &self.tokens) {
+            Ok(p) => p,
+            Err(e) => return failed(initial, &e),
+        };
         let decoder_model = model.clone();
         let decoder_context = Context {
             system_prompt: None,
@@ -261,6 +270,7 @@ impl ModelClient for Client {
             idle_timeout: options.idle_timeout.unwrap_or(self.idle_timeout),
             max_retry_delay: options.max_retry_delay_ms.map(Duration::from_millis),
             cancel,
+            prepare,
         })
     }
 }

@@ -1,4 +1,4 @@
-//! What the four wire codecs share: the wire-protocol enum, request inputs, header merging and
+//! What the wire codecs share: the wire-protocol enum, request inputs, header merging and
 //! small conversion helpers. Protocol specifics live in one module per protocol.
 
 use std::collections::BTreeMap;
@@ -7,18 +7,25 @@ use serde_json::Value;
 
 use crate::client::StreamOptions;
 use crate::driver::Decoder;
+use crate::env::Env;
 use crate::error::AiError;
 use crate::message::Context;
 use crate::model::Model;
 use crate::transport::HttpRequest;
 
-/// The four wire protocols. Every vendor is one of these plus data.
+/// The wire protocols. Every vendor is one of these plus data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WireApi {
     AnthropicMessages,
     OpenAiCompletions,
     OpenAiResponses,
     GoogleGenerativeAi,
+    /// OpenAI Responses on an Azure OpenAI resource (`api-key` header, `api-version` query).
+    AzureOpenAiResponses,
+    /// Gemini on Vertex AI (API key, or Application Default Credentials).
+    GoogleVertex,
+    /// Mistral's chat stream, as the Mistral SDK speaks it.
+    MistralConversations,
 }
 
 impl WireApi {
@@ -29,6 +36,9 @@ impl WireApi {
             "openai-completions" => Ok(WireApi::OpenAiCompletions),
             "openai-responses" => Ok(WireApi::OpenAiResponses),
             "google-generative-ai" => Ok(WireApi::GoogleGenerativeAi),
+            "azure-openai-responses" => Ok(WireApi::AzureOpenAiResponses),
+            "google-vertex" => Ok(WireApi::GoogleVertex),
+            "mistral-conversations" => Ok(WireApi::MistralConversations),
             other => Err(AiError::UnknownApi { api: other.into() }),
         }
     }
@@ -40,6 +50,9 @@ impl WireApi {
             WireApi::OpenAiCompletions => "openai-completions",
             WireApi::OpenAiResponses => "openai-responses",
             WireApi::GoogleGenerativeAi => "google-generative-ai",
+            WireApi::AzureOpenAiResponses => "azure-openai-responses",
+            WireApi::GoogleVertex => "google-vertex",
+            WireApi::MistralConversations => "mistral-conversations",
         }
     }
 }
@@ -56,6 +69,9 @@ pub struct RequestInput<'a> {
     pub provider_headers: &'a BTreeMap<String, String>,
     /// Request time in ms, used for synthetic tool results.
     pub now_ms: i64,
+    /// The environment, for the settings some protocols read from it (Azure's base URL and
+    /// API version, Vertex's project and location, AWS credentials).
+    pub env: &'a Env,
 }
 
 impl RequestInput<'_> {
@@ -97,13 +113,42 @@ impl RequestInput<'_> {
     }
 }
 
-/// Build the request for a model's protocol.
-pub(crate) fn build_request(api: WireApi, input: &RequestInput<'_>) -> HttpRequest {
+/// Build the request for a model's protocol. Fails when a protocol's required settings are
+/// missing (Azure's base URL, …).
+pub(crate) fn build_request(
+    api: WireApi,
+    input: &RequestInput<'_>,
+) -> Result<HttpRequest, AiError> {
     match api {
-        WireApi::AnthropicMessages => crate::anthropic::build_request(input),
-        WireApi::OpenAiCompletions => crate::openai_completions::build_request(input),
-        WireApi::OpenAiResponses => crate::openai_responses::build_request(input),
-        WireApi::GoogleGenerativeAi => crate::google::build_request(input),
+        WireApi::AnthropicMessages => Ok(crate::anthropic::build_request(input)),
+        WireApi::OpenAiCompletions => Ok(crate::openai_completions::build_request(input)),
+        WireApi::OpenAiResponses => Ok(crate::openai_responses::build_request(input)),
+        WireApi::GoogleGenerativeAi => Ok(crate::google::build_request(input)),
+        WireApi::AzureOpenAiResponses => crate::azure::build_request(input),
+        WireApi::GoogleVertex => crate::google_vertex::build_request(input),
+        WireApi::MistralConversations => Ok(crate::mistral::build_request(input)),
+    }
+}
+
+/// What a protocol must do before each attempt: Vertex without an API key fetches an access
+/// token from Application Default Credentials; the others send the request as built.
+pub(crate) fn prepare(
+    api: WireApi,
+    api_key: Option<&str>,
+    env: &Env,
+    tokens: &std::sync::Arc<crate::google_vertex::AccessTokens>,
+) -> Result<Option<crate::driver::Prepare>, AiError> {
+    match api {
+        WireApi::GoogleVertex if crate::google_vertex::usable_key(api_key).is_none() => {
+            crate::google_vertex::adc_prepare(env, tokens.clone()).map(Some)
+        }
+        WireApi::GoogleVertex
+        | WireApi::AnthropicMessages
+        | WireApi::OpenAiCompletions
+        | WireApi::OpenAiResponses
+        | WireApi::GoogleGenerativeAi
+        | WireApi::AzureOpenAiResponses
+        | WireApi::MistralConversations => Ok(None),
     }
 }
 
@@ -121,8 +166,13 @@ pub(crate) fn new_decoder(api: WireApi, model: &Model, context: &Context) -> Box
         WireApi::OpenAiCompletions => {
             Box::new(crate::openai_completions::CompletionsDecoder::default())
         }
-        WireApi::OpenAiResponses => Box::new(crate::openai_responses::ResponsesDecoder::default()),
-        WireApi::GoogleGenerativeAi => Box::new(crate::google::GoogleDecoder::new(model)),
+        WireApi::OpenAiResponses | WireApi::AzureOpenAiResponses => {
+            Box::new(crate::openai_responses::ResponsesDecoder::default())
+        }
+        WireApi::GoogleGenerativeAi | WireApi::GoogleVertex => {
+            Box::new(crate::google::GoogleDecoder::new(model))
+        }
+        WireApi::MistralConversations => Box::new(crate::mistral::MistralDecoder::default()),
     }
 }
 
@@ -227,6 +277,9 @@ mod tests {
             WireApi::OpenAiCompletions,
             WireApi::OpenAiResponses,
             WireApi::GoogleGenerativeAi,
+            WireApi::AzureOpenAiResponses,
+            WireApi::GoogleVertex,
+            WireApi::MistralConversations,
         ] {
             assert_eq!(WireApi::parse(api.as_str()), Ok(api));
         }

@@ -97,6 +97,26 @@ pub(crate) struct Call {
     /// A server-requested delay above this fails at once instead of waiting.
     pub max_retry_delay: Option<Duration>,
     pub cancel: CancellationToken,
+    /// Finishes the request before each attempt (an OAuth access token, …); its failure is the
+    /// attempt's failure.
+    pub prepare: Option<Prepare>,
+}
+
+/// A step that completes a request right before it is sent, with the call's transport at hand
+/// (e.g. exchanging a refresh token for an access token).
+pub(crate) type Prepare = Arc<
+    dyn Fn(HttpRequest, Arc<dyn Transport>) -> BoxFuture<'static, Result<HttpRequest, AiError>>
+        + Send
+        + Sync,
+>;
+
+/// Prepare (when the call needs it) and send one attempt.
+async fn send(call: &Call) -> Result<HttpResponse, AiError> {
+    let request = match &call.prepare {
+        Some(prepare) => prepare(call.request.clone(), call.transport.clone()).await?,
+        None => call.request.clone(),
+    };
+    call.transport.send(request).await
 }
 
 /// Run a call as a stream of events.
@@ -204,7 +224,7 @@ async fn drive(call: Call, mut sender: Sender) {
         let outcome = tokio::select! {
             biased;
             () = call.cancel.cancelled() => Err(AiError::Aborted),
-            r = tokio::time::timeout(call.idle_timeout, call.transport.send(call.request.clone())) => {
+            r = tokio::time::timeout(call.idle_timeout, send(&call)) => {
                 r.unwrap_or(Err(AiError::IdleTimeout(call.idle_timeout)))
             }
         };

@@ -72,7 +72,8 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
 }
 
 /// pi's `getEnvApiKey(provider)`: the key the environment holds for a provider. Amazon Bedrock
-/// answers `<authenticated>` when any AWS credential source is configured.
+/// answers `<authenticated>` when any AWS credential source is configured; Google Vertex when
+/// its Application Default Credentials file exists and a project and location are set.
 pub fn env_api_key(provider: &str, env: &Env) -> Option<String> {
     if provider == "amazon-bedrock" {
         let has_keys =
@@ -88,7 +89,21 @@ pub fn env_api_key(provider: &str, env: &Env) -> Option<String> {
             .is_some();
         return (has_keys || other).then(|| "<authenticated>".to_string());
     }
-    env.first(api_key_env_vars(provider)).map(str::to_string)
+    if let Some(key) = env.first(api_key_env_vars(provider)) {
+        return Some(key.to_string());
+    }
+    // Vertex also runs on Application Default Credentials with a project and a location.
+    if provider == "google-vertex" {
+        let has_file = crate::google_vertex::adc_path(env).is_some_and(|p| p.exists());
+        let has_project = env
+            .first(&["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"])
+            .is_some();
+        let has_location = env.get("GOOGLE_CLOUD_LOCATION").is_some();
+        if has_file && has_project && has_location {
+            return Some("<authenticated>".to_string());
+        }
+    }
+    None
 }
 
 /// models.json value resolution (pi spec §1.14) without shell commands: an environment variable of

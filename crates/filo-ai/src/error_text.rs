@@ -77,7 +77,8 @@ pub(crate) fn http_error_text(api: WireApi, status: u16, body: &str) -> String {
     }
     let empty = body == NO_BODY;
     match api {
-        WireApi::OpenAiCompletions | WireApi::OpenAiResponses => {
+        // Azure goes through the OpenAI SDK, so it words errors the same way.
+        WireApi::OpenAiCompletions | WireApi::OpenAiResponses | WireApi::AzureOpenAiResponses => {
             let text = match &json {
                 Some(v) => match v.get("error") {
                     Some(Value::Null) | None => None,
@@ -97,7 +98,23 @@ pub(crate) fn http_error_text(api: WireApi, status: u16, body: &str) -> String {
             };
             format!("{status} {}", text.as_deref().unwrap_or(NO_BODY))
         }
-        WireApi::GoogleGenerativeAi => match json {
+        // pi's Mistral provider: the status and the body (4,000 characters at most).
+        WireApi::MistralConversations => {
+            let text = if empty {
+                String::new()
+            } else {
+                body.to_string()
+            };
+            let shown: String = text.chars().take(4000).collect();
+            let cut = text.chars().count().saturating_sub(4000);
+            if cut > 0 {
+                format!("Mistral API error ({status}): {shown}... [truncated {cut} chars]")
+            } else {
+                format!("Mistral API error ({status}): {shown}")
+            }
+        }
+        // Vertex goes through the same Google SDK as the Gemini API.
+        WireApi::GoogleGenerativeAi | WireApi::GoogleVertex => match json {
             Some(v) => v.to_string(),
             None => {
                 let reason = reqwest::StatusCode::from_u16(status)

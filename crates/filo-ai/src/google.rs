@@ -33,7 +33,7 @@ fn is_base64_signature(s: &str) -> bool {
             .is_some_and(|re| re.is_match(s))
 }
 
-fn thinking_config(input: &RequestInput<'_>) -> Option<Value> {
+pub(crate) fn thinking_config(input: &RequestInput<'_>) -> Option<Value> {
     let model = input.model;
     let level = input.options.reasoning;
     if !model.reasoning || level == ThinkingLevel::Off {
@@ -139,7 +139,7 @@ fn normalize_id(id: &str, model: &Model, _source: &AssistantMessage) -> String {
     }
 }
 
-fn convert_contents(input: &RequestInput<'_>) -> Vec<Value> {
+pub(crate) fn convert_contents(input: &RequestInput<'_>) -> Vec<Value> {
     let model = input.model;
     let images = model.supports_images();
     let messages = transform_messages(

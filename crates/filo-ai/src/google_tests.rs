@@ -116,6 +116,7 @@ fn request_contents_and_thinking() {
     };
     let headers = BTreeMap::new();
     let input = RequestInput {
+        env: &crate::env::Env::default(),
         model: &m,
         context: &ctx,
         options: &opts,
@@ -164,6 +165,7 @@ fn thinking_budgets() {
             ..StreamOptions::default()
         };
         let input = RequestInput {
+            env: &crate::env::Env::default(),
             model: &m,
             context: &ctx,
             options: &opts,

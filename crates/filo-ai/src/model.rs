@@ -115,6 +115,40 @@ impl Model {
             .any(|needle| self.id.contains(needle))
     }
 
+    /// pi 0.73's `getSupportedThinkingLevels`: `off` only for a model without reasoning; else
+    /// every level its `thinkingLevelMap` does not mark `null`, `xhigh` only when mapped.
+    pub fn supported_thinking_levels(&self) -> Vec<ThinkingLevel> {
+        if !self.reasoning {
+            return vec![ThinkingLevel::Off];
+        }
+        ThinkingLevel::ALL
+            .into_iter()
+            .filter(|&level| {
+                let mapped = self.thinking_level_map.as_ref().and_then(|m| m.get(level));
+                match (level, mapped) {
+                    (_, Some(None)) => false,
+                    (ThinkingLevel::Xhigh, mapped) => mapped.is_some(),
+                    _ => true,
+                }
+            })
+            .collect()
+    }
+
+    /// pi 0.73's `clampThinkingLevel`: the level itself when supported, else the nearest
+    /// supported level above it, else the nearest below, else `off`.
+    pub fn clamp_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let supported = self.supported_thinking_levels();
+        if supported.contains(&level) {
+            return level;
+        }
+        let above = ThinkingLevel::ALL.into_iter().filter(|l| *l > level);
+        let below = ThinkingLevel::ALL.into_iter().rev().filter(|l| *l < level);
+        above
+            .chain(below)
+            .find(|l| supported.contains(l))
+            .unwrap_or(ThinkingLevel::Off)
+    }
+
     /// pi's `calculateCost`: fill `usage.cost` from this model's $/M prices and return it.
     pub fn calculate_cost(&self, usage: &mut Usage) -> Cost {
         usage.cost = calculate_cost(&self.cost, usage);
@@ -155,6 +189,16 @@ pub enum ThinkingLevel {
 }
 
 impl ThinkingLevel {
+    /// Every level, lowest first.
+    pub const ALL: [ThinkingLevel; 6] = [
+        ThinkingLevel::Off,
+        ThinkingLevel::Minimal,
+        ThinkingLevel::Low,
+        ThinkingLevel::Medium,
+        ThinkingLevel::High,
+        ThinkingLevel::Xhigh,
+    ];
+
     /// pi's string for the level.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -287,6 +331,44 @@ mod tests {
         m.id = "gpt-4o".into();
         assert!(!m.supports_xhigh());
         assert_eq!(ThinkingLevel::Xhigh.clamped(), ThinkingLevel::High);
+    }
+
+    #[test]
+    fn clamping_follows_the_thinking_level_map() {
+        let mut m: Model = serde_json::from_value(serde_json::json!({
+            "id": "m", "name": "m", "api": "azure-openai-responses", "provider": "p",
+            "baseUrl": "", "reasoning": true
+        }))
+        .unwrap();
+        assert_eq!(
+            m.clamp_thinking_level(ThinkingLevel::Xhigh),
+            ThinkingLevel::High
+        );
+        assert_eq!(
+            m.clamp_thinking_level(ThinkingLevel::Low),
+            ThinkingLevel::Low
+        );
+        m.thinking_level_map = Some(
+            [
+                (ThinkingLevel::Minimal, None),
+                (ThinkingLevel::Xhigh, Some("max".to_string())),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        assert_eq!(
+            m.clamp_thinking_level(ThinkingLevel::Xhigh),
+            ThinkingLevel::Xhigh
+        );
+        assert_eq!(
+            m.clamp_thinking_level(ThinkingLevel::Minimal),
+            ThinkingLevel::Low
+        );
+        m.reasoning = false;
+        assert_eq!(
+            m.clamp_thinking_level(ThinkingLevel::High),
+            ThinkingLevel::Off
+        );
     }
 
     #[test]

@@ -151,6 +151,7 @@ fn request_conversion() {
     };
     let headers = BTreeMap::new();
     let input = RequestInput {
+        env: &crate::env::Env::default(),
         model: &m,
         context: &ctx,
         options: &opts,

@@ -146,6 +146,7 @@ fn input_conversion_replays_items() {
     };
     let headers = BTreeMap::new();
     let input = RequestInput {
+        env: &crate::env::Env::default(),
         model: &m,
         context: &ctx,
         options: &opts,

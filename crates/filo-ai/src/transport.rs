@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use crate::error::AiError;
 
-/// A POST with a JSON body.
+/// A POST with a JSON body; with `content-type: application/x-www-form-urlencoded` the body is
+/// an object of strings sent as a form (OAuth token exchanges).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpRequest {
     pub url: String,
@@ -34,6 +35,26 @@ impl HttpRequest {
             .rev()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The bytes a request's body is sent as: JSON, or a form when the content type says so.
+pub fn request_body(request: &HttpRequest) -> Result<Vec<u8>, AiError> {
+    let form = request
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
+    match (&request.body, form) {
+        (Value::Object(fields), true) => {
+            let pairs: Option<Vec<(&str, &str)>> = fields
+                .iter()
+                .map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)))
+                .collect();
+            let pairs =
+                pairs.ok_or_else(|| AiError::Request("a form body holds strings only".into()))?;
+            Ok(crate::form::encode_pairs(pairs).into_bytes())
+        }
+        (_, true) => Err(AiError::Request("a form body must be an object".into())),
+        (body, false) => serde_json::to_vec(body).map_err(|e| AiError::Request(e.to_string())),
     }
 }
 
@@ -122,8 +143,7 @@ impl Transport for ReqwestTransport {
     fn send(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>> {
         let client = self.client.clone();
         Box::pin(async move {
-            let body =
-                serde_json::to_vec(&request.body).map_err(|e| AiError::Request(e.to_string()))?;
+            let body = request_body(&request)?;
             let mut builder = client.post(&request.url).body(body);
             for (name, value) in &request.headers {
                 let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())

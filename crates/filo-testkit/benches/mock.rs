@@ -27,8 +27,9 @@ fn body(protocol: Protocol) -> String {
     match protocol {
         Protocol::AnthropicMessages => json!({"model": "m", "max_tokens": 64, "stream": true, "messages": []}),
         Protocol::OpenAiCompletions => json!({"model": "m", "stream": true, "stream_options": {"include_usage": true}, "messages": []}),
-        Protocol::OpenAiResponses => json!({"model": "m", "stream": true, "input": []}),
-        Protocol::GoogleGenerativeAi => json!({"contents": []}),
+        Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => json!({"model": "m", "stream": true, "input": []}),
+        Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => json!({"contents": []}),
+        Protocol::MistralConversations => json!({"model": "m", "stream": true, "messages": []}),
     }
     .to_string()
 }

@@ -1,11 +1,12 @@
 //! Test support only: the scripted mock provider, SSE frame builders and temporary homes.
 //!
-//! Owns: [`MockProvider`], an axum server on 127.0.0.1 serving the four wire protocols
-//! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google Generative AI) from a
-//! script of [`Turn`]s, framed the way the real services frame their streams, with faults
+//! Owns: [`MockProvider`], an axum server on 127.0.0.1 serving the wire protocols
+//! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google Generative AI, Azure
+//! OpenAI Responses, Google Vertex, Mistral) from a script of [`Turn`]s, framed the way the real services frame their streams, with faults
 //! (HTTP errors, error events, cuts, stalls, malformed frames) and request recording; the frame
 //! renderer [`frames`] so a parser can be driven without a server; [`TokenEndpoint`], a local
-//! OAuth token service for credential refresh; [`TempHome`].
+//! OAuth token service for credential refresh; a refresh-token exchange on the mock itself
+//! (`POST …/token`, Google's OAuth shape); [`TempHome`].
 //!
 //! Does not own: anything compiled into filo itself. This crate is a dev-dependency only and
 //! does not depend on `filo-ai`: it speaks raw JSON and SSE, so every crate can use it.
@@ -19,7 +20,9 @@ mod anthropic;
 mod completions;
 mod frame;
 mod google;
+mod google_token;
 mod home;
+mod mistral;
 pub mod pg;
 mod protocol;
 mod responses;
@@ -28,6 +31,7 @@ mod server;
 mod token;
 
 pub use frame::{ARG_FRAGMENT_BYTES, SseFrame, StreamContext, split_fragments, split_words};
+pub use google_token::TokenRequest;
 pub use home::TempHome;
 pub use protocol::{Protocol, encode, frames};
 pub use script::{Block, Fault, Reply, Stop, Turn, Usage};

@@ -1,8 +1,8 @@
-//! The four wire protocols: which request path selects which, and dispatch to their framers.
+//! The wire protocols: which request path selects which, and dispatch to their framers.
 
 use crate::frame::{SseFrame, StreamContext};
 use crate::script::Reply;
-use crate::{anthropic, completions, google, responses};
+use crate::{anthropic, completions, google, mistral, responses};
 
 /// A wire protocol the mock serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -15,15 +15,28 @@ pub enum Protocol {
     OpenAiResponses,
     /// `POST …/models/{model}:streamGenerateContent`.
     GoogleGenerativeAi,
+    /// `POST …/openai/v1/responses?api-version=…`: the Responses stream, as an Azure OpenAI
+    /// resource serves it (the model in the body is the deployment name).
+    AzureOpenAiResponses,
+    /// `POST …/publishers/google/models/{model}:streamGenerateContent`: Gemini's stream, as
+    /// Vertex AI serves it (also under `…/projects/{p}/locations/{l}/`).
+    GoogleVertex,
+    /// `POST …/mistral/v1/chat/completions`: Mistral's chat stream (pi's
+    /// `mistral-conversations`). The mock tells it from OpenAI's by the `/mistral` prefix its
+    /// [`Protocol::base_path`] adds.
+    MistralConversations,
 }
 
 impl Protocol {
     /// Every protocol, in declaration order.
-    pub const ALL: [Protocol; 4] = [
+    pub const ALL: [Protocol; 7] = [
         Protocol::AnthropicMessages,
         Protocol::OpenAiCompletions,
         Protocol::OpenAiResponses,
         Protocol::GoogleGenerativeAi,
+        Protocol::AzureOpenAiResponses,
+        Protocol::GoogleVertex,
+        Protocol::MistralConversations,
     ];
 
     /// The protocol a request path (without its query) selects, if any.
@@ -31,10 +44,16 @@ impl Protocol {
         let path = path.trim_end_matches('/');
         if path.ends_with("/v1/messages") {
             Some(Protocol::AnthropicMessages)
+        } else if path.ends_with("/mistral/v1/chat/completions") {
+            Some(Protocol::MistralConversations)
         } else if path.ends_with("/chat/completions") {
             Some(Protocol::OpenAiCompletions)
+        } else if path.ends_with("/openai/v1/responses") {
+            Some(Protocol::AzureOpenAiResponses)
         } else if path.ends_with("/responses") {
             Some(Protocol::OpenAiResponses)
+        } else if google_model(path).is_some() && path.contains("/publishers/google/models/") {
+            Some(Protocol::GoogleVertex)
         } else if google_model(path).is_some() {
             Some(Protocol::GoogleGenerativeAi)
         } else {
@@ -49,15 +68,20 @@ impl Protocol {
             Protocol::OpenAiCompletions => "openai-completions",
             Protocol::OpenAiResponses => "openai-responses",
             Protocol::GoogleGenerativeAi => "google-generative-ai",
+            Protocol::AzureOpenAiResponses => "azure-openai-responses",
+            Protocol::GoogleVertex => "google-vertex",
+            Protocol::MistralConversations => "mistral-conversations",
         }
     }
 
     /// What a client appends to [`crate::MockProvider::url`] to get a model's base URL.
     pub fn base_path(self) -> &'static str {
         match self {
-            Protocol::AnthropicMessages => "",
+            Protocol::AnthropicMessages | Protocol::GoogleVertex => "",
             Protocol::OpenAiCompletions | Protocol::OpenAiResponses => "/v1",
             Protocol::GoogleGenerativeAi => "/v1beta",
+            Protocol::AzureOpenAiResponses => "/openai/v1",
+            Protocol::MistralConversations => "/mistral",
         }
     }
 
@@ -70,26 +94,35 @@ impl Protocol {
             Protocol::GoogleGenerativeAi => {
                 format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
             }
+            Protocol::AzureOpenAiResponses => "/openai/v1/responses?api-version=v1".to_owned(),
+            Protocol::GoogleVertex => {
+                format!("/v1/publishers/google/models/{model}:streamGenerateContent?alt=sse")
+            }
+            Protocol::MistralConversations => "/mistral/v1/chat/completions".to_owned(),
         }
     }
 
     /// The line ending the protocol's SSE frames use.
     pub fn line_end(self) -> &'static str {
         match self {
-            Protocol::GoogleGenerativeAi => "\r\n",
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => "\r\n",
             Protocol::AnthropicMessages
             | Protocol::OpenAiCompletions
-            | Protocol::OpenAiResponses => "\n",
+            | Protocol::OpenAiResponses
+            | Protocol::AzureOpenAiResponses
+            | Protocol::MistralConversations => "\n",
         }
     }
 
     /// The `content-type` of the protocol's streaming responses.
     pub(crate) fn stream_content_type(self) -> &'static str {
         match self {
-            Protocol::GoogleGenerativeAi => "text/event-stream",
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => "text/event-stream",
             Protocol::AnthropicMessages
             | Protocol::OpenAiCompletions
-            | Protocol::OpenAiResponses => "text/event-stream; charset=utf-8",
+            | Protocol::OpenAiResponses
+            | Protocol::AzureOpenAiResponses => "text/event-stream; charset=utf-8",
+            Protocol::MistralConversations => "text/event-stream",
         }
     }
 
@@ -103,8 +136,11 @@ impl Protocol {
         match self {
             Protocol::AnthropicMessages => anthropic::error_frame(message),
             Protocol::OpenAiCompletions => completions::error_frame(message),
-            Protocol::OpenAiResponses => responses::error_frame(message, ctx, position),
-            Protocol::GoogleGenerativeAi => google::error_frame(message),
+            Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
+                responses::error_frame(message, ctx, position)
+            }
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::error_frame(message),
+            Protocol::MistralConversations => mistral::error_frame(message),
         }
     }
 
@@ -113,8 +149,11 @@ impl Protocol {
         match self {
             Protocol::AnthropicMessages => anthropic::malformed_frame(),
             Protocol::OpenAiCompletions => completions::malformed_frame(),
-            Protocol::OpenAiResponses => responses::malformed_frame(),
-            Protocol::GoogleGenerativeAi => google::malformed_frame(),
+            Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
+                responses::malformed_frame()
+            }
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::malformed_frame(),
+            Protocol::MistralConversations => mistral::malformed_frame(),
         }
     }
 
@@ -123,10 +162,13 @@ impl Protocol {
         let message = format!("mock provider: HTTP {status}");
         match self {
             Protocol::AnthropicMessages => anthropic::http_error_body(status, &message),
-            Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
-                completions::http_error_body(status, &message)
+            Protocol::OpenAiCompletions
+            | Protocol::OpenAiResponses
+            | Protocol::AzureOpenAiResponses => completions::http_error_body(status, &message),
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
+                google::http_error_body(status, &message, retry_after)
             }
-            Protocol::GoogleGenerativeAi => google::http_error_body(status, &message, retry_after),
+            Protocol::MistralConversations => mistral::http_error_body(status, &message),
         }
     }
 }
@@ -144,8 +186,9 @@ pub fn frames(protocol: Protocol, reply: &Reply, ctx: &StreamContext) -> Vec<Sse
     match protocol {
         Protocol::AnthropicMessages => anthropic::frames(reply, ctx),
         Protocol::OpenAiCompletions => completions::frames(reply, ctx),
-        Protocol::OpenAiResponses => responses::frames(reply, ctx),
-        Protocol::GoogleGenerativeAi => google::frames(reply, ctx),
+        Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => responses::frames(reply, ctx),
+        Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::frames(reply, ctx),
+        Protocol::MistralConversations => mistral::frames(reply, ctx),
     }
 }
 
@@ -176,11 +219,16 @@ mod tests {
                 "/backend-api/codex/responses",
                 Some(Protocol::OpenAiResponses),
             ),
+            ("/openai/v1/responses", Some(Protocol::AzureOpenAiResponses)),
             (
                 "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
                 Some(Protocol::GoogleGenerativeAi),
             ),
             ("/v1beta/models/:streamGenerateContent", None),
+            (
+                "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent",
+                Some(Protocol::GoogleVertex),
+            ),
             ("/v1beta/models/gemini:generateContent", None),
             ("/v1/models", None),
             ("/", None),

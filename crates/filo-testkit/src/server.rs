@@ -20,6 +20,7 @@ use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::frame::{SseFrame, StreamContext};
+use crate::google_token::{self, TokenRequest, decode_form, is_token_path};
 use crate::protocol::{Protocol, frames, google_model};
 use crate::script::{Fault, Turn};
 
@@ -55,6 +56,7 @@ impl RecordedRequest {
 struct Script {
     turns: VecDeque<Turn>,
     requests: Vec<RecordedRequest>,
+    token_requests: Vec<TokenRequest>,
 }
 
 type Shared = Arc<Mutex<Script>>;
@@ -97,6 +99,7 @@ impl MockProvider {
         let script: Shared = Arc::new(Mutex::new(Script {
             turns: turns.into(),
             requests: Vec::new(),
+            token_requests: Vec::new(),
         }));
         let router = Router::new()
             .fallback(handle)
@@ -129,6 +132,11 @@ impl MockProvider {
     /// The requests received so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.script).requests.clone()
+    }
+
+    /// The OAuth token exchanges received so far (see the `token` module), in arrival order.
+    pub fn token_requests(&self) -> Vec<TokenRequest> {
+        lock(&self.script).token_requests.clone()
     }
 
     /// The most recent request, if any.
@@ -189,6 +197,26 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
         .uri
         .path_and_query()
         .map_or_else(|| uri_path.clone(), |pq| pq.as_str().to_owned());
+    if parts.method == Method::POST && is_token_path(&uri_path) {
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .unwrap_or_default();
+        let request = TokenRequest {
+            path,
+            content_type: parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            form: decode_form(&String::from_utf8_lossy(&bytes)),
+        };
+        let (status, body) = {
+            let mut script = lock(&script);
+            script.token_requests.push(request.clone());
+            google_token::answer(&request, script.token_requests.len())
+        };
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+        return json_response(status, body.to_string());
+    }
     let Some(protocol) = Protocol::from_path(&uri_path) else {
         let message = format!(
             "mock provider: no wire protocol serves {} {path}",
@@ -210,8 +238,14 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
         }
     };
     let model = match protocol {
-        Protocol::GoogleGenerativeAi => google_model(&uri_path).map(str::to_owned),
-        Protocol::AnthropicMessages | Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
+        Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
+            google_model(&uri_path).map(str::to_owned)
+        }
+        Protocol::AnthropicMessages
+        | Protocol::OpenAiCompletions
+        | Protocol::OpenAiResponses
+        | Protocol::AzureOpenAiResponses
+        | Protocol::MistralConversations => {
             body.get("model").and_then(Value::as_str).map(str::to_owned)
         }
     };
@@ -265,17 +299,20 @@ fn not_streaming(
 ) -> Option<&'static str> {
     let body = &requests.last()?.body;
     match protocol {
-        Protocol::GoogleGenerativeAi => {
+        Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
             let sse = query.is_some_and(|q| q.split('&').any(|kv| kv == "alt=sse"));
             (!sse).then_some(
                 "mock provider: streamGenerateContent is served as SSE only; add ?alt=sse",
             )
         }
-        Protocol::AnthropicMessages | Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
-            (body.get("stream") != Some(&Value::Bool(true))).then_some(
+        Protocol::AnthropicMessages
+        | Protocol::OpenAiCompletions
+        | Protocol::OpenAiResponses
+        | Protocol::AzureOpenAiResponses
+        | Protocol::MistralConversations => (body.get("stream") != Some(&Value::Bool(true)))
+            .then_some(
                 "mock provider: only streams are served; the body must set \"stream\": true",
-            )
-        }
+            ),
     }
 }
 

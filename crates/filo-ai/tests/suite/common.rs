@@ -10,20 +10,63 @@ use filo_testkit::{MockProvider, Protocol};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-pub const PROTOCOLS: [Protocol; 4] = [
+pub const PROTOCOLS: [Protocol; 7] = [
     Protocol::AnthropicMessages,
     Protocol::OpenAiCompletions,
     Protocol::OpenAiResponses,
     Protocol::GoogleGenerativeAi,
+    Protocol::AzureOpenAiResponses,
+    Protocol::GoogleVertex,
+    Protocol::MistralConversations,
 ];
+
+/// pi 0.73.1's catalog entry (`models.generated.js`) for the APIs filo's built-in catalog does
+/// not list yet.
+pub fn pi_catalog_model(protocol: Protocol) -> Option<Model> {
+    let entry = match protocol {
+        Protocol::AzureOpenAiResponses => serde_json::json!({
+            "id": "gpt-5", "name": "GPT-5", "api": "azure-openai-responses",
+            "provider": "azure-openai-responses", "baseUrl": "", "reasoning": true,
+            "thinkingLevelMap": {"off": null}, "input": ["text", "image"],
+            "cost": {"input": 1.25, "output": 10, "cacheRead": 0.125, "cacheWrite": 0},
+            "contextWindow": 400000, "maxTokens": 128000
+        }),
+        Protocol::GoogleVertex => serde_json::json!({
+            "id": "gemini-2.5-flash", "name": "Gemini 2.5 Flash (Vertex)", "api": "google-vertex",
+            "provider": "google-vertex", "baseUrl": "https://{location}-aiplatform.googleapis.com",
+            "reasoning": true, "input": ["text", "image"],
+            "cost": {"input": 0.3, "output": 2.5, "cacheRead": 0.03, "cacheWrite": 0},
+            "contextWindow": 1048576, "maxTokens": 65536
+        }),
+        Protocol::MistralConversations => serde_json::json!({
+            "id": "magistral-medium-latest", "name": "Magistral Medium (latest)",
+            "api": "mistral-conversations", "provider": "mistral",
+            "baseUrl": "https://api.mistral.ai", "reasoning": true, "input": ["text"],
+            "cost": {"input": 2, "output": 5, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 128000, "maxTokens": 16384
+        }),
+        Protocol::AnthropicMessages
+        | Protocol::OpenAiCompletions
+        | Protocol::OpenAiResponses
+        | Protocol::GoogleGenerativeAi => return None,
+    };
+    Some(serde_json::from_value(entry).unwrap())
+}
 
 /// A catalog model of the protocol, pointed at the mock.
 pub fn model(protocol: Protocol, mock: &MockProvider) -> Model {
+    if let Some(mut m) = pi_catalog_model(protocol) {
+        m.base_url = mock.base_url(protocol);
+        return m;
+    }
     let (provider, id) = match protocol {
         Protocol::AnthropicMessages => ("anthropic", "claude-sonnet-4-5"),
         Protocol::OpenAiCompletions => ("groq", "openai/gpt-oss-120b"),
         Protocol::OpenAiResponses => ("openai", "gpt-5"),
         Protocol::GoogleGenerativeAi => ("google", "gemini-2.5-flash"),
+        Protocol::AzureOpenAiResponses
+        | Protocol::GoogleVertex
+        | Protocol::MistralConversations => unreachable!("from pi's catalog above"),
     };
     let mut m = ProviderRegistry::builtin()
         .unwrap()
@@ -39,6 +82,9 @@ pub fn env() -> Env {
         ("GROQ_API_KEY", "gsk-test"),
         ("OPENAI_API_KEY", "sk-openai-test"),
         ("GEMINI_API_KEY", "gemini-test"),
+        ("AZURE_OPENAI_API_KEY", "azure-test"),
+        ("GOOGLE_CLOUD_API_KEY", "vertex-test"),
+        ("MISTRAL_API_KEY", "mistral-test"),
     ])
 }
 

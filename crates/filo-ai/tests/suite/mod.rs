@@ -3,6 +3,8 @@ mod common;
 mod conformance;
 mod faults;
 mod handoff;
+mod pi073_apis;
 mod providers;
 mod requests;
 mod retry;
+mod vertex_adc;

@@ -16,15 +16,28 @@ fn conversation(protocol: Protocol) -> Context {
         Protocol::OpenAiCompletions => ("openai-completions", "groq", "openai/gpt-oss-120b"),
         Protocol::OpenAiResponses => ("openai-responses", "openai", "gpt-5"),
         Protocol::GoogleGenerativeAi => ("google-generative-ai", "google", "gemini-2.5-flash"),
+        Protocol::AzureOpenAiResponses => {
+            ("azure-openai-responses", "azure-openai-responses", "gpt-5")
+        }
+        Protocol::GoogleVertex => ("google-vertex", "google-vertex", "gemini-2.5-flash"),
+        Protocol::MistralConversations => (
+            "mistral-conversations",
+            "mistral",
+            "magistral-medium-latest",
+        ),
     };
     let (thinking_sig, call_id) = match protocol {
         Protocol::AnthropicMessages => ("EqQBCkYIBxgCKkBsig==".to_string(), "toolu_01A"),
-        Protocol::OpenAiCompletions => ("reasoning_content".to_string(), "call_01A"),
-        Protocol::OpenAiResponses => (
+        Protocol::OpenAiCompletions | Protocol::MistralConversations => {
+            ("reasoning_content".to_string(), "call_01A")
+        }
+        Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => (
             json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan."}], "encrypted_content": "gAAAA"}).to_string(),
             "call_01A|fc_01A",
         ),
-        Protocol::GoogleGenerativeAi => ("c2lnbmF0dXJl".to_string(), "read_1"),
+        Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
+            ("c2lnbmF0dXJl".to_string(), "read_1")
+        }
     };
     serde_json::from_value(json!({
         "systemPrompt": "You are a careful coding agent.",
@@ -59,6 +72,7 @@ fn render(req: &RecordedRequest) -> String {
         "authorization",
         "x-api-key",
         "x-goog-api-key",
+        "api-key",
         "anthropic-version",
         "anthropic-beta",
         "anthropic-dangerous-direct-browser-access",
@@ -104,6 +118,9 @@ async fn request_bodies() {
             Protocol::OpenAiCompletions => "openai_completions",
             Protocol::OpenAiResponses => "openai_responses",
             Protocol::GoogleGenerativeAi => "google_generative_ai",
+            Protocol::AzureOpenAiResponses => "azure_openai_responses",
+            Protocol::GoogleVertex => "google_vertex",
+            Protocol::MistralConversations => "mistral_conversations",
         };
         insta::assert_snapshot!(name, render(&req));
     }

@@ -69,7 +69,8 @@ async fn a_persistent_429_costs_max_retries_plus_one_requests_and_says_so() {
         );
         let text = msg.error_message.unwrap();
         let start = match protocol {
-            Protocol::GoogleGenerativeAi => r#"{"error":{"code":429,"#,
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => r#"{"error":{"code":429,"#,
+            Protocol::MistralConversations => "Mistral API error (429): ",
             _ => "429 ",
         };
         assert!(text.starts_with(start), "{text}");

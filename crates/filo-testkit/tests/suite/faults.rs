@@ -43,14 +43,20 @@ async fn http_429_has_retry_after_and_the_protocol_error_body() {
                 assert_eq!(body["type"], "error");
                 assert_eq!(body["error"]["type"], "rate_limit_error");
             }
-            Protocol::OpenAiCompletions | Protocol::OpenAiResponses => {
+            Protocol::OpenAiCompletions
+            | Protocol::OpenAiResponses
+            | Protocol::AzureOpenAiResponses => {
                 assert_eq!(body["error"]["code"], "rate_limit_exceeded");
                 assert!(body["error"]["message"].is_string());
             }
-            Protocol::GoogleGenerativeAi => {
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
                 assert_eq!(body["error"]["code"], 429);
                 assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED");
                 assert_eq!(body["error"]["details"][0]["retryDelay"], "7s");
+            }
+            Protocol::MistralConversations => {
+                assert_eq!(body["object"], "error");
+                assert_eq!(body["type"], "rate_limited");
             }
         }
     }
@@ -65,10 +71,18 @@ async fn http_500_and_529_bodies_name_the_failure() {
         let body = resp.json();
         let kind = match p {
             Protocol::AnthropicMessages => &body["error"]["type"],
-            Protocol::OpenAiCompletions | Protocol::OpenAiResponses => &body["error"]["type"],
-            Protocol::GoogleGenerativeAi => &body["error"]["status"],
+            Protocol::OpenAiCompletions
+            | Protocol::OpenAiResponses
+            | Protocol::AzureOpenAiResponses => &body["error"]["type"],
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => &body["error"]["status"],
+            Protocol::MistralConversations => &body["type"],
         };
-        let want = ["api_error", "server_error", "server_error", "INTERNAL"];
+        let want = [
+            "api_error",
+            "server_error",
+            "INTERNAL",
+            "internal_server_error",
+        ];
         assert!(want.contains(&kind.as_str().unwrap()), "{p:?}: {body}");
     }
     let resp = one(Protocol::AnthropicMessages, Fault::overloaded()).await;
@@ -117,15 +131,20 @@ async fn error_event_follows_the_first_frames_and_ends_the_stream() {
                 assert_eq!(error.event, None);
                 assert_eq!(j["error"]["message"], "Overloaded");
             }
-            Protocol::OpenAiResponses => {
+            Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
                 assert_eq!(error.event.as_deref(), Some("response.failed"));
                 assert_eq!(j["response"]["status"], "failed");
                 assert_eq!(j["response"]["error"]["message"], "Overloaded");
                 assert_eq!(j["sequence_number"], 3);
             }
-            Protocol::GoogleGenerativeAi => {
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
                 assert_eq!(j["error"]["status"], "UNAVAILABLE");
                 assert_eq!(j["error"]["message"], "Overloaded");
+            }
+            Protocol::MistralConversations => {
+                assert_eq!(error.event, None);
+                assert_eq!(j["object"], "error");
+                assert_eq!(j["message"], "Overloaded");
             }
         }
     }
@@ -265,13 +284,15 @@ async fn raw_tool_call_arguments_are_sent_verbatim() {
         let sent = encode(p, &frames(p, &reply, &ctx_for(p, 1)));
         match p {
             // Google carries arguments as an object: the cut text makes the frame malformed.
-            Protocol::GoogleGenerativeAi => {
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
                 assert!(sent.contains(&format!("\"args\":{cut}")), "{sent}");
             }
             // The others stream the text in fragments; no fragment crosses a frame.
             Protocol::AnthropicMessages
             | Protocol::OpenAiCompletions
-            | Protocol::OpenAiResponses => {
+            | Protocol::OpenAiResponses
+            | Protocol::AzureOpenAiResponses
+            | Protocol::MistralConversations => {
                 let fragments: String = frames(p, &reply, &ctx_for(p, 1))
                     .iter()
                     .filter_map(SseFrame::json_data)

@@ -29,11 +29,15 @@ pub fn body_for(protocol: Protocol) -> Value {
             "model": MODEL, "stream": true, "stream_options": {"include_usage": true},
             "messages": [{"role": "user", "content": "hi"}],
         }),
-        Protocol::OpenAiResponses => json!({
+        Protocol::MistralConversations => json!({
+            "model": MODEL, "stream": true,
+            "messages": [{"role": "user", "content": "hi"}],
+        }),
+        Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => json!({
             "model": MODEL, "stream": true, "store": false,
             "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
         }),
-        Protocol::GoogleGenerativeAi => json!({
+        Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => json!({
             "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
         }),
     }

@@ -16,11 +16,15 @@ fn text_of(p: Protocol, body: &str) -> String {
         let j: Value = serde_json::from_str(&e.data).ok()?;
         let piece = match p {
             Protocol::AnthropicMessages => j.pointer("/delta/text"),
-            Protocol::OpenAiCompletions => j.pointer("/choices/0/delta/content"),
-            Protocol::OpenAiResponses => {
+            Protocol::OpenAiCompletions | Protocol::MistralConversations => {
+                j.pointer("/choices/0/delta/content")
+            }
+            Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
                 (j["type"] == "response.output_text.delta").then(|| &j["delta"])
             }
-            Protocol::GoogleGenerativeAi => j.pointer("/candidates/0/content/parts/0/text"),
+            Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
+                j.pointer("/candidates/0/content/parts/0/text")
+            }
         };
         piece.and_then(Value::as_str).map(str::to_owned)
     };
