@@ -113,7 +113,9 @@ pub fn load_resources_in(
         let found = if path.is_dir() {
             load_prompt_templates(&path, Source::Path)
         } else if path.is_file() {
-            load_prompt_template(&path, Source::Path).into_iter().collect()
+            load_prompt_template(&path, Source::Path)
+                .into_iter()
+                .collect()
         } else {
             warnings.push(format!(
                 "Prompt template path does not exist: {}",

@@ -242,7 +242,10 @@ pub struct ScopedModel {
 /// matched case-insensitively against `provider/id` and against `id` (`*` stops at `/`); any
 /// other is matched as `--model` is. Returns the scope and a warning per pattern that matched
 /// nothing.
-pub fn resolve_model_scope(patterns: &[String], available: &[Model]) -> (Vec<ScopedModel>, Vec<String>) {
+pub fn resolve_model_scope(
+    patterns: &[String],
+    available: &[Model],
+) -> (Vec<ScopedModel>, Vec<String>) {
     let mut scope: Vec<ScopedModel> = Vec::new();
     let mut warnings = Vec::new();
     let add = |scope: &mut Vec<ScopedModel>, model: &Model, thinking| {

@@ -432,6 +432,14 @@ impl App {
                 self.state.overlay = None;
                 self.travel(&node_id, &note);
             }
+            OverlayAction::OpenSession(path) => {
+                self.state.overlay = None;
+                self.open_session(path);
+            }
+            OverlayAction::RenameCurrent(name) => {
+                self.session.set_session_name(&name);
+                self.refresh_footer();
+            }
         }
     }
 }

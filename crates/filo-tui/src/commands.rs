@@ -323,39 +323,41 @@ impl App {
                 .push(Cell::Info("No session directory (--no-session).".into()));
             return;
         };
-        let current = self.session.session_file();
-        let now = filo_session::ids::now_ms();
-        let items: Vec<SelectItem> = filo_session::list_sessions(&dir)
-            .into_iter()
-            .filter(|s| Some(&s.path) != current.as_ref())
-            .map(|s| SelectItem {
-                label: s.name.clone().unwrap_or_else(|| {
-                    s.first_message
-                        .lines()
-                        .next()
-                        .unwrap_or("(empty)")
-                        .to_string()
-                }),
-                detail: format!(
-                    "{} · {} msgs",
-                    filo_dag::render::age(now, s.modified),
-                    s.message_count
-                ),
-                value: s.path.to_string_lossy().into_owned(),
-                search: s.all_messages_text.clone(),
-            })
-            .collect();
-        if items.is_empty() {
+        let all_root = self
+            .options
+            .sessions_root
+            .clone()
+            .or_else(|| dir.parent().map(std::path::Path::to_path_buf))
+            .unwrap_or_else(|| dir.clone());
+        let source = crate::session_picker::PickerSource {
+            dir,
+            all_root,
+            current_file: self.session.session_file(),
+            cwd: self.options.cwd.to_string_lossy().into_owned(),
+            home: self.options.home.clone(),
+            can_rename: true,
+        };
+        let picker = crate::session_picker::SessionPicker::new(source, filo_session::ids::now_ms());
+        self.state.overlay = Some(Overlay::Sessions(Box::new(picker)));
+    }
+
+    /// Open a session chosen in the picker (the open one stays as it is).
+    pub(crate) fn open_session(&mut self, path: std::path::PathBuf) {
+        let same = self.session.session_file().is_some_and(|c| {
+            c.canonicalize().unwrap_or(c.clone()) == path.canonicalize().unwrap_or(path.clone())
+        });
+        if same {
             self.state
-                .push(Cell::Info("No other sessions here.".into()));
+                .push(Cell::Info("Already in this session.".into()));
             return;
         }
-        self.state.overlay = Some(Overlay::Select(SelectList::new(
-            SelectKind::Session,
-            "resume session",
-            items,
-            0,
-        )));
+        let session = self.session.clone();
+        self.spawn_task(async move {
+            match session.switch_session(&path).await {
+                Ok(()) => AppEvent::Reload,
+                Err(e) => AppEvent::Error(filo_core::error_chain(&e)),
+            }
+        });
     }
 
     /// A selector's choice.

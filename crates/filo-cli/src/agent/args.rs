@@ -153,7 +153,9 @@ pub struct AgentArgs {
 
 /// pi's multi-letter short flags (`-nt`, `-nbt`, …), which no argument parser reads as one
 /// flag, spelled as the long flags they stand for; everything after `--` is left alone.
-pub fn expand_short_flags(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+pub fn expand_short_flags(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
     let mut out = Vec::new();
     let mut literal = false;
     for a in args {

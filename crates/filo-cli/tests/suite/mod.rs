@@ -22,3 +22,4 @@ mod secrets;
 mod sessions_faults;
 mod signals;
 mod tui;
+mod tui_pi073;

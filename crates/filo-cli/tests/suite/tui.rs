@@ -107,7 +107,7 @@ pub(super) fn launch(home: &Home) -> Tmux {
 }
 
 /// [`launch`] with extra shell words after `filo`.
-fn launch_with(home: &Home, args: &str) -> Tmux {
+pub(super) fn launch_with(home: &Home, args: &str) -> Tmux {
     let tmux = Tmux {
         // The temp HOME's name is unique, so parallel tests get separate tmux servers.
         socket: format!(

@@ -73,8 +73,11 @@ async fn fixture_full(
     let (tx, app_rx) = tokio::sync::mpsc::unbounded_channel();
     let options = TuiOptions {
         theme: Theme::builtin("dark", ColorDepth::None).unwrap(),
+        themes: filo_tui::theme_catalog::ThemeCatalog::builtin(ColorDepth::None),
         cwd,
         session_dir: None,
+        sessions_root: None,
+        home: None,
         life,
         warnings: Vec::new(),
         initial_messages: Vec::new(),
