@@ -431,6 +431,7 @@ impl App {
                 });
             }
             SelectKind::Setting => self.change_setting(&value),
+            SelectKind::Theme => self.choose_theme(&value),
             SelectKind::Fork => {
                 let tx = self.tx.clone();
                 tokio::spawn(async move {

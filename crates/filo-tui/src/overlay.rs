@@ -25,6 +25,8 @@ pub enum SelectKind {
     TreeSummary,
     /// A setting to change (`/settings`).
     Setting,
+    /// A theme by name (`/settings` → theme).
+    Theme,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,6 @@ use filo_agent::QueueMode;
 use crate::app::App;
 use crate::cells::Cell;
 use crate::overlay::{Overlay, SelectItem, SelectKind, SelectList};
-use crate::theme::Theme;
 
 fn on_off(b: bool) -> &'static str {
     if b { "on" } else { "off" }
@@ -52,31 +51,57 @@ impl App {
         self.state.overlay = Some(Overlay::Select(list));
     }
 
+    /// The theme list: every theme of the run (built-ins, theme directories, `--theme` files).
+    fn theme_selector(&mut self) {
+        let names = self.options.themes.names();
+        let current = self.state.theme.name.clone();
+        let sel = names.iter().position(|n| *n == current).unwrap_or(0);
+        let items = names
+            .into_iter()
+            .map(|n| SelectItem {
+                detail: if n == current {
+                    "current".into()
+                } else {
+                    String::new()
+                },
+                label: n.clone(),
+                value: n,
+                search: String::new(),
+            })
+            .collect();
+        let list = SelectList::new(SelectKind::Theme, "theme", items, sel);
+        self.state.overlay = Some(Overlay::Select(list));
+    }
+
+    /// Use the theme `name` and save it as the `theme` setting.
+    pub(crate) fn choose_theme(&mut self, name: &str) {
+        match self.options.themes.get(name) {
+            Ok(t) => {
+                self.state.set_theme(t);
+                let mut settings = self.session.settings();
+                settings.set("theme", name.into());
+                if let Err(e) = settings.save() {
+                    drop(settings);
+                    self.state.push(Cell::Error(format!(
+                        "Settings not saved: {}",
+                        filo_core::error_chain(&e)
+                    )));
+                }
+            }
+            Err(e) => self
+                .state
+                .push(Cell::Error(format!("Failed to load theme \"{name}\": {e}"))),
+        }
+        self.settings_selector(0);
+    }
+
     /// Change one setting, then show the list again.
     pub(crate) fn change_setting(&mut self, key: &str) {
         let s = self.session.clone();
         let row = match key {
             "theme" => {
-                let next = if self.state.theme.name == "dark" {
-                    "light"
-                } else {
-                    "dark"
-                };
-                match Theme::builtin(next, self.state.theme.depth()) {
-                    Some(t) => {
-                        self.state.set_theme(t);
-                        let mut settings = s.settings();
-                        settings.set("theme", next.into());
-                        if let Err(e) = settings.save() {
-                            self.state.push(Cell::Error(format!(
-                                "Settings not saved: {}",
-                                filo_core::error_chain(&e)
-                            )));
-                        }
-                    }
-                    None => self.state.push(Cell::Error(format!("no theme {next}"))),
-                }
-                0
+                self.theme_selector();
+                return;
             }
             "autoCompaction" => {
                 s.set_auto_compaction_enabled(!s.auto_compaction_enabled());

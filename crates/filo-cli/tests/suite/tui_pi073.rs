@@ -101,3 +101,66 @@ async fn resume_flag_escape_quits_without_a_session() {
         "{err}"
     );
 }
+
+/// A theme file whose accent colour is pure red (ANSI-256 index 196 in this pane).
+fn red_theme(path: &std::path::Path, name: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let theme =
+        serde_json::json!({"name": name, "colors": {"accent": "#ff0000", "border": "#ff0000"}});
+    std::fs::write(path, theme.to_string()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn theme_flag_files_are_used_and_listed_no_themes_skips_the_directory() {
+    tmux_or_return!("theme_flag_files_are_used_and_listed_no_themes_skips_the_directory");
+    let mock = MockProvider::start(Vec::new()).await;
+    let home = Home::new(&mock);
+    red_theme(&home.project().join("my-themes/sunset.json"), "sunset");
+    red_theme(&home.path().join(".filo/agent/themes/ocean.json"), "ocean");
+    home.write_settings(&serde_json::json!({"theme": "sunset"}));
+
+    let tmux = launch_with(&home, "--theme my-themes/sunset.json --no-themes");
+    tmux.wait_for("enter to send").await;
+    assert!(
+        tmux.capture_escapes().contains("38;5;196"),
+        "the sunset theme's red is on screen"
+    );
+    submit(&tmux, "/settings");
+    tmux.wait_for("autoCompaction").await;
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("sunset").await;
+    assert!(
+        screen.contains("dark") && screen.contains("light"),
+        "{screen}"
+    );
+    assert!(!screen.contains("ocean"), "--no-themes:\n{screen}");
+    tmux.keys(&["Escape"]);
+    quit(&tmux).await;
+    drop(tmux);
+
+    // Without --no-themes the agent directory's theme is listed too, and can be chosen.
+    let tmux = launch_with(&home, "--theme my-themes/sunset.json");
+    tmux.wait_for("enter to send").await;
+    submit(&tmux, "/settings");
+    tmux.wait_for("autoCompaction").await;
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("ocean").await;
+    assert!(screen.contains("sunset"), "{screen}");
+    tmux.keys(&["-l", "ocean"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("autoCompaction").await;
+    tmux.keys(&["Escape"]);
+    quit(&tmux).await;
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".filo/agent/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(settings["theme"], "ocean");
+    drop(tmux);
+
+    // A theme setting naming no theme of the run: a warning, and the dark theme.
+    let tmux = launch_with(&home, "--no-themes");
+    let screen = tmux.wait_for("unknown theme").await;
+    assert!(screen.contains("ocean"), "{screen}");
+    quit(&tmux).await;
+}
