@@ -22,7 +22,7 @@ use crate::{TuiError, TuiOptions, completion, view};
 const FRAME: Duration = Duration::from_millis(16);
 /// Spinner step while the agent works.
 const SPIN: Duration = Duration::from_millis(80);
-/// Two Escapes closer than this open `/tree`.
+/// Two Escapes closer than this open `/tree` (or `/fork`, as `doubleEscapeAction` says).
 const DOUBLE_ESCAPE: Duration = Duration::from_millis(500);
 /// How long a first Ctrl+C waits for the second.
 const QUIT_WINDOW: Duration = Duration::from_millis(1500);
@@ -40,6 +40,10 @@ pub enum AppEvent {
     Error(String),
     /// The session changed under us (new, resume, fork): reload history and footer.
     Reload,
+    /// [`AppEvent::Reload`], then say what happened.
+    Reloaded(String),
+    /// What `/reload` read.
+    ResourcesLoaded(Box<crate::Reloaded>),
     /// Put text in the editor (fork).
     EditorText(String),
     /// The `/life` view, loaded off the event loop (or why it could not be).
@@ -69,6 +73,7 @@ impl App {
             options,
             tx,
         };
+        app.apply_ui_settings();
         app.state.load_messages(&app.session.messages());
         app.welcome();
         app
@@ -84,7 +89,8 @@ impl App {
     }
 
     fn welcome(&mut self) {
-        if self.state.cells.is_empty() {
+        let quiet = filo_core::ui_settings::quiet_startup(&self.session.settings());
+        if self.state.cells.is_empty() && !quiet {
             self.state.push(Cell::Info(format!(
                 "filo {} — enter to send · shift+enter newline · esc to interrupt · ctrl+c twice to exit · / for commands · ! for bash · @ for files",
                 env!("CARGO_PKG_VERSION")
@@ -325,6 +331,12 @@ impl App {
                 self.state.status = None;
                 self.reload();
             }
+            AppEvent::Reloaded(m) => {
+                self.state.status = None;
+                self.reload();
+                self.state.push(Cell::Info(m));
+            }
+            AppEvent::ResourcesLoaded(loaded) => self.apply_reload(*loaded),
             AppEvent::EditorText(t) => self.state.editor.set_text(&t),
             AppEvent::Life(view) => match *view {
                 Ok(v) => self.state.overlay = Some(crate::overlay::Overlay::Life(v)),
@@ -383,7 +395,14 @@ impl App {
                     .take()
                     .is_some_and(|t| t.elapsed() < DOUBLE_ESCAPE)
                 {
-                    self.run_command("/tree");
+                    // pi's `doubleEscapeAction`: tree (default), fork or none.
+                    let action =
+                        filo_core::ui_settings::double_escape_action(&self.session.settings());
+                    match action {
+                        "fork" => self.run_command("/fork"),
+                        "none" => false,
+                        _ => self.run_command("/tree"),
+                    };
                 } else {
                     self.last_escape = Some(Instant::now());
                 }
@@ -436,6 +455,7 @@ impl App {
                 self.state.overlay = None;
                 self.open_session(path);
             }
+            OverlayAction::Scope(a) => self.scope_action(a),
             OverlayAction::RenameCurrent(name) => {
                 self.session.set_session_name(&name);
                 self.refresh_footer();

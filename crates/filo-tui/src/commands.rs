@@ -15,10 +15,21 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("new", "Start a new session"),
     ("resume", "Resume another session"),
     ("fork", "Fork from an earlier message"),
+    (
+        "clone",
+        "Duplicate the current session at the current position",
+    ),
     ("tree", "Move to another point of the session tree"),
     ("compact", "Compact the context (optional instructions)"),
     ("name", "Name this session"),
     ("session", "Session info and stats"),
+    ("import", "Import and resume a session from a JSONL file"),
+    (
+        "reload",
+        "Reload skills, prompts, themes, context files and settings",
+    ),
+    ("scoped-models", "Choose the models ctrl+p cycles through"),
+    ("changelog", "Show changelog entries"),
     (
         "export",
         "Export session (HTML default, or specify path: .html/.jsonl)",
@@ -68,16 +79,19 @@ impl App {
             .iter()
             .map(|(n, d)| ((*n).to_string(), (*d).to_string()))
             .collect();
+        // `enableSkillCommands` off: skills are not offered as `/skill:name` (pi's setting).
+        let skills = filo_core::ui_settings::enable_skill_commands(&self.session.settings());
         v.extend(
             self.session
                 .commands()
                 .into_iter()
+                .filter(|c| skills || c.source != "skill")
                 .map(|c| (c.name, c.description.unwrap_or_default())),
         );
         v
     }
 
-    fn spawn_task<F>(&self, fut: F)
+    pub(crate) fn spawn_task<F>(&self, fut: F)
     where
         F: std::future::Future<Output = AppEvent> + Send + 'static,
     {
@@ -108,6 +122,11 @@ impl App {
             }),
             "resume" => self.session_picker(),
             "fork" => self.fork_selector(),
+            "clone" => self.clone_command(),
+            "import" => self.import_command(arg),
+            "reload" => self.reload_command(),
+            "scoped-models" => self.scoped_models_command(),
+            "changelog" => self.changelog_command(),
             "tree" => {
                 let (items, sel) = crate::tree::tree_items(&self.session.session_manager());
                 if items.is_empty() {
@@ -432,6 +451,7 @@ impl App {
             }
             SelectKind::Setting => self.change_setting(&value),
             SelectKind::Theme => self.choose_theme(&value),
+            SelectKind::Import => self.import_confirmed(value),
             SelectKind::Fork => {
                 let tx = self.tx.clone();
                 tokio::spawn(async move {

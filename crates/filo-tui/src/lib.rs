@@ -13,6 +13,7 @@
 pub mod app;
 pub mod cells;
 mod commands;
+mod commands_pi073;
 pub mod completion;
 pub mod editor;
 pub mod life;
@@ -20,6 +21,7 @@ pub mod live;
 pub mod markdown;
 pub mod overlay;
 pub mod picker_view;
+pub mod scoped_models;
 pub mod session_picker;
 pub mod session_search;
 mod settings;
@@ -72,6 +74,27 @@ impl From<std::io::Error> for TuiError {
     }
 }
 
+/// What `/reload` reads again (the caller knows the flags and directories it came from).
+pub struct Reloaded {
+    pub resources: filo_core::agent_session::Resources,
+    pub settings: filo_core::Settings,
+    pub themes: theme_catalog::ThemeCatalog,
+    /// Problems found while reading, shown as warnings.
+    pub warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for Reloaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reloaded")
+            .field("themes", &self.themes.names())
+            .field("warnings", &self.warnings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads resources, settings and themes again, off the event loop.
+pub type Reloader = Arc<dyn Fn() -> Reloaded + Send + Sync>;
+
 /// What the UI needs besides the session.
 #[derive(Clone)]
 pub struct TuiOptions {
@@ -94,6 +117,8 @@ pub struct TuiOptions {
     pub initial_messages: Vec<String>,
     /// Images from `@file` arguments, attached to the first prompt.
     pub initial_images: Vec<filo_ai::ContentBlock>,
+    /// `/reload`'s reader; `None`: `/reload` has nothing to read.
+    pub reload: Option<Reloader>,
 }
 
 /// The footer's facts as the session has them now (usage summed over its messages).

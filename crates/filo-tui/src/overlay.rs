@@ -27,6 +27,8 @@ pub enum SelectKind {
     Setting,
     /// A theme by name (`/settings` → theme).
     Theme,
+    /// `/import`'s question: value the path, empty for "No".
+    Import,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,6 +97,8 @@ pub enum Overlay {
     Life(LifeView),
     /// `/resume`'s session picker.
     Sessions(Box<crate::session_picker::SessionPicker>),
+    /// `/scoped-models`' checklist.
+    ScopedModels(crate::scoped_models::ScopedModels),
 }
 
 /// What a key in an overlay asks for.
@@ -114,6 +118,8 @@ pub enum OverlayAction {
     OpenSession(std::path::PathBuf),
     /// Name the open session (renamed in the session picker).
     RenameCurrent(String),
+    /// A key of `/scoped-models`.
+    Scope(crate::scoped_models::ScopeAction),
 }
 
 fn step(cur: usize, len: usize, delta: isize) -> usize {
@@ -176,6 +182,7 @@ impl Overlay {
                 OverlayAction::None
             }
             Overlay::Life(l) => life_key(l, key, page),
+            Overlay::ScopedModels(m) => OverlayAction::Scope(m.handle_key(key)),
             Overlay::Sessions(p) => {
                 use crate::session_picker::PickerAction;
                 match p.handle_key(key) {
@@ -292,6 +299,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay, theme: &Theme)
         }
         Overlay::Life(l) => draw_life(frame, area, l, theme),
         Overlay::Sessions(p) => crate::picker_view::draw(frame, area, p, theme),
+        Overlay::ScopedModels(m) => crate::scoped_models::draw(frame, area, m, theme),
     }
 }
 

@@ -51,6 +51,15 @@ impl App {
         self.state.overlay = Some(Overlay::Select(list));
     }
 
+    /// Apply the settings the UI itself follows (at start, after `/reload`).
+    pub(crate) fn apply_ui_settings(&mut self) {
+        // Unset: filo's default (collapsed until ctrl+t) stays.
+        let hidden = filo_core::ui_settings::hide_thinking_block(&self.session.settings());
+        if let Some(h) = hidden {
+            self.state.opts.show_thinking = !h;
+        }
+    }
+
     /// The theme list: every theme of the run (built-ins, theme directories, `--theme` files).
     fn theme_selector(&mut self) {
         let names = self.options.themes.names();

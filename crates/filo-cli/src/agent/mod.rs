@@ -245,6 +245,7 @@ async fn run_interactive(
         warnings,
         initial_messages: initial.messages,
         initial_images: initial.images,
+        reload: Some(reloader(args, env, paths)),
     };
     filo_tui::run(session, options).await?;
     Ok(ExitCode::SUCCESS)
@@ -285,6 +286,28 @@ fn ui_themes(
         Theme::dark(depth)
     });
     (themes, theme)
+}
+
+/// `/reload`: resources as the flags say, settings and themes, read again.
+fn reloader(args: &AgentArgs, env: &Env, paths: &setup::Paths) -> filo_tui::Reloader {
+    let (args, env, paths) = (args.clone(), env.clone(), paths.clone());
+    Arc::new(move || {
+        let options = setup::resource_options(&args);
+        let (resources, mut warnings) =
+            filo_core::loader::load_resources_in(&paths.dirs, &paths.home, &paths.cwd, &options);
+        let settings = filo_core::Settings::load_in(&paths.dirs, Some(&paths.cwd));
+        warnings.extend(settings.errors.iter().cloned());
+        let depth = filo_tui::ColorDepth::detect(env.get("NO_COLOR"), env.get("COLORTERM"));
+        let (themes, w) =
+            filo_tui::theme_catalog::ThemeCatalog::discover(&theme_sources(&args, &paths), depth);
+        warnings.extend(w);
+        filo_tui::Reloaded {
+            resources,
+            settings,
+            themes,
+            warnings,
+        }
+    })
 }
 
 /// `-r`: the session picker over this directory's sessions (tab: all projects). `None` when the

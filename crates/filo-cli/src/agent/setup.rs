@@ -183,7 +183,12 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     let registry = Arc::new(registry);
     let env_arc = Arc::new(env.clone());
     let resolver = api_key_resolver(auth, registry.clone(), env_arc);
-    let scope = match &args.models {
+    // pi: `--models`, else the `enabledModels` setting (`/scoped-models` saves it).
+    let patterns = args
+        .models
+        .clone()
+        .or_else(|| filo_core::ui_settings::enabled_models(&settings));
+    let scope = match &patterns {
         Some(patterns) => {
             let available: Vec<filo_ai::Model> = models
                 .iter()
@@ -216,17 +221,9 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     }
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let spills = Arc::new(filo_tools::spill::SpillFiles::default());
-    let tools = select_tools(args, &paths.cwd, &spills);
-    let resource_options = ResourceOptions {
-        system_prompt: args.system_prompt.clone(),
-        append_system_prompt: args.append_system_prompt.clone(),
-        skill_paths: args.skill.clone(),
-        no_skills: args.no_skills,
-        prompt_template_paths: args.prompt_template.clone(),
-        no_prompt_templates: args.no_prompt_templates,
-        no_context_files: args.no_context_files,
-    };
-    let (resources, w) = load_resources_in(dirs, &paths.home, &paths.cwd, &resource_options);
+    let auto_resize = filo_core::ui_settings::images_auto_resize(&settings);
+    let tools = select_tools(args, &paths.cwd, &spills, auto_resize);
+    let (resources, w) = load_resources_in(dirs, &paths.home, &paths.cwd, &resource_options(args));
     warnings.extend(w);
     let memory = playfilo_extension(args, env, paths, &mut warnings);
     let mut builder = SessionBuilder::new(paths.cwd.clone(), Arc::new(client), utc_date())
@@ -260,6 +257,19 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         memory,
         spills,
     })
+}
+
+/// What the flags ask of resource loading (also used by the UI's `/reload`).
+pub fn resource_options(args: &AgentArgs) -> ResourceOptions {
+    ResourceOptions {
+        system_prompt: args.system_prompt.clone(),
+        append_system_prompt: args.append_system_prompt.clone(),
+        skill_paths: args.skill.clone(),
+        no_skills: args.no_skills,
+        prompt_template_paths: args.prompt_template.clone(),
+        no_prompt_templates: args.no_prompt_templates,
+        no_context_files: args.no_context_files,
+    }
 }
 
 /// The Playfilo memory, unless `--no-dag`. A database that cannot be opened, is read-only or is
@@ -312,8 +322,10 @@ fn select_tools(
     args: &AgentArgs,
     cwd: &Path,
     spills: &Arc<filo_tools::spill::SpillFiles>,
+    auto_resize_images: bool,
 ) -> Vec<Arc<dyn filo_agent::AgentTool>> {
-    let settings = Arc::new(filo_tools::ToolSettings::new(cwd));
+    let settings =
+        Arc::new(filo_tools::ToolSettings::new(cwd).with_auto_resize_images(auto_resize_images));
     let names: Vec<String> = match (&args.tools, args.no_tools || args.no_builtin_tools) {
         (Some(_), _) => requested_tool_names(args),
         (None, true) => Vec::new(),

@@ -82,6 +82,7 @@ async fn fixture_full(
         warnings: Vec::new(),
         initial_messages: Vec::new(),
         initial_images: Vec::new(),
+        reload: None,
     };
     let app = App::new(session, options, tx);
     (
