@@ -174,6 +174,8 @@ async fn clone_duplicates_the_session_and_changelog_shows_filos() {
     tmux.wait_for("enter to send").await;
     submit(&tmux, "hello clone");
     tmux.wait_for("first answer").await;
+    // The answer is drawn a moment before the run ends; /clone aborts a run still going.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     submit(&tmux, "/clone");
     let screen = tmux.wait_for("Cloned to new session").await;
     assert!(
@@ -415,4 +417,72 @@ async fn resume_picker_renames_filters_sorts_and_deletes() {
     assert!(left.iter().all(|t| !t.contains("alpha topic")), "deleted");
     let named = left.iter().find(|t| t.contains("beta topic")).unwrap();
     assert!(named.contains("\"type\":\"session_info\"") && named.contains("Beta named"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_items_change_what_the_ui_does() {
+    tmux_or_return!("settings_items_change_what_the_ui_does");
+    let mock = MockProvider::start(vec![Turn::text("an answer")]).await;
+    let home = Home::new(&mock);
+    let skill = home.project().join(".pi/skills/demo");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: demo\ndescription: A demo skill\n---\nDo the demo.\n",
+    )
+    .unwrap();
+    let tmux = launch(&home);
+    tmux.wait_for("enter to send").await;
+    submit(&tmux, "hi");
+    tmux.wait_for("an answer").await;
+    submit(&tmux, "/settings");
+    let screen = tmux.wait_for("hideThinkingBlock").await;
+    for item in [
+        "quietStartup",
+        "doubleEscapeAction   tree",
+        "enableSkillCommands  true",
+        "images.autoResize",
+        "images.blockImages   false",
+    ] {
+        assert!(screen.contains(item), "{item}:\n{screen}");
+    }
+    // Double Escape opens the fork selector instead of the tree.
+    tmux.keys(&["-l", "double"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("doubleEscapeAction   fork").await;
+    tmux.keys(&["Escape"]);
+    // Two separate Escapes (sent together, a terminal reads them as one alt+escape).
+    for _ in 0..2 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tmux.keys(&["Escape"]);
+    }
+    tmux.wait_for("fork from message").await;
+    tmux.keys(&["Escape"]);
+    // Skill commands off: /skill:demo is no longer offered.
+    tmux.keys(&["-l", "/skill"]);
+    tmux.wait_for("skill:demo").await;
+    tmux.keys(&["C-u"]);
+    submit(&tmux, "/settings");
+    tmux.wait_for("hideThinkingBlock").await;
+    tmux.keys(&["-l", "skill"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("enableSkillCommands  false").await;
+    // Block images on: saved, and shown as on.
+    tmux.keys(&["-l", "prevent"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("images.blockImages   true").await;
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["-l", "/skil"]);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let screen = tmux.capture();
+    assert!(!screen.contains("skill:demo"), "{screen}");
+    tmux.keys(&["C-u"]);
+    quit(&tmux).await;
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".filo/agent/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(settings["doubleEscapeAction"], "fork");
+    assert_eq!(settings["enableSkillCommands"], false);
+    assert_eq!(settings["images"]["blockImages"], true);
 }
