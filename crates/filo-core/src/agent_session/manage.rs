@@ -740,24 +740,6 @@ impl AgentSession {
             .store(blocked, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Set (or, with `None`, clear) the label of an entry: a `label` entry is appended, as pi's
-    /// tree does.
-    pub fn set_label(&self, target_id: &str, label: Option<&str>) -> Result<(), CoreError> {
-        if lock(&self.inner.store).entry(target_id).is_none() {
-            return Err(CoreError::Refused(format!(
-                "No entry {target_id} in this session"
-            )));
-        }
-        self.append_entry(EntryKind::Label {
-            target_id: target_id.to_string(),
-            label: label
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(str::to_string),
-        });
-        Ok(())
-    }
-
     fn change_settings(&self, change: impl FnOnce(&mut crate::Settings)) {
         let result = {
             let mut s = lock(&self.inner.settings);
