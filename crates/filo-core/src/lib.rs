@@ -27,6 +27,7 @@ pub mod playfilo;
 pub mod resources;
 pub mod settings;
 pub mod system_prompt;
+pub mod ui_settings;
 
 pub use agent_dirs::{AgentDirs, AgentItem};
 pub use agent_session::{

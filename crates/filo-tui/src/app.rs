@@ -22,7 +22,7 @@ use crate::{TuiError, TuiOptions, completion, view};
 const FRAME: Duration = Duration::from_millis(16);
 /// Spinner step while the agent works.
 const SPIN: Duration = Duration::from_millis(80);
-/// Two Escapes closer than this open `/tree`.
+/// Two Escapes closer than this open `/tree` (or `/fork`, as `doubleEscapeAction` says).
 const DOUBLE_ESCAPE: Duration = Duration::from_millis(500);
 /// How long a first Ctrl+C waits for the second.
 const QUIT_WINDOW: Duration = Duration::from_millis(1500);
@@ -40,6 +40,10 @@ pub enum AppEvent {
     Error(String),
     /// The session changed under us (new, resume, fork): reload history and footer.
     Reload,
+    /// [`AppEvent::Reload`], then say what happened.
+    Reloaded(String),
+    /// What `/reload` read.
+    ResourcesLoaded(Box<crate::Reloaded>),
     /// Put text in the editor (fork).
     EditorText(String),
     /// The `/life` view, loaded off the event loop (or why it could not be).
@@ -69,6 +73,7 @@ impl App {
             options,
             tx,
         };
+        app.apply_ui_settings();
         app.state.load_messages(&app.session.messages());
         app.welcome();
         app
@@ -84,11 +89,18 @@ impl App {
     }
 
     fn welcome(&mut self) {
-        if self.state.cells.is_empty() {
+        let verbose = self.options.verbose;
+        let quiet = !verbose && filo_core::ui_settings::quiet_startup(&self.session.settings());
+        if self.state.cells.is_empty() && !quiet {
             self.state.push(Cell::Info(format!(
                 "filo {} — enter to send · shift+enter newline · esc to interrupt · ctrl+c twice to exit · / for commands · ! for bash · @ for files",
                 env!("CARGO_PKG_VERSION")
             )));
+        }
+        if verbose {
+            for line in loaded_report(&self.session) {
+                self.state.push(Cell::Info(line));
+            }
         }
         for n in self.session.notices().to_vec() {
             self.state.push(Cell::Info(n));
@@ -325,6 +337,12 @@ impl App {
                 self.state.status = None;
                 self.reload();
             }
+            AppEvent::Reloaded(m) => {
+                self.state.status = None;
+                self.reload();
+                self.state.push(Cell::Info(m));
+            }
+            AppEvent::ResourcesLoaded(loaded) => self.apply_reload(*loaded),
             AppEvent::EditorText(t) => self.state.editor.set_text(&t),
             AppEvent::Life(view) => match *view {
                 Ok(v) => self.state.overlay = Some(crate::overlay::Overlay::Life(v)),
@@ -383,7 +401,14 @@ impl App {
                     .take()
                     .is_some_and(|t| t.elapsed() < DOUBLE_ESCAPE)
                 {
-                    self.run_command("/tree");
+                    // pi's `doubleEscapeAction`: tree (default), fork or none.
+                    let action =
+                        filo_core::ui_settings::double_escape_action(&self.session.settings());
+                    match action {
+                        "fork" => self.run_command("/fork"),
+                        "none" => false,
+                        _ => self.run_command("/tree"),
+                    };
                 } else {
                     self.last_escape = Some(Instant::now());
                 }
@@ -431,6 +456,15 @@ impl App {
             OverlayAction::Jump { node_id, note } => {
                 self.state.overlay = None;
                 self.travel(&node_id, &note);
+            }
+            OverlayAction::OpenSession(path) => {
+                self.state.overlay = None;
+                self.open_session(path);
+            }
+            OverlayAction::Scope(a) => self.scope_action(a),
+            OverlayAction::RenameCurrent(name) => {
+                self.session.set_session_name(&name);
+                self.refresh_footer();
             }
         }
     }
@@ -509,4 +543,42 @@ pub(crate) fn osc52_copy(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     write!(out, "\x1b]52;c;{data}\x07")?;
     out.flush()
+}
+
+/// What `--verbose` lists at start: each kind of resource that was loaded, one line each.
+fn loaded_report(session: &filo_core::AgentSession) -> Vec<String> {
+    let r = session.resources();
+    let list = |label: &str, items: Vec<String>| {
+        (!items.is_empty()).then(|| format!("{label}: {}", items.join(", ")))
+    };
+    [
+        list(
+            "Context files",
+            r.context_files
+                .iter()
+                .map(|c| c.path.display().to_string())
+                .collect(),
+        ),
+        list("Skills", r.skills.iter().map(|s| s.name.clone()).collect()),
+        list(
+            "Prompt templates",
+            r.templates.iter().map(|t| format!("/{}", t.name)).collect(),
+        ),
+        list(
+            "Scoped models",
+            session
+                .scoped_models()
+                .iter()
+                .map(|m| match m.thinking {
+                    Some(level) => {
+                        format!("{}/{}:{}", m.model.provider, m.model.id, level.as_str())
+                    }
+                    None => format!("{}/{}", m.model.provider, m.model.id),
+                })
+                .collect(),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }

@@ -15,10 +15,21 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("new", "Start a new session"),
     ("resume", "Resume another session"),
     ("fork", "Fork from an earlier message"),
+    (
+        "clone",
+        "Duplicate the current session at the current position",
+    ),
     ("tree", "Move to another point of the session tree"),
     ("compact", "Compact the context (optional instructions)"),
     ("name", "Name this session"),
     ("session", "Session info and stats"),
+    ("import", "Import and resume a session from a JSONL file"),
+    (
+        "reload",
+        "Reload skills, prompts, themes, context files and settings",
+    ),
+    ("scoped-models", "Choose the models ctrl+p cycles through"),
+    ("changelog", "Show changelog entries"),
     (
         "export",
         "Export session (HTML default, or specify path: .html/.jsonl)",
@@ -68,16 +79,19 @@ impl App {
             .iter()
             .map(|(n, d)| ((*n).to_string(), (*d).to_string()))
             .collect();
+        // `enableSkillCommands` off: skills are not offered as `/skill:name` (pi's setting).
+        let skills = filo_core::ui_settings::enable_skill_commands(&self.session.settings());
         v.extend(
             self.session
                 .commands()
                 .into_iter()
+                .filter(|c| skills || c.source != "skill")
                 .map(|c| (c.name, c.description.unwrap_or_default())),
         );
         v
     }
 
-    fn spawn_task<F>(&self, fut: F)
+    pub(crate) fn spawn_task<F>(&self, fut: F)
     where
         F: std::future::Future<Output = AppEvent> + Send + 'static,
     {
@@ -108,6 +122,11 @@ impl App {
             }),
             "resume" => self.session_picker(),
             "fork" => self.fork_selector(),
+            "clone" => self.clone_command(),
+            "import" => self.import_command(arg),
+            "reload" => self.reload_command(),
+            "scoped-models" => self.scoped_models_command(),
+            "changelog" => self.changelog_command(),
             "tree" => {
                 let (items, sel) = crate::tree::tree_items(&self.session.session_manager());
                 if items.is_empty() {
@@ -323,39 +342,41 @@ impl App {
                 .push(Cell::Info("No session directory (--no-session).".into()));
             return;
         };
-        let current = self.session.session_file();
-        let now = filo_session::ids::now_ms();
-        let items: Vec<SelectItem> = filo_session::list_sessions(&dir)
-            .into_iter()
-            .filter(|s| Some(&s.path) != current.as_ref())
-            .map(|s| SelectItem {
-                label: s.name.clone().unwrap_or_else(|| {
-                    s.first_message
-                        .lines()
-                        .next()
-                        .unwrap_or("(empty)")
-                        .to_string()
-                }),
-                detail: format!(
-                    "{} · {} msgs",
-                    filo_dag::render::age(now, s.modified),
-                    s.message_count
-                ),
-                value: s.path.to_string_lossy().into_owned(),
-                search: s.all_messages_text.clone(),
-            })
-            .collect();
-        if items.is_empty() {
+        let all_root = self
+            .options
+            .sessions_root
+            .clone()
+            .or_else(|| dir.parent().map(std::path::Path::to_path_buf))
+            .unwrap_or_else(|| dir.clone());
+        let source = crate::session_picker::PickerSource {
+            dir,
+            all_root,
+            current_file: self.session.session_file(),
+            cwd: self.options.cwd.to_string_lossy().into_owned(),
+            home: self.options.home.clone(),
+            can_rename: true,
+        };
+        let picker = crate::session_picker::SessionPicker::new(source, filo_session::ids::now_ms());
+        self.state.overlay = Some(Overlay::Sessions(Box::new(picker)));
+    }
+
+    /// Open a session chosen in the picker (the open one stays as it is).
+    pub(crate) fn open_session(&mut self, path: std::path::PathBuf) {
+        let same = self.session.session_file().is_some_and(|c| {
+            c.canonicalize().unwrap_or(c.clone()) == path.canonicalize().unwrap_or(path.clone())
+        });
+        if same {
             self.state
-                .push(Cell::Info("No other sessions here.".into()));
+                .push(Cell::Info("Already in this session.".into()));
             return;
         }
-        self.state.overlay = Some(Overlay::Select(SelectList::new(
-            SelectKind::Session,
-            "resume session",
-            items,
-            0,
-        )));
+        let session = self.session.clone();
+        self.spawn_task(async move {
+            match session.switch_session(&path).await {
+                Ok(()) => AppEvent::Reload,
+                Err(e) => AppEvent::Error(filo_core::error_chain(&e)),
+            }
+        });
     }
 
     /// A selector's choice.
@@ -429,6 +450,8 @@ impl App {
                 });
             }
             SelectKind::Setting => self.change_setting(&value),
+            SelectKind::Theme => self.choose_theme(&value),
+            SelectKind::Import => self.import_confirmed(value),
             SelectKind::Fork => {
                 let tx = self.tx.clone();
                 tokio::spawn(async move {

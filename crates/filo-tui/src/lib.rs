@@ -13,16 +13,22 @@
 pub mod app;
 pub mod cells;
 mod commands;
+mod commands_pi073;
 pub mod completion;
 pub mod editor;
 pub mod life;
 pub mod live;
 pub mod markdown;
 pub mod overlay;
+pub mod picker_view;
+pub mod scoped_models;
+pub mod session_picker;
+pub mod session_search;
 mod settings;
 pub mod state;
 pub mod text;
 pub mod theme;
+pub mod theme_catalog;
 pub mod tree;
 pub mod view;
 
@@ -68,13 +74,41 @@ impl From<std::io::Error> for TuiError {
     }
 }
 
+/// What `/reload` reads again (the caller knows the flags and directories it came from).
+pub struct Reloaded {
+    pub resources: filo_core::agent_session::Resources,
+    pub settings: filo_core::Settings,
+    pub themes: theme_catalog::ThemeCatalog,
+    /// Problems found while reading, shown as warnings.
+    pub warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for Reloaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reloaded")
+            .field("themes", &self.themes.names())
+            .field("warnings", &self.warnings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads resources, settings and themes again, off the event loop.
+pub type Reloader = Arc<dyn Fn() -> Reloaded + Send + Sync>;
+
 /// What the UI needs besides the session.
 #[derive(Clone)]
 pub struct TuiOptions {
     pub theme: Theme,
+    /// Every theme that can be chosen by name (`/settings`, the `theme` setting).
+    pub themes: theme_catalog::ThemeCatalog,
     pub cwd: PathBuf,
     /// Where `/resume` lists sessions (defaults to the current session file's directory).
     pub session_dir: Option<PathBuf>,
+    /// Where every project's sessions are (`<agent dir>/sessions`), for the picker's "All"
+    /// (defaults to the parent of `session_dir`).
+    pub sessions_root: Option<PathBuf>,
+    /// `$HOME`, to show paths as `~/…`.
+    pub home: Option<PathBuf>,
     /// The Playfilo memory for `/life` and `/trace`; `None` with `--no-dag`.
     pub life: Option<LifeSource>,
     /// Shown at the top of the conversation.
@@ -83,6 +117,11 @@ pub struct TuiOptions {
     pub initial_messages: Vec<String>,
     /// Images from `@file` arguments, attached to the first prompt.
     pub initial_images: Vec<filo_ai::ContentBlock>,
+    /// `/reload`'s reader; `None`: `/reload` has nothing to read.
+    pub reload: Option<Reloader>,
+    /// `--verbose`: the start-up banner and what was loaded (context files, skills, templates,
+    /// scoped models), even with `quietStartup`.
+    pub verbose: bool,
 }
 
 /// The footer's facts as the session has them now (usage summed over its messages).
@@ -147,6 +186,50 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<(), TuiEr
     std::panic::set_hook(Box::new(move |info| previous(info)));
     result?;
     check_saved(&session)
+}
+
+/// `filo -r`: the session picker alone, before any session is open. `None` when the user
+/// cancels (Escape or Ctrl+C); the terminal is put back either way.
+pub async fn pick_session(
+    source: session_picker::PickerSource,
+    theme: Theme,
+) -> Result<Option<PathBuf>, TuiError> {
+    enable_raw_mode()?;
+    let result = match crossterm::execute!(std::io::stdout(), EnterAlternateScreen) {
+        Ok(()) => pick_loop(source, &theme).await,
+        Err(e) => Err(TuiError::Io(e)),
+    };
+    restore_terminal();
+    result
+}
+
+async fn pick_loop(
+    source: session_picker::PickerSource,
+    theme: &Theme,
+) -> Result<Option<PathBuf>, TuiError> {
+    use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
+    use futures::StreamExt;
+    use session_picker::PickerAction;
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let mut picker = session_picker::SessionPicker::new(source, filo_session::ids::now_ms());
+    let mut input = EventStream::new();
+    loop {
+        terminal.draw(|f| picker_view::draw(f, f.area(), &picker, theme))?;
+        let key = match input.next().await {
+            Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => k,
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return Err(TuiError::Io(e)),
+            None => return Ok(None),
+        };
+        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            return Ok(None);
+        }
+        match picker.handle_key(key) {
+            PickerAction::None | PickerAction::RenameCurrent(_) => {}
+            PickerAction::Cancel => return Ok(None),
+            PickerAction::Open(path) => return Ok(Some(path)),
+        }
+    }
 }
 
 async fn run_inner(session: AgentSession, options: TuiOptions) -> Result<(), TuiError> {

@@ -25,6 +25,10 @@ pub enum SelectKind {
     TreeSummary,
     /// A setting to change (`/settings`).
     Setting,
+    /// A theme by name (`/settings` → theme).
+    Theme,
+    /// `/import`'s question: value the path, empty for "No".
+    Import,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,11 +90,15 @@ pub struct TextPage {
     pub scroll: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Overlay {
     Select(SelectList),
     Text(TextPage),
     Life(LifeView),
+    /// `/resume`'s session picker.
+    Sessions(Box<crate::session_picker::SessionPicker>),
+    /// `/scoped-models`' checklist.
+    ScopedModels(crate::scoped_models::ScopedModels),
 }
 
 /// What a key in an overlay asks for.
@@ -106,6 +114,12 @@ pub enum OverlayAction {
         node_id: String,
         note: String,
     },
+    /// Open this session file (`/resume`).
+    OpenSession(std::path::PathBuf),
+    /// Name the open session (renamed in the session picker).
+    RenameCurrent(String),
+    /// A key of `/scoped-models`.
+    Scope(crate::scoped_models::ScopeAction),
 }
 
 fn step(cur: usize, len: usize, delta: isize) -> usize {
@@ -168,6 +182,16 @@ impl Overlay {
                 OverlayAction::None
             }
             Overlay::Life(l) => life_key(l, key, page),
+            Overlay::ScopedModels(m) => OverlayAction::Scope(m.handle_key(key)),
+            Overlay::Sessions(p) => {
+                use crate::session_picker::PickerAction;
+                match p.handle_key(key) {
+                    PickerAction::None => OverlayAction::None,
+                    PickerAction::Cancel => OverlayAction::Close,
+                    PickerAction::Open(path) => OverlayAction::OpenSession(path),
+                    PickerAction::RenameCurrent(name) => OverlayAction::RenameCurrent(name),
+                }
+            }
         }
     }
 }
@@ -274,6 +298,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay, theme: &Theme)
             frame.render_widget(Paragraph::new(shown).block(block), area);
         }
         Overlay::Life(l) => draw_life(frame, area, l, theme),
+        Overlay::Sessions(p) => crate::picker_view::draw(frame, area, p, theme),
+        Overlay::ScopedModels(m) => crate::scoped_models::draw(frame, area, m, theme),
     }
 }
 

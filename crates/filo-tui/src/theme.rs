@@ -269,7 +269,8 @@ impl Theme {
         Theme::from_json(&v, depth, Some(&Theme::dark(depth)))
     }
 
-    /// A named built-in, else `<agent_dir>/themes/<name>.json`.
+    /// A named built-in, else `<agent_dir>/themes/<name>.json` (see [`ThemeCatalog`] for the
+    /// themes of the command line and the project).
     pub fn resolve(
         name: &str,
         agent_dir: Option<&Path>,

@@ -18,6 +18,7 @@ pub use args::{AgentArgs, OutputMode};
 
 /// Run the agent as the flags say, in `cwd`. Returns the process exit code.
 pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow::Result<ExitCode> {
+    let mut args = args;
     let paths = setup::Paths::resolve(env, cwd)?;
     if let Some(export) = &args.export {
         return export_html(&paths, export);
@@ -67,6 +68,22 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
         (m, _) => m,
     };
     let initial = setup::gather_messages(&args, &paths.cwd, stdin_text)?;
+    // pi: `-r` shows the session picker before anything is built; `--session` comes first,
+    // `--no-session` and `--fork` leave it out.
+    if args.resume && args.session.is_none() && !args.no_session && args.fork.is_none() {
+        if mode.is_some() {
+            anyhow::bail!(
+                "--resume picks a session in the terminal; with -p or --mode use --session <path|id> or --continue"
+            );
+        }
+        match pick_session_at_start(&args, env, &paths).await? {
+            Some(path) => args.session = Some(path.to_string_lossy().into_owned()),
+            None => {
+                writeln!(std::io::stdout(), "No session selected")?;
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
+    }
     if let (Some(n), Some(_)) = (&borrowed, mode) {
         writeln!(std::io::stderr(), "Note: {n}")?;
     }
@@ -182,15 +199,9 @@ async fn run_interactive(
     env: &Env,
     paths: &setup::Paths,
 ) -> anyhow::Result<ExitCode> {
-    use filo_tui::{ColorDepth, Theme};
-    let depth = ColorDepth::detect(env.get("NO_COLOR"), env.get("COLORTERM"));
     let mut warnings = warnings;
     let theme_name = session.settings().values().theme().to_string();
-    let themes_from = paths.dirs.source(filo_core::AgentItem::Themes);
-    let theme = Theme::resolve(&theme_name, Some(themes_from), depth).unwrap_or_else(|e| {
-        warnings.push(e.to_string());
-        Theme::dark(depth)
-    });
+    let (themes, theme) = ui_themes(&theme_name, args, env, paths, &mut warnings);
     let life = memory.map(|(playfilo, db_path)| {
         let p1 = playfilo.clone();
         filo_tui::LifeSource {
@@ -206,15 +217,100 @@ async fn run_interactive(
     let session_dir = setup::session_dir(args, env, paths, &session.settings());
     let options = filo_tui::TuiOptions {
         theme,
+        themes,
         cwd: paths.cwd.clone(),
         session_dir: Some(session_dir),
+        sessions_root: Some(paths.agent_dir.join("sessions")),
+        home: Some(paths.home.clone()),
         life,
         warnings,
         initial_messages: initial.messages,
         initial_images: initial.images,
+        reload: Some(reloader(args, env, paths)),
+        verbose: args.verbose,
     };
     filo_tui::run(session, options).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where themes come from: `<agent dir>/themes/` and `.pi/themes/` (not with `--no-themes`), and
+/// the `--theme` paths.
+fn theme_sources(args: &AgentArgs, paths: &setup::Paths) -> filo_tui::theme_catalog::ThemeSources {
+    filo_tui::theme_catalog::ThemeSources {
+        dirs: vec![
+            paths
+                .dirs
+                .source(filo_core::AgentItem::Themes)
+                .join("themes"),
+            paths.cwd.join(".pi").join("themes"),
+        ],
+        paths: args.theme.iter().map(|p| paths.cwd.join(p)).collect(),
+        no_themes: args.no_themes,
+    }
+}
+
+/// The themes of this run and the one the `theme` setting names (dark, with a warning, when it
+/// names none of them).
+fn ui_themes(
+    name: &str,
+    args: &AgentArgs,
+    env: &Env,
+    paths: &setup::Paths,
+    warnings: &mut Vec<String>,
+) -> (filo_tui::theme_catalog::ThemeCatalog, filo_tui::Theme) {
+    use filo_tui::{ColorDepth, Theme};
+    let depth = ColorDepth::detect(env.get("NO_COLOR"), env.get("COLORTERM"));
+    let (themes, w) =
+        filo_tui::theme_catalog::ThemeCatalog::discover(&theme_sources(args, paths), depth);
+    warnings.extend(w);
+    let theme = themes.get(name).unwrap_or_else(|e| {
+        warnings.push(e.to_string());
+        Theme::dark(depth)
+    });
+    (themes, theme)
+}
+
+/// `/reload`: resources as the flags say, settings and themes, read again.
+fn reloader(args: &AgentArgs, env: &Env, paths: &setup::Paths) -> filo_tui::Reloader {
+    let (args, env, paths) = (args.clone(), env.clone(), paths.clone());
+    Arc::new(move || {
+        let options = setup::resource_options(&args);
+        let (resources, mut warnings) =
+            filo_core::loader::load_resources_in(&paths.dirs, &paths.home, &paths.cwd, &options);
+        let settings = filo_core::Settings::load_in(&paths.dirs, Some(&paths.cwd));
+        warnings.extend(settings.errors.iter().cloned());
+        let depth = filo_tui::ColorDepth::detect(env.get("NO_COLOR"), env.get("COLORTERM"));
+        let (themes, w) =
+            filo_tui::theme_catalog::ThemeCatalog::discover(&theme_sources(&args, &paths), depth);
+        warnings.extend(w);
+        filo_tui::Reloaded {
+            resources,
+            settings,
+            themes,
+            warnings,
+        }
+    })
+}
+
+/// `-r`: the session picker over this directory's sessions (tab: all projects). `None` when the
+/// user cancels.
+async fn pick_session_at_start(
+    args: &AgentArgs,
+    env: &Env,
+    paths: &setup::Paths,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let settings = filo_core::Settings::load_in(&paths.dirs, Some(&paths.cwd));
+    let mut warnings = Vec::new();
+    let (_, theme) = ui_themes(settings.values().theme(), args, env, paths, &mut warnings);
+    let source = filo_tui::session_picker::PickerSource {
+        dir: setup::session_dir(args, env, paths, &settings),
+        all_root: paths.agent_dir.join("sessions"),
+        current_file: None,
+        cwd: paths.cwd.to_string_lossy().into_owned(),
+        home: Some(paths.home.clone()),
+        can_rename: false,
+    };
+    Ok(filo_tui::pick_session(source, theme).await?)
 }
 
 /// `--export <session.jsonl> [out.html]`: the session file is only read, never rewritten.

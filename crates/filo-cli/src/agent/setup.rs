@@ -203,7 +203,12 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     let registry = Arc::new(registry);
     let env_arc = Arc::new(env.clone());
     let resolver = api_key_resolver(auth.clone(), registry.clone(), env_arc);
-    let scope = match &args.models {
+    // pi: `--models`, else the `enabledModels` setting (`/scoped-models` saves it).
+    let patterns = args
+        .models
+        .clone()
+        .or_else(|| filo_core::ui_settings::enabled_models(&settings));
+    let scope = match &patterns {
         Some(patterns) => {
             let available: Vec<filo_ai::Model> = models
                 .iter()
@@ -240,16 +245,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let spills = Arc::new(filo_tools::spill::SpillFiles::default());
     let tools = select_tools(args, &paths.cwd, &spills, settings.values());
-    let resource_options = ResourceOptions {
-        system_prompt: args.system_prompt.clone(),
-        append_system_prompt: args.append_system_prompt.clone(),
-        skill_paths: args.skill.clone(),
-        no_skills: args.no_skills,
-        prompt_template_paths: args.prompt_template.clone(),
-        no_prompt_templates: args.no_prompt_templates,
-        no_context_files: args.no_context_files,
-    };
-    let (resources, w) = load_resources_in(dirs, &paths.home, &paths.cwd, &resource_options);
+    let (resources, w) = load_resources_in(dirs, &paths.home, &paths.cwd, &resource_options(args));
     warnings.extend(w);
     let memory = playfilo_extension(args, env, paths, &mut warnings);
     let mut builder = SessionBuilder::new(paths.cwd.clone(), Arc::new(client), utc_date())
@@ -283,6 +279,19 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         memory,
         spills,
     })
+}
+
+/// What the flags ask of resource loading (also used by the UI's `/reload`).
+pub fn resource_options(args: &AgentArgs) -> ResourceOptions {
+    ResourceOptions {
+        system_prompt: args.system_prompt.clone(),
+        append_system_prompt: args.append_system_prompt.clone(),
+        skill_paths: args.skill.clone(),
+        no_skills: args.no_skills,
+        prompt_template_paths: args.prompt_template.clone(),
+        no_prompt_templates: args.no_prompt_templates,
+        no_context_files: args.no_context_files,
+    }
 }
 
 /// The Playfilo memory, unless `--no-dag`. A database that cannot be opened, is read-only or is

@@ -347,3 +347,32 @@ async fn a_session_of_another_project_is_offered_as_a_fork() {
     assert_eq!(header["parentSession"], json!(source.to_str().unwrap()));
     assert_eq!(header["cwd"], json!(home.project().to_str().unwrap()));
 }
+
+/// `--verbose` shows the start-up banner even with `quietStartup`, and lists what was loaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_lists_what_was_loaded_even_with_quiet_startup() {
+    if !super::tui::tmux_or_skip("verbose_lists_what_was_loaded_even_with_quiet_startup") {
+        return;
+    }
+    let mock = MockProvider::start(vec![]).await;
+    let home = Home::new(&mock);
+    home.write_settings(&json!({"quietStartup": true}));
+    std::fs::write(home.project().join("AGENTS.md"), "Be brief.\n").unwrap();
+    let quiet = super::tui::launch_with(&home, "--provider mock --model mock-model --no-dag");
+    let screen = quiet.wait_for("mock-model").await;
+    assert!(!screen.contains("enter to send"), "{screen}");
+    assert!(!screen.contains("Context files:"), "{screen}");
+    drop(quiet);
+    let verbose = super::tui::launch_with(
+        &home,
+        "--provider mock --model mock-model --no-dag --verbose --models mock-model:high",
+    );
+    let screen = verbose
+        .wait_for("Scoped models: mock/mock-model:high")
+        .await;
+    assert!(screen.contains("enter to send"), "{screen}");
+    assert!(
+        screen.contains("Context files: ") && screen.contains("AGENTS.md"),
+        "{screen}"
+    );
+}

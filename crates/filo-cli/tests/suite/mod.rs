@@ -26,3 +26,4 @@ mod sessions_faults;
 mod settings_pi073;
 mod signals;
 mod tui;
+mod tui_pi073;

@@ -38,6 +38,12 @@ impl Tmux {
             .into_owned()
     }
 
+    /// The pane with its colours and attributes as escape sequences.
+    pub(super) fn capture_escapes(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-e", "-t", "filo"]).stdout)
+            .into_owned()
+    }
+
     pub(super) fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "filo"];
         args.extend_from_slice(keys);
@@ -106,13 +112,17 @@ pub(super) fn launch(home: &Home) -> Tmux {
     launch_with(home, "")
 }
 
+static LAUNCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// [`launch`] with extra shell words after `filo`.
 pub(super) fn launch_with(home: &Home, args: &str) -> Tmux {
     let tmux = Tmux {
-        // The temp HOME's name is unique, so parallel tests get separate tmux servers.
+        // The temp HOME's name is unique, so parallel tests get separate tmux servers; the
+        // counter keeps a second pane of the same test off the first one's dying server.
         socket: format!(
-            "filo-tui-test-{}",
-            home.path().file_name().unwrap().to_string_lossy()
+            "filo-tui-test-{}-{}",
+            home.path().file_name().unwrap().to_string_lossy(),
+            LAUNCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ),
     };
     let script = format!(

@@ -450,7 +450,7 @@ impl AgentSession {
     /// The `sourceInfo` of a prompt template or skill file.
     fn source_info(&self, path: &Path, source: Source) -> SourceInfo {
         let shown = |p: &Path| p.to_string_lossy().into_owned();
-        let resources = &self.inner.resources;
+        let resources = lock(&self.inner.resources);
         let user_dir = match &resources.pi_agent_dir {
             Some(pi) if path.starts_with(pi) => Some(pi),
             _ => resources.agent_dir.as_ref(),
@@ -658,7 +658,7 @@ impl AgentSession {
                 source: "extension",
             }));
         }
-        let r = &self.inner.resources;
+        let r = lock(&self.inner.resources).clone();
         out.extend(r.templates.iter().map(|t| CommandInfo {
             name: t.name.clone(),
             description: Some(t.description.clone()),
@@ -715,12 +715,38 @@ impl AgentSession {
 
     /// Change settings and write them; a failed write is shown to the user as a warning (the
     /// change stays in effect and is written with the next successful save).
+    /// Turn `images.blockImages` on or off (saved); the next request to the model follows it.
+    pub fn set_block_images(&self, on: bool) {
+        self.change_settings(|s| s.set_nested("images", "blockImages", on.into()));
+    }
+
+    pub fn block_images(&self) -> bool {
+        self.inner
+            .block_images
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Replace the settings with ones read again from disk (`/reload`).
+    pub fn replace_settings(&self, settings: crate::Settings) {
+        *lock(&self.inner.settings) = settings;
+        self.sync_settings();
+    }
+
+    /// Keep what the session caches from the settings in step with them.
+    fn sync_settings(&self) {
+        let blocked = lock(&self.inner.settings).values().block_images();
+        self.inner
+            .block_images
+            .store(blocked, std::sync::atomic::Ordering::Relaxed);
+    }
+
     fn change_settings(&self, change: impl FnOnce(&mut crate::Settings)) {
         let result = {
             let mut s = lock(&self.inner.settings);
             change(&mut s);
             s.save()
         };
+        self.sync_settings();
         if let Err(e) = result {
             self.emit(&super::SessionEvent::Warning {
                 message: format!("Settings not saved: {}", crate::error_chain(&e)),

@@ -112,7 +112,11 @@ pub(crate) struct Inner {
     store: Mutex<SessionManager>,
     settings: Mutex<Settings>,
     api_key: ApiKeyResolver,
-    resources: Resources,
+    /// Replaced by `/reload` ([`AgentSession::set_resources`]).
+    resources: Mutex<Resources>,
+    /// `images.blockImages`, read by every conversion for the model, so a change applies to the
+    /// next request.
+    block_images: Arc<std::sync::atomic::AtomicBool>,
     extensions: Vec<Arc<dyn Extension>>,
     listeners: Mutex<Arc<Vec<(u64, SessionListener)>>>,
     next_listener: AtomicU64,
@@ -215,7 +219,10 @@ impl AgentSession {
             }
         });
         let thinking = clamp_level(model.as_ref(), wanted);
-        let block_images = options.settings.values().block_images();
+        let block_images = Arc::new(std::sync::atomic::AtomicBool::new(
+            options.settings.values().block_images(),
+        ));
+        let blocked = block_images.clone();
         let steering = options.settings.values().steering_mode();
         let follow_up = options.settings.values().follow_up_mode();
         let messages = ctx.messages.iter().map(to_agent).collect();
@@ -230,7 +237,9 @@ impl AgentSession {
                 model: model.clone(),
                 thinking_level: thinking,
                 messages,
-                convert_to_llm: Arc::new(move |ms| convert_to_llm(ms, block_images)),
+                convert_to_llm: Arc::new(move |ms| {
+                    convert_to_llm(ms, blocked.load(std::sync::atomic::Ordering::Relaxed))
+                }),
                 steering_mode: steering,
                 follow_up_mode: follow_up,
                 stream_options: provider_stream_options(
@@ -264,7 +273,8 @@ impl AgentSession {
                 store: Mutex::new(options.session),
                 settings: Mutex::new(options.settings),
                 api_key: options.api_key,
-                resources: options.resources,
+                resources: Mutex::new(options.resources),
+                block_images,
                 extensions: options.extensions,
                 listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(1),
@@ -467,7 +477,7 @@ impl AgentSession {
                 guidelines: Vec::new(),
             })
             .collect();
-        let r = &self.inner.resources;
+        let r = lock(&self.inner.resources).clone();
         let cwd = self.inner.cwd.to_string_lossy();
         let prompt = build_system_prompt(&SystemPromptInput {
             custom: r.custom_system_prompt.as_deref(),
@@ -547,8 +557,20 @@ impl AgentSession {
     }
 
     /// Prompt templates loaded for this session.
-    pub fn prompt_templates(&self) -> &[PromptTemplate] {
-        &self.inner.resources.templates
+    pub fn prompt_templates(&self) -> Vec<PromptTemplate> {
+        lock(&self.inner.resources).templates.clone()
+    }
+
+    /// The resources (context files, skills, templates, SYSTEM.md) now in use.
+    pub fn resources(&self) -> Resources {
+        lock(&self.inner.resources).clone()
+    }
+
+    /// Use freshly loaded resources (`/reload`): the system prompt is rebuilt from them, and
+    /// templates and skills expand from them from the next prompt on.
+    pub fn set_resources(&self, resources: Resources) {
+        *lock(&self.inner.resources) = resources;
+        self.rebuild_system_prompt();
     }
 
     /// The text of the last assistant message.

@@ -151,7 +151,7 @@ impl Drop for PreflightGuard<'_> {
 
 impl AgentSession {
     fn expand(&self, text: &str) -> String {
-        let r = &self.inner.resources;
+        let r = lock(&self.inner.resources);
         let t = expand_skill_command(text, &r.skills);
         expand_prompt_template(&t, &r.templates)
     }

@@ -73,12 +73,17 @@ async fn fixture_full(
     let (tx, app_rx) = tokio::sync::mpsc::unbounded_channel();
     let options = TuiOptions {
         theme: Theme::builtin("dark", ColorDepth::None).unwrap(),
+        themes: filo_tui::theme_catalog::ThemeCatalog::builtin(ColorDepth::None),
         cwd,
         session_dir: None,
+        sessions_root: None,
+        home: None,
         life,
         warnings: Vec::new(),
         initial_messages: Vec::new(),
         initial_images: Vec::new(),
+        reload: None,
+        verbose: false,
     };
     let app = App::new(session, options, tx);
     (
@@ -318,7 +323,14 @@ async fn settings_flip_and_double_escape_opens_the_tree() {
     let (_mock, mut f) = fixture(vec![Turn::text("One.")]).await;
     f.typed("/settings");
     f.enter();
-    f.enter(); // theme: dark → light
+    f.enter(); // theme: the list of themes
+    let Some(Overlay::Select(list)) = &f.app.state().overlay else {
+        panic!("no theme list")
+    };
+    let names: Vec<&str> = list.items.iter().map(|i| i.label.as_str()).collect();
+    assert_eq!(names, vec!["dark", "light"]);
+    f.key(KeyCode::Down, KeyModifiers::NONE);
+    f.enter(); // light
     assert_eq!(f.app.state().theme.name, "light");
     assert!(
         f.app
@@ -332,7 +344,7 @@ async fn settings_flip_and_double_escape_opens_the_tree() {
     let Some(Overlay::Select(list)) = &f.app.state().overlay else {
         panic!("no settings")
     };
-    assert_eq!(list.items[1].label, "autoCompaction   off");
+    assert_eq!(list.items[1].label, "autoCompaction       off");
     assert_eq!(list.selected, 1);
     f.key(KeyCode::Esc, KeyModifiers::NONE);
     assert!(f.app.state().overlay.is_none());

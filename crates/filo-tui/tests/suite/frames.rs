@@ -392,3 +392,74 @@ fn resize_rewraps_and_scrolls() {
         frame_at(&mut s, w, h);
     }
 }
+
+/// A pi v3 session file with one user message `minutes` after 2026-01-01.
+fn session_file(dir: &std::path::Path, id: &str, text: &str, minutes: i64, name: Option<&str>) {
+    let t = 1_767_225_600_000 + minutes * 60_000;
+    let ts = filo_session::ids::iso_from_ms(t);
+    let mut lines = vec![
+        json!({"type":"session","version":3,"id":id,"timestamp":ts,"cwd":"/p"}).to_string(),
+        json!({"type":"message","id":format!("{id}01"),"parentId":null,"timestamp":ts,
+            "message":{"role":"user","content":text,"timestamp":t}})
+        .to_string(),
+    ];
+    if let Some(n) = name {
+        lines.push(
+            json!({"type":"session_info","id":format!("{id}02"),"parentId":format!("{id}01"),
+                "timestamp":ts,"name":n})
+            .to_string(),
+        );
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn resume_picker_at_two_sizes() {
+    use filo_tui::session_picker::{PickerSource, SessionPicker};
+    let tmp = tempfile::tempdir().unwrap();
+    let here = tmp.path().join("here");
+    session_file(&here, "aaaa", "Refactor the parser", 10, None);
+    session_file(&here, "bbbb", "Fix flaky test", 50, Some("Flaky test hunt"));
+    session_file(&here, "cccc", "Write the changelog", 80, None);
+    let source = PickerSource {
+        dir: here,
+        all_root: tmp.path().to_path_buf(),
+        current_file: None,
+        cwd: "/p".into(),
+        home: None,
+        can_rename: true,
+    };
+    let picker = SessionPicker::new(source, 1_767_225_600_000 + 3 * 3_600_000);
+    let mut s = state();
+    s.overlay = Some(Overlay::Sessions(Box::new(picker)));
+    insta::assert_snapshot!("resume_picker_80x24", frame_at(&mut s, 80, 24));
+    insta::assert_snapshot!("resume_picker_120x40", frame_at(&mut s, 120, 40));
+}
+
+#[test]
+fn scoped_models_at_two_sizes() {
+    use filo_tui::scoped_models::{ModelRow, ScopedModels};
+    let rows = [
+        "anthropic/claude-sonnet-4-5",
+        "openai/gpt-5.2",
+        "openai/gpt-5-mini",
+    ]
+    .iter()
+    .map(|k| {
+        let (p, id) = k.split_once('/').unwrap();
+        ModelRow {
+            key: (*k).into(),
+            provider: p.into(),
+            id: id.into(),
+            name: id.to_uppercase(),
+        }
+    })
+    .collect();
+    let mut m = ScopedModels::new(rows, Some(vec!["openai/gpt-5.2".into()]));
+    m.dirty = true;
+    let mut s = state();
+    s.overlay = Some(Overlay::ScopedModels(m));
+    insta::assert_snapshot!("scoped_models_80x24", frame_at(&mut s, 80, 24));
+    insta::assert_snapshot!("scoped_models_120x40", frame_at(&mut s, 120, 40));
+}
