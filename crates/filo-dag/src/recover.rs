@@ -44,10 +44,22 @@ impl Store {
         let Some(head) = head else {
             return Ok(Vec::new());
         };
+        self.load_entries_after(head, None)
+    }
+
+    /// [`Store::load_entries`] for the part of the lineage of `head` that lies after the node
+    /// `after` (exclusive), root first; the first entry's parent is `after`'s entry id. Without
+    /// `after`, or when the walk does not meet it, the whole lineage.
+    pub fn load_entries_after(&self, head: &str, after: Option<(&str, &str)>) -> Result<Vec<Value>> {
         self.read(|| {
-            let steps = steps(self, head)?;
+            let stop = after.map(|(node, _)| node);
+            let steps = steps(self, head, stop)?;
+            let met = stop.is_some() && steps.last().is_some_and(|s| s.stopped_before);
             let mut out = Vec::with_capacity(steps.len());
-            let mut parent: Option<String> = None;
+            let mut parent: Option<String> = match after {
+                Some((_, entry)) if met => Some(entry.to_owned()),
+                _ => None,
+            };
             let mut models = ModelCache::default();
             for step in steps.into_iter().rev() {
                 let id = step.entry_id.clone();
@@ -75,6 +87,8 @@ struct Step {
     parts: Vec<(usize, &'static str, Value)>,
     /// Per-part provider signatures (`thought_signatures` as filo writes it), assistants only.
     signatures: Vec<Value>,
+    /// The walk stopped at this node's parent because it was the node to stop before.
+    stopped_before: bool,
 }
 
 /// `{"parts": [null | {field: value}, …]}` → the per-part objects; anything else → none (the
@@ -108,12 +122,19 @@ fn loaded_type(kind: &str) -> Option<&'static str> {
 const BLOB_BATCH: usize = 2_048;
 
 /// The lineage of `head`, head first, with every node's loaded parts in part order: one walk
-/// ([`walk`]) over the nodes, then one query per [`BLOB_BATCH`] nodes for their blobs.
-fn steps(store: &Store, head: &str) -> Result<Vec<Step>> {
+/// ([`walk`]) over the nodes, then one query per [`BLOB_BATCH`] nodes for their blobs. The walk
+/// ends before the node `stop` (the last step is then marked `stopped_before`).
+fn steps(store: &Store, head: &str, stop: Option<&str>) -> Result<Vec<Step>> {
     let mut steps: Vec<Step> = Vec::new();
     let mut hashes: Vec<Vec<String>> = Vec::new();
     store.walk(&sql::WALK_ENTRIES, head, MAX_WALK_NODES, |row| {
         let id = row.text(1)?.unwrap_or_default();
+        if stop == Some(id) {
+            if let Some(last) = steps.last_mut() {
+                last.stopped_before = true;
+            }
+            return Ok(false);
+        }
         let entry_id = match row.text(6)? {
             Some(ext) => ext.to_owned(),
             None => id.chars().take(8).collect(),
@@ -132,6 +153,7 @@ fn steps(store: &Store, head: &str) -> Result<Vec<Step>> {
             found: 0,
             parts: Vec::new(),
             signatures,
+            stopped_before: false,
         });
         hashes.push(part_hashes(row.text(7)?.unwrap_or_default()));
         Ok(true)

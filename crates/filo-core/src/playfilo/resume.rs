@@ -84,6 +84,16 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
             return notices;
         }
     };
+    // Usually the DAG is only a little ahead of the file (a run killed after its entries were
+    // mirrored, another agent's few turns): read back only what lies past the point where the
+    // file's branch joins the lineage, not the whole lineage.
+    match join_with_file(shared, manager, &target) {
+        Ok(Some(join)) => return resume_past_join(shared, manager, &target, join, notices),
+        Ok(None) => {}
+        Err(e) => {
+            shared.fail("finding where the file joins the lineage", &e);
+        }
+    }
     let values = match shared.store().load_entries(Some(&target)) {
         Ok(v) => v,
         Err(e) => {
@@ -153,6 +163,130 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
         notices.push(format!(
             "Resumed from the Playfilo DAG at {}: the session file's history differs from the DAG lineage (time travel or another agent); the DAG wins.",
             short_id(&target)
+        ));
+    }
+    notices
+}
+
+/// Where the file's current branch joins the DAG lineage of `target`.
+struct Join {
+    /// The lineage node of the file's entry `entry`.
+    node: String,
+    entry: String,
+    /// Whether `entry` is the file's leaf (the DAG is only ahead) or earlier on its branch (the
+    /// DAG went elsewhere after it).
+    at_leaf: bool,
+}
+
+/// How far back from the DAG head the join with the file is looked for, in nodes (doubling from
+/// the first), before the whole lineage is read instead.
+const JOIN_FIRST: usize = 64;
+const JOIN_MAX: usize = 4_096;
+
+/// The nearest ancestor of `target` (itself included) that is the node of an entry on the file's
+/// current branch, with that entry's parent's node as the node's parent — a lineage that, being
+/// content-addressed, is below it exactly the file's path to that entry. `None` when none lies
+/// within [`JOIN_MAX`] nodes of the head (or the file has no branch).
+fn join_with_file(
+    shared: &Shared,
+    manager: &SessionManager,
+    target: &str,
+) -> Result<Option<Join>, filo_dag::DagError> {
+    let branch = manager.branch_ids(None);
+    if branch.is_empty() {
+        return Ok(None);
+    }
+    let store = shared.store();
+    let mut depth = JOIN_FIRST;
+    loop {
+        // The file's last `depth + 1` branch entries and the lineage's last `depth` nodes.
+        let from = branch.len().saturating_sub(depth + 1);
+        let window = &branch[from..];
+        let position: std::collections::HashMap<&str, usize> = window
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (*id, from + i))
+            .collect();
+        let nodes = store.node_ids_by_external_ids(window.iter().copied())?;
+        let lineage = store.lineage(target, Some(depth))?;
+        for node in &lineage {
+            let Some(ext) = node.external_id.as_deref() else {
+                continue;
+            };
+            let Some(&at) = position.get(ext) else {
+                continue;
+            };
+            if nodes.get(ext) != Some(&node.id) {
+                continue;
+            }
+            // The parent link must be the file's too (a root joins only the file's root).
+            let parent_ok = match (at.checked_sub(1).map(|p| branch[p]), &node.parent_id) {
+                (None, None) => true,
+                (Some(parent), Some(pid)) => nodes.get(parent) == Some(pid),
+                _ => false,
+            };
+            if !parent_ok {
+                continue;
+            }
+            return Ok(Some(Join {
+                node: node.id.clone(),
+                entry: ext.to_owned(),
+                at_leaf: at + 1 == branch.len(),
+            }));
+        }
+        if lineage.len() < depth || depth >= JOIN_MAX || depth >= branch.len() {
+            return Ok(None);
+        }
+        depth *= 4;
+    }
+}
+
+/// [`resume_from_dag`] past a [`Join`]: the file's path up to the join entry stays as it is,
+/// the lineage after it is read back and becomes the branch.
+fn resume_past_join(
+    shared: &Shared,
+    manager: &mut SessionManager,
+    target: &str,
+    join: Join,
+    mut notices: Vec<String>,
+) -> Vec<String> {
+    let values = match shared
+        .store()
+        .load_entries_after(target, Some((&join.node, &join.entry)))
+    {
+        Ok(v) => v,
+        Err(e) => {
+            shared.fail("loading the lineage", &e);
+            notices.push(format!(
+                "Playfilo: could not load the lineage ({e}); resumed from the session file"
+            ));
+            return notices;
+        }
+    };
+    let mut dag: Vec<SessionEntry> = values
+        .iter()
+        .filter_map(|v| SessionEntry::from_value(v).ok())
+        .collect();
+    // The file's copy keeps usage, signatures and stop reasons; the DAG decides the lineage.
+    for e in &mut dag {
+        if let Some(f) = manager.entry(&e.id).filter(|f| same_kind(f, e)) {
+            let parent = e.parent_id.take();
+            *e = f.clone();
+            e.parent_id = parent;
+        }
+    }
+    let leaf = dag.last().map_or_else(|| join.entry.clone(), |e| e.id.clone());
+    let moved = !dag.is_empty() || !join.at_leaf;
+    manager.merge_in_memory(dag);
+    let _ = manager.branch(&leaf);
+    lock(&shared.state)
+        .nodes
+        .insert(leaf.clone(), target.to_owned());
+    boot(shared, target);
+    if moved {
+        notices.push(format!(
+            "Resumed from the Playfilo DAG at {}: the session file's history differs from the DAG lineage (time travel or another agent); the DAG wins.",
+            short_id(target)
         ));
     }
     notices
