@@ -50,7 +50,11 @@ impl Store {
     /// [`Store::load_entries`] for the part of the lineage of `head` that lies after the node
     /// `after` (exclusive), root first; the first entry's parent is `after`'s entry id. Without
     /// `after`, or when the walk does not meet it, the whole lineage.
-    pub fn load_entries_after(&self, head: &str, after: Option<(&str, &str)>) -> Result<Vec<Value>> {
+    pub fn load_entries_after(
+        &self,
+        head: &str,
+        after: Option<(&str, &str)>,
+    ) -> Result<Vec<Value>> {
         self.read(|| {
             let stop = after.map(|(node, _)| node);
             let steps = steps(self, head, stop)?;

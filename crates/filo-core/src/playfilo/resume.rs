@@ -275,7 +275,9 @@ fn resume_past_join(
             e.parent_id = parent;
         }
     }
-    let leaf = dag.last().map_or_else(|| join.entry.clone(), |e| e.id.clone());
+    let leaf = dag
+        .last()
+        .map_or_else(|| join.entry.clone(), |e| e.id.clone());
     let moved = !dag.is_empty() || !join.at_leaf;
     manager.merge_in_memory(dag);
     let _ = manager.branch(&leaf);
