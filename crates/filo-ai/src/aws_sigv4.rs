@@ -44,15 +44,23 @@ pub struct Scope<'a> {
     pub time: SystemTime,
 }
 
-/// Headers never signed (the SDK's unsignable set, and what the transport adds or replaces).
-const UNSIGNED: [&str; 7] = [
+/// Headers never signed (the SDK's `ALWAYS_UNSIGNABLE_HEADERS`).
+const UNSIGNED: [&str; 15] = [
     "authorization",
+    "cache-control",
+    "connection",
+    "expect",
+    "from",
+    "keep-alive",
+    "max-forwards",
+    "pragma",
+    "referer",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
     "user-agent",
     "x-amzn-trace-id",
-    "expect",
-    "connection",
-    "transfer-encoding",
-    "content-length",
 ];
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -108,6 +116,30 @@ pub fn amz_date(time: SystemTime) -> (String, String) {
         rem % 60
     );
     (stamp, date)
+}
+
+/// The time an `x-amz-date` value (`YYYYMMDDTHHMMSSZ`) names.
+pub fn parse_amz_date(stamp: &str) -> Option<SystemTime> {
+    let b = stamp.as_bytes();
+    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| stamp.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(4..6)?, num(6..8)?);
+    let (hh, mm, ss) = (num(9..11)?, num(11..13)?, num(13..15)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days since 1970-01-01 from a civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()?;
+    Some(UNIX_EPOCH + std::time::Duration::from_secs(secs))
 }
 
 /// The SDK's `escapeUri`: everything but `A-Z a-z 0-9 - _ . ~` percent-encoded (UTF-8).

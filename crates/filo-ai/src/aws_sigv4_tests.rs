@@ -97,6 +97,12 @@ fn dates_in_utc() {
         "20000229T000000Z"
     );
     assert_eq!(amz_date(UNIX_EPOCH).0, "19700101T000000Z");
+    for secs in [0, 951_782_400, 1_440_938_160, 1_796_188_987, 4_102_444_799] {
+        let t = UNIX_EPOCH + Duration::from_secs(secs);
+        assert_eq!(parse_amz_date(&amz_date(t).0), Some(t), "{secs}");
+    }
+    assert_eq!(parse_amz_date("20150830T123600"), None);
+    assert_eq!(parse_amz_date("20151330T123600Z"), None);
 }
 
 /// AWS's published test suite (aws-sig-v4-test-suite): `get-vanilla`, `post-vanilla`,

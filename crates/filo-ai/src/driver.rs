@@ -424,6 +424,10 @@ impl Framer {
             Framer::EventStream(p) => p.finish(),
         }
     }
+
+    fn is_binary(&self) -> bool {
+        matches!(self, Framer::EventStream(_))
+    }
 }
 
 /// Stream the body of a successful response through the decoder. A body that is HTML, or that
@@ -459,10 +463,18 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
             Ok(Some(Ok(chunk))) => {
                 start.keep(&chunk);
                 let saw = &mut start.saw_frame;
-                parser.feed(&chunk, &mut |frame| {
+                let fed = parser.feed(&chunk, &mut |frame| {
                     *saw = true;
                     decoder.frame(frame, &mut out)
-                })
+                });
+                // Bytes that do not even frame as a first event-stream message are some
+                // other body (a JSON error from a proxy, …), not a corrupt stream.
+                match fed {
+                    Err(AiError::Decode(_)) if parser.is_binary() && !start.saw_frame => {
+                        Err(start.error(response.status, &content_type))
+                    }
+                    other => other,
+                }
             }
             Ok(None) => {
                 let saw = &mut start.saw_frame;
@@ -471,7 +483,9 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
                     decoder.frame(frame, &mut out)
                 });
                 match finished {
-                    Ok(()) if !start.saw_frame && !start.bytes.trim_ascii().is_empty() => {
+                    Ok(()) | Err(AiError::Decode(_))
+                        if !start.saw_frame && !start.bytes.trim_ascii().is_empty() =>
+                    {
                         Err(start.error(response.status, &content_type))
                     }
                     Ok(()) => {
