@@ -45,6 +45,8 @@ impl EventMessage {
 #[derive(Debug, Default)]
 pub struct EventStreamParser {
     buf: Vec<u8>,
+    /// Reused for every event, so steady streaming allocates only when a frame outgrows it.
+    frame: SseFrame,
 }
 
 fn be32(bytes: &[u8]) -> u32 {
@@ -55,6 +57,54 @@ fn be32(bytes: &[u8]) -> u32 {
 
 fn bad(what: impl std::fmt::Display) -> AiError {
     AiError::Decode(format!("event-stream message {what}"))
+}
+
+/// What [`each_message`] calls with a message's header bytes and payload bytes.
+type OnMessage<'f> = dyn FnMut(&[u8], &[u8]) -> Result<(), AiError> + 'f;
+
+/// Hand every complete, checksum-verified message in `buf` (headers bytes, payload bytes) to
+/// `on_message`, then drop the bytes used.
+fn each_message(buf: &mut Vec<u8>, on_message: &mut OnMessage<'_>) -> Result<(), AiError> {
+    let mut start = 0;
+    let result = loop {
+        let rest = &buf[start..];
+        if rest.len() < PRELUDE {
+            break Ok(());
+        }
+        let total = be32(rest) as usize;
+        let headers_len = be32(&rest[4..]) as usize;
+        let prelude_crc = be32(&rest[8..]);
+        if crc32fast::hash(&rest[..8]) != prelude_crc {
+            break Err(bad(format!(
+                "has a bad prelude checksum (total length {total}, headers length {headers_len})"
+            )));
+        }
+        if !(MIN_MESSAGE..=MAX_MESSAGE_BYTES).contains(&total) {
+            break Err(bad(format!(
+                "has an impossible length {total} (between {MIN_MESSAGE} and {MAX_MESSAGE_BYTES} bytes)"
+            )));
+        }
+        if headers_len > total - MIN_MESSAGE {
+            break Err(bad(format!(
+                "declares {headers_len} bytes of headers in a {total}-byte message"
+            )));
+        }
+        if rest.len() < total {
+            break Ok(());
+        }
+        let message_crc = be32(&rest[total - 4..]);
+        if crc32fast::hash(&rest[..total - 4]) != message_crc {
+            break Err(bad(format!("has a bad message checksum ({total} bytes)")));
+        }
+        start += total;
+        let headers = &rest[PRELUDE..PRELUDE + headers_len];
+        let payload = &rest[PRELUDE + headers_len..total - 4];
+        if let Err(e) = on_message(headers, payload) {
+            break Err(e);
+        }
+    };
+    buf.drain(..start);
+    result
 }
 
 impl EventStreamParser {
@@ -75,50 +125,16 @@ impl EventStreamParser {
         on_message: &mut dyn FnMut(EventMessage) -> Result<(), AiError>,
     ) -> Result<(), AiError> {
         self.buf.extend_from_slice(chunk);
-        let mut start = 0;
-        let result = loop {
-            let rest = &self.buf[start..];
-            if rest.len() < PRELUDE {
-                break Ok(());
-            }
-            let total = be32(rest) as usize;
-            let headers_len = be32(&rest[4..]) as usize;
-            let prelude_crc = be32(&rest[8..]);
-            if crc32fast::hash(&rest[..8]) != prelude_crc {
-                break Err(bad(format!(
-                    "has a bad prelude checksum (total length {total}, headers length {headers_len})"
-                )));
-            }
-            if !(MIN_MESSAGE..=MAX_MESSAGE_BYTES).contains(&total) {
-                break Err(bad(format!(
-                    "has an impossible length {total} (between {MIN_MESSAGE} and {MAX_MESSAGE_BYTES} bytes)"
-                )));
-            }
-            if headers_len > total - MIN_MESSAGE {
-                break Err(bad(format!(
-                    "declares {headers_len} bytes of headers in a {total}-byte message"
-                )));
-            }
-            if rest.len() < total {
-                break Ok(());
-            }
-            let message_crc = be32(&rest[total - 4..]);
-            if crc32fast::hash(&rest[..total - 4]) != message_crc {
-                break Err(bad(format!("has a bad message checksum ({total} bytes)")));
-            }
-            let headers = &rest[PRELUDE..PRELUDE + headers_len];
-            let payload = rest[PRELUDE + headers_len..total - 4].to_vec();
-            let message = match parse_headers(headers) {
-                Ok(headers) => EventMessage { headers, payload },
-                Err(e) => break Err(e),
-            };
-            start += total;
-            if let Err(e) = on_message(message) {
-                break Err(e);
-            }
-        };
-        self.buf.drain(..start);
-        result
+        each_message(&mut self.buf, &mut |headers, payload| {
+            let mut owned = Vec::new();
+            visit_headers(headers, &mut |k, v| {
+                owned.push((k.to_string(), v.to_string()))
+            })?;
+            on_message(EventMessage {
+                headers: owned,
+                payload: payload.to_vec(),
+            })
+        })
     }
 
     /// Feed a chunk; every complete `event` message goes to `on_frame` as an [`SseFrame`]
@@ -129,9 +145,30 @@ impl EventStreamParser {
         chunk: &[u8],
         on_frame: &mut dyn FnMut(&SseFrame) -> Result<(), AiError>,
     ) -> Result<(), AiError> {
-        self.feed_messages(chunk, &mut |message| {
-            let frame = to_frame(message)?;
-            on_frame(&frame)
+        self.buf.extend_from_slice(chunk);
+        let frame = &mut self.frame;
+        each_message(&mut self.buf, &mut |headers, payload| {
+            let mut kind = Kind::default();
+            visit_headers(headers, &mut |k, v| kind.note(k, v))?;
+            let text =
+                std::str::from_utf8(payload).map_err(|_| bad("has a payload that is not UTF-8"))?;
+            match kind.message_type.unwrap_or("event") {
+                "event" => {
+                    frame.event.clear();
+                    frame.event.push_str(kind.event_type.unwrap_or_default());
+                    frame.data.clear();
+                    frame.data.push_str(text);
+                    on_frame(frame)
+                }
+                "exception" => Err(exception(kind.exception_type, text)),
+                "error" => {
+                    let code = kind.error_code.unwrap_or("UnknownError");
+                    Err(AiError::Provider(
+                        kind.error_message.unwrap_or(code).to_string(),
+                    ))
+                }
+                other => Err(bad(format!("has an unknown :message-type `{other}`"))),
+            }
         })
     }
 
@@ -145,6 +182,49 @@ impl EventStreamParser {
         Err(bad(format!(
             "was cut short: the stream ended {held} bytes into it"
         )))
+    }
+}
+
+/// The headers that say what a message is.
+#[derive(Default)]
+struct Kind<'a> {
+    message_type: Option<&'a str>,
+    event_type: Option<&'a str>,
+    exception_type: Option<&'a str>,
+    error_code: Option<&'a str>,
+    error_message: Option<&'a str>,
+}
+
+impl<'a> Kind<'a> {
+    fn note(&mut self, name: &str, value: &'a str) {
+        let slot = match name {
+            ":message-type" => &mut self.message_type,
+            ":event-type" => &mut self.event_type,
+            ":exception-type" => &mut self.exception_type,
+            ":error-code" => &mut self.error_code,
+            ":error-message" => &mut self.error_message,
+            _ => return,
+        };
+        *slot = Some(value);
+    }
+}
+
+/// An `exception` message as the error it stands for.
+fn exception(kind: Option<&str>, text: &str) -> AiError {
+    let mut kind = kind.unwrap_or("UnknownException").to_string();
+    if let Some(first) = kind.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    let said = value
+        .get("message")
+        .or_else(|| value.get("Message"))
+        .and_then(serde_json::Value::as_str)
+        .map_or_else(|| text.trim().to_string(), str::to_string);
+    AiError::Http {
+        status: exception_status(&kind),
+        body: serde_json::json!({"__type": kind, "message": said}).to_string(),
+        retry_after: None,
     }
 }
 
@@ -168,54 +248,11 @@ pub fn exception_status(kind: &str) -> u16 {
     }
 }
 
-fn to_frame(message: EventMessage) -> Result<SseFrame, AiError> {
-    let payload = |message: &EventMessage| {
-        String::from_utf8(message.payload.clone())
-            .map_err(|_| bad("has a payload that is not UTF-8"))
-    };
-    match message.header(":message-type").unwrap_or("event") {
-        "event" => {
-            let data = payload(&message)?;
-            let event = message
-                .header(":event-type")
-                .unwrap_or_default()
-                .to_string();
-            Ok(SseFrame { event, data })
-        }
-        "exception" => {
-            let kind = message
-                .header(":exception-type")
-                .unwrap_or("UnknownException")
-                .to_string();
-            let text = payload(&message)?;
-            let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-            let said = value
-                .get("message")
-                .or_else(|| value.get("Message"))
-                .and_then(serde_json::Value::as_str)
-                .map_or_else(|| text.trim().to_string(), str::to_string);
-            let mut kind_upper = kind.clone();
-            if let Some(first) = kind_upper.get_mut(..1) {
-                first.make_ascii_uppercase();
-            }
-            Err(AiError::Http {
-                status: exception_status(&kind_upper),
-                body: serde_json::json!({"__type": kind_upper, "message": said}).to_string(),
-                retry_after: None,
-            })
-        }
-        "error" => {
-            let code = message.header(":error-code").unwrap_or("UnknownError");
-            let text = message.header(":error-message").unwrap_or(code);
-            Err(AiError::Provider(text.to_string()))
-        }
-        other => Err(bad(format!("has an unknown :message-type `{other}`"))),
-    }
-}
-
-/// Decode a message's headers; non-string values are checked for length and skipped.
-fn parse_headers(mut bytes: &[u8]) -> Result<Vec<(String, String)>, AiError> {
-    let mut out = Vec::new();
+/// Call `on_header` for each string header; other types are checked for length and skipped.
+fn visit_headers<'a>(
+    mut bytes: &'a [u8],
+    on_header: &mut dyn FnMut(&'a str, &'a str),
+) -> Result<(), AiError> {
     let short = || bad("has headers cut short");
     while !bytes.is_empty() {
         let name_len = usize::from(bytes[0]);
@@ -245,7 +282,7 @@ fn parse_headers(mut bytes: &[u8]) -> Result<Vec<(String, String)>, AiError> {
                 if kind == 7 {
                     let text = std::str::from_utf8(data)
                         .map_err(|_| bad(format!("has a header `{name}` that is not UTF-8")))?;
-                    out.push((name.to_string(), text.to_string()));
+                    on_header(name, text);
                 }
                 2 + len
             }
@@ -257,7 +294,7 @@ fn parse_headers(mut bytes: &[u8]) -> Result<Vec<(String, String)>, AiError> {
         };
         bytes = &value[used..];
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Encode a message (tests and the benchmarks build streams with it).
