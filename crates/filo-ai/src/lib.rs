@@ -4,14 +4,14 @@
 //! Owns: message and content-block types (pi's JSON shapes), the model catalog and providers as
 //! data (`data/catalog.json`, pi's `models.json`), API keys from an explicit environment map, the
 //! wire codecs (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google
-//! Generative AI, Azure OpenAI Responses, Google Vertex, Mistral, Amazon Bedrock), the stream contract and its single accumulator, error classification, retry
-//! with backoff and the idle timeout.
+//! Generative AI, Azure OpenAI Responses, Google Vertex, Mistral, Amazon Bedrock with SigV4 and
+//! AWS event-stream framing), the stream contract and its single accumulator, error
+//! classification, retry with backoff and the idle timeout.
 //!
 //! Does not own: sessions, tools, the agent loop, auth storage and OAuth, running `!command`
 //! values from models.json, anything on disk except the cloud credential files a protocol's
 //! own SDK reads (Google Application Default Credentials, AWS shared credentials and config
-//! files), at paths the passed-in environment
-//! names.
+//! files), at paths the passed-in environment names.
 //!
 //! Invariants: every stream yields `Start`, block events, then exactly one terminal `Done` or
 //! `Error` and never panics; events are deltas (no event copies the partial message); retries
