@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Record what pi 0.73.1 sends and builds for the wire APIs filo added in issue 14 (Azure OpenAI
-// Responses, Google Vertex, Mistral, Amazon Bedrock). NOT part of CI.
+// Responses, Google Vertex, Mistral, Amazon Bedrock ConverseStream). NOT part of CI.
 //
 //   npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
 //   FILO_UPDATE_FIXTURES=1 cargo nextest run -p filo-ai -E 'test(/pi073_apis/)'   # writes *.stream
@@ -40,10 +40,27 @@ const CASES = {
         contentType: "text/event-stream",
         callId: "call_prev",
     },
+    // The catalog model unchanged: with AWS_REGION set, the SDK honours the endpoint override
+    // variable. HTTP/1.1 because the mock is not an HTTP/2 server. The AWS SDK signs with the
+    // example keys; the signature is kept (with the raw body and every signed header) so the
+    // Rust test can recompute it.
+    "bedrock-converse-stream": {
+        model: () => ai.getModel("amazon-bedrock", "us.anthropic.claude-sonnet-4-20250514-v1:0"),
+        env: (url) => ({
+            AWS_ACCESS_KEY_ID: "AKIDEXAMPLE",
+            AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+            AWS_REGION: "us-west-2",
+            AWS_ENDPOINT_URL_BEDROCK_RUNTIME: url,
+            AWS_BEDROCK_FORCE_HTTP1: "1",
+        }),
+        contentType: "application/vnd.amazon.eventstream",
+        callId: "call_prev",
+        signed: true,
+    },
 };
 
 const NOISE = new Set(["host", "connection", "content-length", "accept-encoding", "user-agent", "accept-language", "sec-fetch-mode"]);
-const volatile = (name) => NOISE.has(name) || name.startsWith("x-stainless-");
+const volatile = (name) => NOISE.has(name) || name.startsWith("x-stainless-") || name.startsWith("amz-sdk-");
 
 async function record(api, spec) {
     const stream = readFileSync(join(dir, `${api}.stream`));
@@ -54,7 +71,13 @@ async function record(api, spec) {
         req.on("end", () => {
             const text = Buffer.concat(chunks).toString("utf8");
             const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !volatile(k)).sort());
-            requests.push({ method: req.method, path: req.url, headers, body: JSON.parse(text) });
+            const entry = { method: req.method, path: req.url, headers, body: JSON.parse(text) };
+            if (spec.signed) {
+                const names = /SignedHeaders=([^,]+)/.exec(req.headers.authorization ?? "")?.[1].split(";") ?? [];
+                entry.signedHeaders = Object.fromEntries(names.map((n) => [n, req.headers[n]]));
+                entry.rawBody = text;
+            }
+            requests.push(entry);
             res.writeHead(200, { "content-type": spec.contentType });
             res.end(stream);
         });

@@ -1,5 +1,5 @@
-//! SSE decoding throughput per wire codec: a generated ~5 MB stream (rendered by the
-//! `filo-testkit` mock's own framing) is fed in 16 KiB chunks through the real client path —
+//! Stream decoding throughput per wire codec: a generated ~5 MB stream (rendered by the
+//! `filo-testkit` mock's own framing; Bedrock's is a binary AWS event stream) is fed in 16 KiB chunks through the real client path —
 //! fixture transport, SSE framing, codec decoder, accumulator, event channel — entirely in memory.
 //! Prints MB/s and heap allocations per event (counted by `stats_alloc`).
 
@@ -108,6 +108,13 @@ fn model(protocol: Protocol) -> Model {
         Protocol::MistralConversations => {
             return api_model(protocol, "mistral", "magistral-medium-latest");
         }
+        Protocol::BedrockConverseStream => {
+            return api_model(
+                protocol,
+                "amazon-bedrock",
+                "us.anthropic.claude-sonnet-4-20250514-v1:0",
+            );
+        }
     };
     ProviderRegistry::builtin()
         .ok()
@@ -139,7 +146,9 @@ async fn one_run(protocol: Protocol, body: &Bytes, m: &Model) -> Measured {
         .map(|i| body.slice(i..(i + CHUNK).min(body.len())))
         .collect();
     let transport = Arc::new(FixtureTransport::new(vec![FixtureResponse::sse(chunks)]));
-    let client = Client::with_transport(ProviderRegistry::empty(), Env::default(), transport);
+    // Bedrock signs each request (with pi's dummy keys under AWS_BEDROCK_SKIP_AUTH).
+    let env = Env::from_vars([("AWS_BEDROCK_SKIP_AUTH", "1")]);
+    let client = Client::with_transport(ProviderRegistry::empty(), env, transport);
     let ctx = Context::default();
     let options = StreamOptions {
         api_key: Some("bench".into()),
@@ -188,6 +197,7 @@ fn main() {
         Protocol::OpenAiResponses,
         Protocol::GoogleGenerativeAi,
         Protocol::MistralConversations,
+        Protocol::BedrockConverseStream,
     ] {
         // `SSE_BENCH_ONLY=<api>` measures one codec (for profiling).
         if std::env::var("SSE_BENCH_ONLY").is_ok_and(|only| only != protocol.api_name()) {

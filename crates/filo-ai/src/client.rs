@@ -246,7 +246,7 @@ impl ModelClient for Client {
             Err(e) => return failed(initial, &e),
         };
         let key = self.resolve_key(model, options);
-        let prepare = match prepare(api, key.as_deref(), &self.env, &self.tokens) {
+        let prepare = match prepare(api, model, key.as_deref(), &self.env, &self.tokens) {
             Ok(p) => p,
             Err(e) => return failed(initial, &e),
         };

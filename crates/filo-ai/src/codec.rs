@@ -26,6 +26,8 @@ pub enum WireApi {
     GoogleVertex,
     /// Mistral's chat stream, as the Mistral SDK speaks it.
     MistralConversations,
+    /// Amazon Bedrock's ConverseStream (SigV4 or a bearer token; an AWS event stream).
+    BedrockConverseStream,
 }
 
 impl WireApi {
@@ -39,6 +41,7 @@ impl WireApi {
             "azure-openai-responses" => Ok(WireApi::AzureOpenAiResponses),
             "google-vertex" => Ok(WireApi::GoogleVertex),
             "mistral-conversations" => Ok(WireApi::MistralConversations),
+            "bedrock-converse-stream" => Ok(WireApi::BedrockConverseStream),
             other => Err(AiError::UnknownApi { api: other.into() }),
         }
     }
@@ -53,6 +56,7 @@ impl WireApi {
             WireApi::AzureOpenAiResponses => "azure-openai-responses",
             WireApi::GoogleVertex => "google-vertex",
             WireApi::MistralConversations => "mistral-conversations",
+            WireApi::BedrockConverseStream => "bedrock-converse-stream",
         }
     }
 }
@@ -127,13 +131,16 @@ pub(crate) fn build_request(
         WireApi::AzureOpenAiResponses => crate::azure::build_request(input),
         WireApi::GoogleVertex => crate::google_vertex::build_request(input),
         WireApi::MistralConversations => Ok(crate::mistral::build_request(input)),
+        WireApi::BedrockConverseStream => crate::bedrock::build_request(input),
     }
 }
 
 /// What a protocol must do before each attempt: Vertex without an API key fetches an access
-/// token from Application Default Credentials; the others send the request as built.
+/// token from Application Default Credentials; Bedrock signs with SigV4; the others send the
+/// request as built.
 pub(crate) fn prepare(
     api: WireApi,
+    model: &Model,
     api_key: Option<&str>,
     env: &Env,
     tokens: &std::sync::Arc<crate::google_vertex::AccessTokens>,
@@ -142,6 +149,7 @@ pub(crate) fn prepare(
         WireApi::GoogleVertex if crate::google_vertex::usable_key(api_key).is_none() => {
             crate::google_vertex::adc_prepare(env, tokens.clone()).map(Some)
         }
+        WireApi::BedrockConverseStream => crate::bedrock::prepare(model, env),
         WireApi::GoogleVertex
         | WireApi::AnthropicMessages
         | WireApi::OpenAiCompletions
@@ -173,6 +181,7 @@ pub(crate) fn new_decoder(api: WireApi, model: &Model, context: &Context) -> Box
             Box::new(crate::google::GoogleDecoder::new(model))
         }
         WireApi::MistralConversations => Box::new(crate::mistral::MistralDecoder::default()),
+        WireApi::BedrockConverseStream => Box::new(crate::bedrock::BedrockDecoder::default()),
     }
 }
 
@@ -280,14 +289,15 @@ mod tests {
             WireApi::AzureOpenAiResponses,
             WireApi::GoogleVertex,
             WireApi::MistralConversations,
+            WireApi::BedrockConverseStream,
         ] {
             assert_eq!(WireApi::parse(api.as_str()), Ok(api));
         }
         assert_eq!(
-            WireApi::parse("bedrock-converse-stream")
+            WireApi::parse("openai-codex-responses")
                 .unwrap_err()
                 .to_string(),
-            "No API provider registered for api: bedrock-converse-stream"
+            "No API provider registered for api: openai-codex-responses"
         );
     }
 

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::codec::WireApi;
 use crate::error::{AiError, parse_retry_after};
 use crate::event::{Accumulator, AssistantEvent, AssistantStream};
+use crate::eventstream::EventStreamParser;
 use crate::message::{AssistantMessage, StopReason, Usage};
 use crate::model::ModelCost;
 use crate::sse::{SseFrame, SseParser};
@@ -322,7 +323,10 @@ async fn http_error(call: &Call, mut response: HttpResponse) -> AiError {
             Ok(Some(Err(_)) | None) | Err(_) => break,
         }
     }
-    let text = String::from_utf8_lossy(&body).trim().to_string();
+    let mut text = String::from_utf8_lossy(&body).trim().to_string();
+    if call.api == WireApi::BedrockConverseStream && !text.is_empty() {
+        text = crate::bedrock::error_body(response.header("x-amzn-errortype"), text);
+    }
     let content_type = response.header("content-type").unwrap_or_default();
     let body = if text.is_empty() {
         "status code (no body)".to_string()
@@ -380,13 +384,59 @@ impl BodyStart {
     }
 }
 
+/// How a protocol's body is cut into frames: SSE, or AWS event-stream messages (Bedrock).
+enum Framer {
+    Sse(SseParser),
+    EventStream(EventStreamParser),
+}
+
+impl Framer {
+    fn for_api(api: WireApi) -> Framer {
+        match api {
+            WireApi::BedrockConverseStream => Framer::EventStream(EventStreamParser::new()),
+            WireApi::AnthropicMessages
+            | WireApi::OpenAiCompletions
+            | WireApi::OpenAiResponses
+            | WireApi::GoogleGenerativeAi
+            | WireApi::AzureOpenAiResponses
+            | WireApi::GoogleVertex
+            | WireApi::MistralConversations => Framer::Sse(SseParser::new()),
+        }
+    }
+
+    fn feed(
+        &mut self,
+        chunk: &[u8],
+        on_frame: &mut dyn FnMut(&SseFrame) -> Result<(), AiError>,
+    ) -> Result<(), AiError> {
+        match self {
+            Framer::Sse(p) => p.feed(chunk, on_frame),
+            Framer::EventStream(p) => p.feed(chunk, on_frame),
+        }
+    }
+
+    fn finish(
+        &mut self,
+        on_frame: &mut dyn FnMut(&SseFrame) -> Result<(), AiError>,
+    ) -> Result<(), AiError> {
+        match self {
+            Framer::Sse(p) => p.finish(on_frame),
+            Framer::EventStream(p) => p.finish(),
+        }
+    }
+
+    fn is_binary(&self) -> bool {
+        matches!(self, Framer::EventStream(_))
+    }
+}
+
 /// Stream the body of a successful response through the decoder. A body that is HTML, or that
 /// ends without a single SSE frame although it had content, is an [`AiError::UnexpectedBody`].
 async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sender) -> Attempt {
     let mut acc = Accumulator::new(call.initial.clone());
     let mut out = DecodeOut::default();
     let mut decoder = (call.new_decoder)();
-    let mut parser = SseParser::new();
+    let mut parser = Framer::for_api(call.api);
     let content_type = response
         .header("content-type")
         .unwrap_or_default()
@@ -413,10 +463,18 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
             Ok(Some(Ok(chunk))) => {
                 start.keep(&chunk);
                 let saw = &mut start.saw_frame;
-                parser.feed(&chunk, &mut |frame| {
+                let fed = parser.feed(&chunk, &mut |frame| {
                     *saw = true;
                     decoder.frame(frame, &mut out)
-                })
+                });
+                // Bytes that do not even frame as a first event-stream message are some
+                // other body (a JSON error from a proxy, …), not a corrupt stream.
+                match fed {
+                    Err(AiError::Decode(_)) if parser.is_binary() && !start.saw_frame => {
+                        Err(start.error(response.status, &content_type))
+                    }
+                    other => other,
+                }
             }
             Ok(None) => {
                 let saw = &mut start.saw_frame;
@@ -425,7 +483,9 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
                     decoder.frame(frame, &mut out)
                 });
                 match finished {
-                    Ok(()) if !start.saw_frame && !start.bytes.trim_ascii().is_empty() => {
+                    Ok(()) | Err(AiError::Decode(_))
+                        if !start.saw_frame && !start.bytes.trim_ascii().is_empty() =>
+                    {
                         Err(start.error(response.status, &content_type))
                     }
                     Ok(()) => {

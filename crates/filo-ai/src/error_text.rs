@@ -8,6 +8,8 @@
 //!   `<status> <the body as compact JSON>`; a body that is not JSON `<status> <body>`.
 //! - Google: the body as compact JSON, without the status; a body that is not JSON is wrapped
 //!   as `{"error":{"message":…,"code":…,"status":…}}`.
+//! - Bedrock: `<exception>: <message>` (`Throttling error: …`), the exception named by the
+//!   `x-amzn-errortype` header or the body's `__type`/`code` (`Unknown` when neither).
 //!
 //! An HTML error page keeps filo's own summary (its start, not the whole markup).
 
@@ -113,6 +115,8 @@ pub(crate) fn http_error_text(api: WireApi, status: u16, body: &str) -> String {
                 format!("Mistral API error ({status}): {shown}")
             }
         }
+        // pi's Bedrock provider: the SDK exception's name as pi names it, and its message.
+        WireApi::BedrockConverseStream => crate::bedrock::error_text(body),
         // Vertex goes through the same Google SDK as the Gemini API.
         WireApi::GoogleGenerativeAi | WireApi::GoogleVertex => match json {
             Some(v) => v.to_string(),

@@ -4,13 +4,14 @@
 //! Owns: message and content-block types (pi's JSON shapes), the model catalog and providers as
 //! data (`data/catalog.json`, pi's `models.json`), API keys from an explicit environment map, the
 //! wire codecs (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google
-//! Generative AI, Azure OpenAI Responses, Google Vertex, Mistral), the stream contract and its single accumulator, error classification, retry
-//! with backoff and the idle timeout.
+//! Generative AI, Azure OpenAI Responses, Google Vertex, Mistral, Amazon Bedrock with SigV4 and
+//! AWS event-stream framing), the stream contract and its single accumulator, error
+//! classification, retry with backoff and the idle timeout.
 //!
 //! Does not own: sessions, tools, the agent loop, auth storage and OAuth, running `!command`
 //! values from models.json, anything on disk except the cloud credential files a protocol's
-//! own SDK reads (Google Application Default Credentials), at paths the passed-in environment
-//! names.
+//! own SDK reads (Google Application Default Credentials, AWS shared credentials and config
+//! files), at paths the passed-in environment names.
 //!
 //! Invariants: every stream yields `Start`, block events, then exactly one terminal `Done` or
 //! `Error` and never panics; events are deltas (no event copies the partial message); retries
@@ -39,12 +40,16 @@ pub use client::{
 };
 
 pub mod anthropic;
+pub mod aws_credentials;
+pub mod aws_sigv4;
 pub mod azure;
+pub mod bedrock;
 pub mod codec;
 pub mod driver;
 pub mod env;
 pub mod error;
 mod error_text;
+pub mod eventstream;
 pub mod form;
 pub mod google;
 pub mod google_vertex;

@@ -30,6 +30,7 @@ fn body(protocol: Protocol) -> String {
         Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => json!({"model": "m", "stream": true, "input": []}),
         Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => json!({"contents": []}),
         Protocol::MistralConversations => json!({"model": "m", "stream": true, "messages": []}),
+        Protocol::BedrockConverseStream => json!({"messages": []}),
     }
     .to_string()
 }

@@ -2,7 +2,7 @@
 //!
 //! Owns: [`MockProvider`], an axum server on 127.0.0.1 serving the wire protocols
 //! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Google Generative AI, Azure
-//! OpenAI Responses, Google Vertex, Mistral) from a script of [`Turn`]s, framed the way the real services frame their streams, with faults
+//! OpenAI Responses, Google Vertex, Mistral, Amazon Bedrock's binary event stream) from a script of [`Turn`]s, framed the way the real services frame their streams, with faults
 //! (HTTP errors, error events, cuts, stalls, malformed frames) and request recording; the frame
 //! renderer [`frames`] so a parser can be driven without a server; [`TokenEndpoint`], a local
 //! OAuth token service for credential refresh; a refresh-token exchange on the mock itself
@@ -17,6 +17,7 @@
 //! the server never leaves 127.0.0.1 and no task outlives the [`MockProvider`].
 
 mod anthropic;
+mod bedrock;
 mod completions;
 mod frame;
 mod google;
@@ -30,6 +31,7 @@ mod script;
 mod server;
 mod token;
 
+pub use bedrock::{EXCEPTION as BEDROCK_EXCEPTION, encode_message as eventstream_message};
 pub use frame::{ARG_FRAGMENT_BYTES, SseFrame, StreamContext, split_fragments, split_words};
 pub use google_token::TokenRequest;
 pub use home::TempHome;

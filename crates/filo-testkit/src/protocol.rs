@@ -2,7 +2,7 @@
 
 use crate::frame::{SseFrame, StreamContext};
 use crate::script::Reply;
-use crate::{anthropic, completions, google, mistral, responses};
+use crate::{anthropic, bedrock, completions, google, mistral, responses};
 
 /// A wire protocol the mock serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -25,11 +25,26 @@ pub enum Protocol {
     /// `mistral-conversations`). The mock tells it from OpenAI's by the `/mistral` prefix its
     /// [`Protocol::base_path`] adds.
     MistralConversations,
+    /// `POST …/model/{modelId}/converse-stream`: Amazon Bedrock's ConverseStream, answered as a
+    /// binary AWS event stream (see the `bedrock` module).
+    BedrockConverseStream,
 }
 
 impl Protocol {
     /// Every protocol, in declaration order.
-    pub const ALL: [Protocol; 7] = [
+    pub const ALL: [Protocol; 8] = [
+        Protocol::AnthropicMessages,
+        Protocol::OpenAiCompletions,
+        Protocol::OpenAiResponses,
+        Protocol::GoogleGenerativeAi,
+        Protocol::AzureOpenAiResponses,
+        Protocol::GoogleVertex,
+        Protocol::MistralConversations,
+        Protocol::BedrockConverseStream,
+    ];
+
+    /// The protocols that answer with server-sent events (all but Bedrock's event stream).
+    pub const SSE: [Protocol; 7] = [
         Protocol::AnthropicMessages,
         Protocol::OpenAiCompletions,
         Protocol::OpenAiResponses,
@@ -39,10 +54,17 @@ impl Protocol {
         Protocol::MistralConversations,
     ];
 
+    /// Whether the protocol's stream is SSE text (else a binary AWS event stream).
+    pub fn is_sse(self) -> bool {
+        self != Protocol::BedrockConverseStream
+    }
+
     /// The protocol a request path (without its query) selects, if any.
     pub fn from_path(path: &str) -> Option<Protocol> {
         let path = path.trim_end_matches('/');
-        if path.ends_with("/v1/messages") {
+        if bedrock::model_of(path).is_some() {
+            Some(Protocol::BedrockConverseStream)
+        } else if path.ends_with("/v1/messages") {
             Some(Protocol::AnthropicMessages)
         } else if path.ends_with("/mistral/v1/chat/completions") {
             Some(Protocol::MistralConversations)
@@ -71,13 +93,16 @@ impl Protocol {
             Protocol::AzureOpenAiResponses => "azure-openai-responses",
             Protocol::GoogleVertex => "google-vertex",
             Protocol::MistralConversations => "mistral-conversations",
+            Protocol::BedrockConverseStream => "bedrock-converse-stream",
         }
     }
 
     /// What a client appends to [`crate::MockProvider::url`] to get a model's base URL.
     pub fn base_path(self) -> &'static str {
         match self {
-            Protocol::AnthropicMessages | Protocol::GoogleVertex => "",
+            Protocol::AnthropicMessages
+            | Protocol::GoogleVertex
+            | Protocol::BedrockConverseStream => "",
             Protocol::OpenAiCompletions | Protocol::OpenAiResponses => "/v1",
             Protocol::GoogleGenerativeAi => "/v1beta",
             Protocol::AzureOpenAiResponses => "/openai/v1",
@@ -99,6 +124,9 @@ impl Protocol {
                 format!("/v1/publishers/google/models/{model}:streamGenerateContent?alt=sse")
             }
             Protocol::MistralConversations => "/mistral/v1/chat/completions".to_owned(),
+            Protocol::BedrockConverseStream => {
+                format!("/model/{}/converse-stream", model.replace(':', "%3A"))
+            }
         }
     }
 
@@ -110,7 +138,8 @@ impl Protocol {
             | Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
             | Protocol::AzureOpenAiResponses
-            | Protocol::MistralConversations => "\n",
+            | Protocol::MistralConversations
+            | Protocol::BedrockConverseStream => "\n",
         }
     }
 
@@ -123,6 +152,7 @@ impl Protocol {
             | Protocol::OpenAiResponses
             | Protocol::AzureOpenAiResponses => "text/event-stream; charset=utf-8",
             Protocol::MistralConversations => "text/event-stream",
+            Protocol::BedrockConverseStream => "application/vnd.amazon.eventstream",
         }
     }
 
@@ -141,6 +171,7 @@ impl Protocol {
             }
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::error_frame(message),
             Protocol::MistralConversations => mistral::error_frame(message),
+            Protocol::BedrockConverseStream => bedrock::error_frame(message),
         }
     }
 
@@ -154,6 +185,7 @@ impl Protocol {
             }
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::malformed_frame(),
             Protocol::MistralConversations => mistral::malformed_frame(),
+            Protocol::BedrockConverseStream => bedrock::malformed_frame(),
         }
     }
 
@@ -169,6 +201,38 @@ impl Protocol {
                 google::http_error_body(status, &message, retry_after)
             }
             Protocol::MistralConversations => mistral::http_error_body(status, &message),
+            Protocol::BedrockConverseStream => bedrock::http_error_body(&message),
+        }
+    }
+
+    /// Headers an HTTP error response carries besides `content-type` (Bedrock names the
+    /// exception in `x-amzn-errortype`).
+    pub(crate) fn http_error_headers(self, status: u16) -> Vec<(&'static str, String)> {
+        match self {
+            Protocol::BedrockConverseStream => vec![(
+                "x-amzn-errortype",
+                format!(
+                    "{}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+                    bedrock::error_type(status)
+                ),
+            )],
+            Protocol::AnthropicMessages
+            | Protocol::OpenAiCompletions
+            | Protocol::OpenAiResponses
+            | Protocol::GoogleGenerativeAi
+            | Protocol::AzureOpenAiResponses
+            | Protocol::GoogleVertex
+            | Protocol::MistralConversations => Vec::new(),
+        }
+    }
+
+    /// The bytes of one frame as the protocol puts it on the wire: SSE text, or a binary
+    /// event-stream message.
+    pub fn encode_frame(self, frame: &SseFrame) -> Vec<u8> {
+        if self.is_sse() {
+            frame.encode(self.line_end()).into_bytes()
+        } else {
+            bedrock::encode(frame)
         }
     }
 }
@@ -189,14 +253,15 @@ pub fn frames(protocol: Protocol, reply: &Reply, ctx: &StreamContext) -> Vec<Sse
         Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => responses::frames(reply, ctx),
         Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => google::frames(reply, ctx),
         Protocol::MistralConversations => mistral::frames(reply, ctx),
+        Protocol::BedrockConverseStream => bedrock::frames(reply, ctx),
     }
 }
 
 /// The bytes of `frames` as the protocol puts them on the wire.
-pub fn encode(protocol: Protocol, frames: &[SseFrame]) -> String {
+pub fn encode(protocol: Protocol, frames: &[SseFrame]) -> Vec<u8> {
     frames
         .iter()
-        .map(|f| f.encode(protocol.line_end()))
+        .flat_map(|f| protocol.encode_frame(f))
         .collect()
 }
 
@@ -230,6 +295,10 @@ mod tests {
                 Some(Protocol::GoogleVertex),
             ),
             ("/v1beta/models/gemini:generateContent", None),
+            (
+                "/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream",
+                Some(Protocol::BedrockConverseStream),
+            ),
             ("/v1/models", None),
             ("/", None),
         ];

@@ -38,6 +38,8 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The parsed JSON body (`Null` if the body is not JSON).
     pub body: Value,
+    /// The body bytes as received (what a SigV4 signature covers).
+    pub raw_body: Vec<u8>,
     /// The wire protocol the path selected.
     pub protocol: Protocol,
 }
@@ -227,8 +229,8 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
             json!({ "error": message }).to_string(),
         );
     };
-    let body = match axum::body::to_bytes(body, usize::MAX).await {
-        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    let raw_body = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(bytes) => bytes.to_vec(),
         Err(e) => {
             let message = format!("mock provider: cannot read the request body: {e}");
             return json_response(
@@ -237,10 +239,12 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
             );
         }
     };
+    let body: Value = serde_json::from_slice(&raw_body).unwrap_or(Value::Null);
     let model = match protocol {
         Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
             google_model(&uri_path).map(str::to_owned)
         }
+        Protocol::BedrockConverseStream => crate::bedrock::model_of(&uri_path),
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::OpenAiResponses
@@ -265,6 +269,7 @@ async fn handle(State(script): State<Shared>, request: Request) -> Response {
             path,
             headers,
             body,
+            raw_body,
             protocol,
         });
         let number = script.requests.len();
@@ -305,6 +310,8 @@ fn not_streaming(
                 "mock provider: streamGenerateContent is served as SSE only; add ?alt=sse",
             )
         }
+        // The path itself asks for the stream.
+        Protocol::BedrockConverseStream => None,
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::OpenAiResponses
@@ -330,7 +337,7 @@ fn respond(protocol: Protocol, turn: Turn, ctx: &StreamContext) -> Response {
     let send = |frames: &[SseFrame]| -> Vec<Step> {
         frames
             .iter()
-            .map(|f| Step::Send(Bytes::from(f.encode(protocol.line_end()))))
+            .map(|f| Step::Send(Bytes::from(protocol.encode_frame(f))))
             .collect()
     };
     let steps = match turn {
@@ -436,6 +443,11 @@ fn http_fault(
     };
     let body = body.unwrap_or_else(|| protocol.http_error_body(status, retry_after));
     let mut response = json_response(code, body);
+    for (name, value) in protocol.http_error_headers(status) {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(name, value);
+        }
+    }
     if let Some(secs) = retry_after {
         response
             .headers_mut()

@@ -10,7 +10,7 @@ use filo_testkit::{MockProvider, Protocol};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-pub const PROTOCOLS: [Protocol; 7] = [
+pub const PROTOCOLS: [Protocol; 8] = [
     Protocol::AnthropicMessages,
     Protocol::OpenAiCompletions,
     Protocol::OpenAiResponses,
@@ -18,6 +18,7 @@ pub const PROTOCOLS: [Protocol; 7] = [
     Protocol::AzureOpenAiResponses,
     Protocol::GoogleVertex,
     Protocol::MistralConversations,
+    Protocol::BedrockConverseStream,
 ];
 
 /// pi 0.73.1's catalog entry (`models.generated.js`) for the APIs filo's built-in catalog does
@@ -45,6 +46,14 @@ pub fn pi_catalog_model(protocol: Protocol) -> Option<Model> {
             "cost": {"input": 2, "output": 5, "cacheRead": 0, "cacheWrite": 0},
             "contextWindow": 128000, "maxTokens": 16384
         }),
+        Protocol::BedrockConverseStream => serde_json::json!({
+            "id": "us.anthropic.claude-sonnet-4-20250514-v1:0", "name": "Claude Sonnet 4 (US)",
+            "api": "bedrock-converse-stream", "provider": "amazon-bedrock",
+            "baseUrl": "https://bedrock-runtime.us-east-1.amazonaws.com", "reasoning": true,
+            "input": ["text", "image"],
+            "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+            "contextWindow": 200000, "maxTokens": 64000
+        }),
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::OpenAiResponses
@@ -66,7 +75,8 @@ pub fn model(protocol: Protocol, mock: &MockProvider) -> Model {
         Protocol::GoogleGenerativeAi => ("google", "gemini-2.5-flash"),
         Protocol::AzureOpenAiResponses
         | Protocol::GoogleVertex
-        | Protocol::MistralConversations => unreachable!("from pi's catalog above"),
+        | Protocol::MistralConversations
+        | Protocol::BedrockConverseStream => unreachable!("from pi's catalog above"),
     };
     let mut m = ProviderRegistry::builtin()
         .unwrap()
@@ -75,6 +85,10 @@ pub fn model(protocol: Protocol, mock: &MockProvider) -> Model {
     m.base_url = mock.base_url(protocol);
     m
 }
+
+/// The AWS credentials Bedrock calls are signed with (AWS's documentation example).
+pub const AWS_KEY_ID: &str = "AKIDEXAMPLE";
+pub const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
 
 pub fn env() -> Env {
     Env::from_vars([
@@ -85,6 +99,8 @@ pub fn env() -> Env {
         ("AZURE_OPENAI_API_KEY", "azure-test"),
         ("GOOGLE_CLOUD_API_KEY", "vertex-test"),
         ("MISTRAL_API_KEY", "mistral-test"),
+        ("AWS_ACCESS_KEY_ID", AWS_KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", AWS_SECRET),
     ])
 }
 

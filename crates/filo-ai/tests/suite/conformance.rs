@@ -61,21 +61,19 @@ async fn response_id_as_each_protocol_sends_it() {
             // Anthropic: message_start's message.id; Chat Completions: the chunk id; Responses:
             // response.id; Google: the chunk's responseId.
             let want = match protocol {
-                Protocol::AnthropicMessages => format!("msg_mock_{n}"),
-                Protocol::OpenAiCompletions => format!("chatcmpl-mock-{n}"),
+                Protocol::AnthropicMessages => Some(format!("msg_mock_{n}")),
+                Protocol::OpenAiCompletions => Some(format!("chatcmpl-mock-{n}")),
                 Protocol::OpenAiResponses | Protocol::AzureOpenAiResponses => {
-                    format!("resp_mock_{n}")
+                    Some(format!("resp_mock_{n}"))
                 }
                 Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
-                    format!("mock-response-{n}")
+                    Some(format!("mock-response-{n}"))
                 }
-                Protocol::MistralConversations => format!("mistral-mock-{n}"),
+                Protocol::MistralConversations => Some(format!("mistral-mock-{n}")),
+                // ConverseStream carries no response id (pi sets none).
+                Protocol::BedrockConverseStream => None,
             };
-            assert_eq!(
-                msg.response_id.as_deref(),
-                Some(want.as_str()),
-                "{protocol:?}"
-            );
+            assert_eq!(msg.response_id, want, "{protocol:?}");
             let Some(filo_ai::AssistantEvent::Start { message }) = events.first() else {
                 panic!("{protocol:?}")
             };
@@ -84,7 +82,11 @@ async fn response_id_as_each_protocol_sends_it() {
                 "{protocol:?}: in the partial too"
             );
             let json = serde_json::to_value(&msg).unwrap();
-            assert_eq!(json["responseId"], want.as_str(), "{protocol:?}");
+            assert_eq!(
+                json.get("responseId").and_then(serde_json::Value::as_str),
+                want.as_deref(),
+                "{protocol:?}"
+            );
         }
     }
 }
@@ -212,8 +214,8 @@ async fn usage_from_the_final_chunk() {
         .await;
         let u = msg.usage;
         let expected = match protocol {
-            // Anthropic reports cache writes; the others report none.
-            Protocol::AnthropicMessages => (1200, 80, 300, 40),
+            // Anthropic and Bedrock report cache writes; the others report none.
+            Protocol::AnthropicMessages | Protocol::BedrockConverseStream => (1200, 80, 300, 40),
             Protocol::OpenAiCompletions
             | Protocol::OpenAiResponses
             | Protocol::GoogleGenerativeAi

@@ -43,10 +43,13 @@ async fn error_event_mid_stream_keeps_partial_content() {
             !partial.is_empty() && partial.len() < 60,
             "{protocol:?}: {partial:?}"
         );
+        // Bedrock's stream carries no response id.
         assert!(
-            msg.response_id
-                .as_deref()
-                .is_some_and(|id| id.ends_with("1")),
+            protocol == Protocol::BedrockConverseStream
+                || msg
+                    .response_id
+                    .as_deref()
+                    .is_some_and(|id| id.ends_with("1")),
             "{protocol:?}: the failed message keeps the response id: {:?}",
             msg.response_id
         );
@@ -193,6 +196,8 @@ async fn overloaded_and_server_errors_retry_with_a_cap() {
         let start = match protocol {
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => r#"{"error":{"code":503,"#,
             Protocol::MistralConversations => "Mistral API error (503): ",
+            // pi's name for Bedrock's ServiceUnavailableException.
+            Protocol::BedrockConverseStream => "Service unavailable: mock provider: HTTP 503",
             _ => "503 ",
         };
         assert!(text.starts_with(start), "{protocol:?}: {text}");
@@ -292,7 +297,7 @@ async fn missing_key_and_unknown_api() {
     );
     assert_eq!(msg.error_status, None, "no request, no status");
     let mut odd = m.clone();
-    odd.api = "bedrock-converse-stream".into();
+    odd.api = "openai-codex-responses".into();
     let events: Vec<_> = c
         .stream(
             &odd,
@@ -304,7 +309,7 @@ async fn missing_key_and_unknown_api() {
         .await;
     assert_eq!(
         check(&events).error_message.as_deref(),
-        Some("No API provider registered for api: bedrock-converse-stream")
+        Some("No API provider registered for api: openai-codex-responses")
     );
     assert!(mock.requests().is_empty());
 }

@@ -13,13 +13,14 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::common::{check, pi_catalog_model};
+use super::common::{AWS_KEY_ID, AWS_SECRET, check, pi_catalog_model};
 
 /// The APIs with a recorded pi fixture.
-const APIS: [Protocol; 3] = [
+const APIS: [Protocol; 4] = [
     Protocol::AzureOpenAiResponses,
     Protocol::GoogleVertex,
     Protocol::MistralConversations,
+    Protocol::BedrockConverseStream,
 ];
 
 fn dir() -> PathBuf {
@@ -34,7 +35,8 @@ fn previous_call_id(protocol: Protocol) -> &'static str {
         | Protocol::OpenAiCompletions
         | Protocol::GoogleGenerativeAi
         | Protocol::GoogleVertex
-        | Protocol::MistralConversations => "call_prev",
+        | Protocol::MistralConversations
+        | Protocol::BedrockConverseStream => "call_prev",
     }
 }
 
@@ -45,7 +47,8 @@ fn reply(protocol: Protocol) -> Reply {
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::GoogleGenerativeAi
-        | Protocol::GoogleVertex => "call_read",
+        | Protocol::GoogleVertex
+        | Protocol::BedrockConverseStream => "call_read",
         Protocol::MistralConversations => "callread1",
     };
     Reply::default()
@@ -74,6 +77,14 @@ fn setup(protocol: Protocol, mock: &MockProvider) -> (Model, Env) {
             model.base_url = mock.base_url(protocol);
             Env::from_vars([("MISTRAL_API_KEY", "mistral-test")])
         }
+        // The catalog's standard URL stays: with a region configured, the SDK's endpoint
+        // override variable points it at the mock.
+        Protocol::BedrockConverseStream => Env::from_vars([
+            ("AWS_ACCESS_KEY_ID", AWS_KEY_ID.to_string()),
+            ("AWS_SECRET_ACCESS_KEY", AWS_SECRET.to_string()),
+            ("AWS_REGION", "us-west-2".to_string()),
+            ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", mock.url()),
+        ]),
         Protocol::AnthropicMessages
         | Protocol::OpenAiCompletions
         | Protocol::OpenAiResponses
@@ -102,7 +113,6 @@ fn stream_bytes(protocol: Protocol, model_in_request: &str) -> Vec<u8> {
         protocol,
         &filo_testkit::frames(protocol, &reply(protocol), &ctx),
     )
-    .into_bytes()
 }
 
 #[test]
@@ -185,10 +195,62 @@ async fn pi073_apis_requests_and_messages_equal_pis() {
         assert_eq!(request.body, pi_request["body"], "{api}: the body");
         for name in HEADERS {
             let pi_value = pi_request["headers"].get(name).and_then(Value::as_str);
-            if name == "accept" && pi_value.is_some() {
+            // reqwest's default `accept: */*` where the AWS SDK sends none is transport noise.
+            if name == "accept"
+                && (pi_value.is_some() || protocol == Protocol::BedrockConverseStream)
+            {
+                continue;
+            }
+            // SigV4 signatures depend on the time; see `pi073_bedrock_signature_is_the_sdks`.
+            if name == "authorization" && protocol == Protocol::BedrockConverseStream {
                 continue;
             }
             assert_eq!(request.header(name), pi_value, "{api}: header {name}");
         }
     }
+}
+
+/// pi's recorded Bedrock request was signed by the AWS SDK (`@smithy/signature-v4`); filo's
+/// signer, given the same request (method, path, the headers the SDK signed, the raw body's
+/// hash) and time, computes the same `authorization` header.
+#[test]
+fn pi073_bedrock_signature_is_the_sdks() {
+    use filo_ai::aws_sigv4::{Credentials, Scope, Signable, authorization, sha256_hex};
+    let pi: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir().join("bedrock-converse-stream.pi.json")).unwrap(),
+    )
+    .unwrap();
+    let request = &pi["request"];
+    let raw = request["rawBody"].as_str().unwrap();
+    let hash = request["headers"]["x-amz-content-sha256"].as_str().unwrap();
+    assert_eq!(sha256_hex(raw.as_bytes()), hash);
+    let signed: Vec<(String, String)> = request["signedHeaders"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+        .collect();
+    let date = request["headers"]["x-amz-date"].as_str().unwrap();
+    let time = filo_ai::aws_sigv4::parse_amz_date(date).unwrap();
+    let credentials = Credentials {
+        access_key_id: AWS_KEY_ID.into(),
+        secret_access_key: AWS_SECRET.into(),
+        session_token: None,
+    };
+    let ours = authorization(
+        &Signable {
+            method: "POST",
+            path: request["path"].as_str().unwrap(),
+            query: Vec::new(),
+            headers: &signed,
+            payload_hash: hash,
+        },
+        &Scope {
+            credentials: &credentials,
+            region: "us-west-2",
+            service: "bedrock",
+            time,
+        },
+    );
+    assert_eq!(ours, request["headers"]["authorization"].as_str().unwrap());
 }

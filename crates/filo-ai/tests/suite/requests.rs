@@ -25,9 +25,16 @@ fn conversation(protocol: Protocol) -> Context {
             "mistral",
             "magistral-medium-latest",
         ),
+        Protocol::BedrockConverseStream => (
+            "bedrock-converse-stream",
+            "amazon-bedrock",
+            "us.anthropic.claude-sonnet-4-20250514-v1:0",
+        ),
     };
     let (thinking_sig, call_id) = match protocol {
-        Protocol::AnthropicMessages => ("EqQBCkYIBxgCKkBsig==".to_string(), "toolu_01A"),
+        Protocol::AnthropicMessages | Protocol::BedrockConverseStream => {
+            ("EqQBCkYIBxgCKkBsig==".to_string(), "toolu_01A")
+        }
         Protocol::OpenAiCompletions | Protocol::MistralConversations => {
             ("reasoning_content".to_string(), "call_01A")
         }
@@ -65,6 +72,23 @@ fn conversation(protocol: Protocol) -> Context {
     .unwrap()
 }
 
+/// A SigV4 `authorization` value without its date and signature (they change with the time;
+/// `bedrock_requests_carry_a_valid_sigv4_signature` checks the signature itself).
+fn stable(name: &str, value: &str) -> String {
+    let Some(rest) = value
+        .strip_prefix("AWS4-HMAC-SHA256 Credential=")
+        .filter(|_| name == "authorization")
+    else {
+        return value.to_string();
+    };
+    let mut parts = rest.split(", ");
+    let credential = parts.next().unwrap_or_default();
+    let signed = parts.next().unwrap_or_default();
+    let (key, scope) = credential.split_once('/').unwrap_or_default();
+    let scope = scope.split_once('/').map_or("", |(_, s)| s);
+    format!("AWS4-HMAC-SHA256 Credential={key}/<date>/{scope}, {signed}, Signature=<signature>")
+}
+
 fn render(req: &RecordedRequest) -> String {
     let keep = [
         "content-type",
@@ -77,12 +101,13 @@ fn render(req: &RecordedRequest) -> String {
         "anthropic-beta",
         "anthropic-dangerous-direct-browser-access",
         "x-team",
+        "x-amz-security-token",
     ];
     let mut headers: Vec<String> = req
         .headers
         .iter()
         .filter(|(k, _)| keep.contains(&k.as_str()))
-        .map(|(k, v)| format!("{k}: {v}"))
+        .map(|(k, v)| format!("{k}: {}", stable(k, v)))
         .collect();
     headers.sort();
     format!(
@@ -121,7 +146,113 @@ async fn request_bodies() {
             Protocol::AzureOpenAiResponses => "azure_openai_responses",
             Protocol::GoogleVertex => "google_vertex",
             Protocol::MistralConversations => "mistral_conversations",
+            Protocol::BedrockConverseStream => "bedrock_converse_stream",
         };
         insta::assert_snapshot!(name, render(&req));
     }
+}
+
+/// The Bedrock request the mock received carries a SigV4 signature that verifies: recomputed
+/// here from the recorded method, path, headers and raw body with the credentials the client
+/// had (temporary ones, so `x-amz-security-token` is signed too).
+#[tokio::test]
+async fn bedrock_requests_carry_a_valid_sigv4_signature() {
+    use filo_ai::aws_sigv4::{Credentials, Scope, Signable, authorization, sha256_hex};
+
+    let p = Protocol::BedrockConverseStream;
+    let mock = MockProvider::start(vec![Turn::text("ok")]).await;
+    let m = model(p, &mock);
+    let env = filo_ai::Env::from_vars([
+        ("AWS_ACCESS_KEY_ID", super::common::AWS_KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", super::common::AWS_SECRET),
+        ("AWS_SESSION_TOKEN", "session-token-1"),
+        ("AWS_REGION", "eu-west-3"),
+    ]);
+    let client = filo_ai::Client::new(filo_ai::ProviderRegistry::builtin().unwrap(), env).unwrap();
+    let ctx = conversation(p);
+    let msg = filo_ai::complete(
+        &client,
+        &m,
+        &ctx,
+        &StreamOptions::default(),
+        CancellationToken::new(),
+    )
+    .await;
+    assert!(msg.error_message.is_none(), "{:?}", msg.error_message);
+    let req = mock.requests().remove(0);
+    let hash = req.header("x-amz-content-sha256").unwrap();
+    assert_eq!(
+        hash,
+        sha256_hex(&req.raw_body),
+        "the signed hash is the body's"
+    );
+    assert_eq!(req.header("x-amz-security-token"), Some("session-token-1"));
+    let auth = req.header("authorization").unwrap().to_string();
+    let signed: Vec<&str> = auth
+        .split("SignedHeaders=")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap()
+        .split(';')
+        .collect();
+    assert_eq!(
+        signed,
+        [
+            "content-type",
+            "host",
+            "x-amz-content-sha256",
+            "x-amz-date",
+            "x-amz-security-token"
+        ]
+    );
+    let headers: Vec<(String, String)> = signed
+        .iter()
+        .map(|name| ((*name).to_string(), req.header(name).unwrap().to_string()))
+        .collect();
+    // The request time, back from x-amz-date.
+    let date = req.header("x-amz-date").unwrap();
+    let secs = filo_ai::aws_sigv4::parse_amz_date(date).expect("x-amz-date is a time");
+    let credentials = Credentials {
+        access_key_id: super::common::AWS_KEY_ID.into(),
+        secret_access_key: super::common::AWS_SECRET.into(),
+        session_token: Some("session-token-1".into()),
+    };
+    let want = authorization(
+        &Signable {
+            method: &req.method,
+            path: &req.path,
+            query: Vec::new(),
+            headers: &headers,
+            payload_hash: hash,
+        },
+        &Scope {
+            credentials: &credentials,
+            region: "eu-west-3",
+            service: "bedrock",
+            time: secs,
+        },
+    );
+    assert_eq!(auth, want);
+    assert!(auth.contains("/eu-west-3/bedrock/aws4_request"), "{auth}");
+    // A wrong secret gives another signature: the check can fail.
+    let wrong = Credentials {
+        secret_access_key: "other".into(),
+        ..credentials.clone()
+    };
+    let other = authorization(
+        &Signable {
+            method: &req.method,
+            path: &req.path,
+            query: Vec::new(),
+            headers: &headers,
+            payload_hash: hash,
+        },
+        &Scope {
+            credentials: &wrong,
+            region: "eu-west-3",
+            service: "bedrock",
+            time: secs,
+        },
+    );
+    assert_ne!(auth, other);
 }

@@ -71,6 +71,8 @@ async fn a_persistent_429_costs_max_retries_plus_one_requests_and_says_so() {
         let start = match protocol {
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => r#"{"error":{"code":429,"#,
             Protocol::MistralConversations => "Mistral API error (429): ",
+            // pi's name for Bedrock's ThrottlingException (x-amzn-errortype).
+            Protocol::BedrockConverseStream => "Throttling error: mock provider: HTTP 429",
             _ => "429 ",
         };
         assert!(text.starts_with(start), "{text}");

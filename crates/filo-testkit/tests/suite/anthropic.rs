@@ -171,5 +171,5 @@ async fn an_empty_reply_still_pings_and_stops() {
 #[test]
 fn full_stream_snapshot() {
     let frames = filo_testkit::frames(P, &rich_reply(), &super::ctx_for(P, 1));
-    insta::assert_snapshot!(filo_testkit::encode(P, &frames));
+    insta::assert_snapshot!(String::from_utf8(filo_testkit::encode(P, &frames)).unwrap());
 }

@@ -13,7 +13,10 @@ use tokio::net::TcpStream;
 pub struct RawResponse {
     pub status: u16,
     pub headers: Vec<(String, String)>,
+    /// The body as text (lossy: Bedrock's event stream is binary).
     pub body: String,
+    /// The body bytes.
+    pub bytes: Vec<u8>,
     /// The body ended properly (chunked terminator or full content-length); false after a cut.
     pub complete: bool,
 }
@@ -133,7 +136,8 @@ pub fn parse(raw: &[u8]) -> RawResponse {
     RawResponse {
         status,
         headers,
-        body: String::from_utf8(body).expect("UTF-8 body"),
+        body: String::from_utf8_lossy(&body).into_owned(),
+        bytes: body,
         complete,
     }
 }

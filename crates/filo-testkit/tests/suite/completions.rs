@@ -162,5 +162,5 @@ async fn finish_reasons_map_to_the_api_values() {
 #[test]
 fn full_stream_snapshot() {
     let frames = filo_testkit::frames(P, &rich_reply(), &super::ctx_for(P, 1));
-    insta::assert_snapshot!(filo_testkit::encode(P, &frames));
+    insta::assert_snapshot!(String::from_utf8(filo_testkit::encode(P, &frames)).unwrap());
 }

@@ -123,5 +123,9 @@ async fn length_is_max_tokens_and_an_empty_reply_is_one_empty_part() {
 #[test]
 fn full_stream_snapshot() {
     let frames = filo_testkit::frames(P, &rich_reply(), &super::ctx_for(P, 1));
-    insta::assert_snapshot!(filo_testkit::encode(P, &frames).replace("\r\n", "⏎\n"));
+    insta::assert_snapshot!(
+        String::from_utf8(filo_testkit::encode(P, &frames))
+            .unwrap()
+            .replace("\r\n", "⏎\n")
+    );
 }

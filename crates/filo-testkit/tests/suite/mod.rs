@@ -1,6 +1,7 @@
 //! Test modules plus the helpers they share.
 
 mod anthropic;
+mod bedrock;
 mod client;
 mod completions;
 mod faults;
@@ -39,6 +40,9 @@ pub fn body_for(protocol: Protocol) -> Value {
         }),
         Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => json!({
             "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        }),
+        Protocol::BedrockConverseStream => json!({
+            "messages": [{"role": "user", "content": [{"text": "hi"}]}],
         }),
     }
 }

@@ -163,5 +163,5 @@ async fn length_ends_with_response_incomplete() {
 #[test]
 fn full_stream_snapshot() {
     let frames = filo_testkit::frames(P, &rich_reply(), &super::ctx_for(P, 1));
-    insta::assert_snapshot!(filo_testkit::encode(P, &frames));
+    insta::assert_snapshot!(String::from_utf8(filo_testkit::encode(P, &frames)).unwrap());
 }

@@ -25,6 +25,7 @@ fn text_of(p: Protocol, body: &str) -> String {
             Protocol::GoogleGenerativeAi | Protocol::GoogleVertex => {
                 j.pointer("/candidates/0/content/parts/0/text")
             }
+            Protocol::BedrockConverseStream => unreachable!("binary: see the bedrock module"),
         };
         piece.and_then(Value::as_str).map(str::to_owned)
     };
