@@ -1,4 +1,5 @@
 mod anthropic_fields;
+mod catalog;
 mod common;
 mod conformance;
 mod faults;
