@@ -5,7 +5,7 @@
     python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
 
 Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case,
-http_error_cases, refusal_case, compaction_thinking_case.
+http_error_cases, refusal_case, compaction_thinking_case, list_models_case.
 
 A scripted OpenAI-chat-completions mock listens on 127.0.0.1 only; pi runs with a temporary HOME
 and agent dir whose models.json names it as provider `mock`, PI_OFFLINE=1. Each case keeps the
@@ -420,6 +420,28 @@ def compaction_thinking_case():
     save("compact-thinking.requests.json", out)
 
 
+# Keys for providers pi 0.73 added (and one it always had): --list-models shows their models.
+LIST_KEYS = {"CLOUDFLARE_API_KEY": "cf", "MOONSHOT_API_KEY": "ms", "DEEPSEEK_API_KEY": "ds",
+             "FIREWORKS_API_KEY": "fw", "XIAOMI_API_KEY": "xm", "ANTHROPIC_API_KEY": "an"}
+
+
+def list_models_case():
+    """--list-models of the built-in catalog alone (no models.json) with keys for a few providers
+    in the environment, without a search and with two searches."""
+    models_path = f"{AGENT}/models.json"
+    saved = open(models_path).read()
+    os.remove(models_path)
+    out = {"keys": LIST_KEYS}
+    try:
+        for name, args in [("all", []), ("search kimi", ["kimi"]), ("search deepseek", ["deepseek"])]:
+            r = subprocess.run(["node", PI, "--list-models", *args], cwd=PROJECT, env=dict(ENV, **LIST_KEYS),
+                               capture_output=True, text=True, timeout=120)
+            out[name] = {"args": args, "stdout": r.stdout, "stderr": r.stderr, "code": r.returncode}
+    finally:
+        open(models_path, "w").write(saved)
+    save("list-models.json", out)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[3:]
@@ -436,6 +458,7 @@ if __name__ == "__main__":
         http_error_cases()
         refusal_case()
         compaction_thinking_case()
+        list_models_case()
     finally:
         server.shutdown()
         shutil.rmtree(WORK, ignore_errors=True)
