@@ -283,7 +283,10 @@ mod tests {
             assert!(m.context_window > 0 && m.max_tokens > 0, "{}", m.id);
         }
         // A provider's first model is pi's default for it (what `--provider x` alone selects).
-        assert_eq!(r.models_of("anthropic").next().unwrap().id, "claude-opus-4-7");
+        assert_eq!(
+            r.models_of("anthropic").next().unwrap().id,
+            "claude-opus-4-7"
+        );
         let m = r.model("anthropic", "claude-sonnet-4-5").unwrap();
         assert_eq!(m.base_url, "https://api.anthropic.com");
         assert!(m.reasoning && m.supports_images());

@@ -36,7 +36,11 @@ fn key(record: &Value) -> (String, String) {
 }
 
 /// The position of each of `part`'s records in `whole` (by `key`), asserting they are equal.
-fn positions(part: &[Value], whole: &[Value], key: impl Fn(&Value) -> (String, String)) -> Vec<usize> {
+fn positions(
+    part: &[Value],
+    whole: &[Value],
+    key: impl Fn(&Value) -> (String, String),
+) -> Vec<usize> {
     part.iter()
         .map(|r| {
             let at = whole

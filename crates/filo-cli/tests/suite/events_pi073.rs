@@ -310,11 +310,8 @@ async fn the_summary_request_reasons_at_the_session_level_as_pi_073_does() {
         )
         .unwrap();
         let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
-        rpc.call(
-            "t1",
-            json!({"type": "set_thinking_level", "level": level}),
-        )
-        .await;
+        rpc.call("t1", json!({"type": "set_thinking_level", "level": level}))
+            .await;
         rpc.call("p1", json!({"type": "prompt", "message": "hi"}))
             .await;
         rpc.event("agent_end").await;

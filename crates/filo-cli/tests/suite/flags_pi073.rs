@@ -98,7 +98,11 @@ async fn list_models_shows_pi_073_catalog() {
         let out = command.output().await.unwrap();
         assert_eq!(out.status.code(), Some(0), "{case}");
         let table = String::from_utf8(out.stdout).unwrap();
-        assert_eq!(table, recorded["stderr"].as_str().unwrap(), "--list-models {case}");
+        assert_eq!(
+            table,
+            recorded["stderr"].as_str().unwrap(),
+            "--list-models {case}"
+        );
         if case == "all" {
             let providers: std::collections::BTreeSet<&str> = table
                 .lines()
@@ -119,6 +123,51 @@ async fn list_models_shows_pi_073_catalog() {
             assert!(!table.contains("deepseek-chat"), "{table}");
         }
     }
+}
+
+/// A catalog model whose wire API this build does not speak (pi's ChatGPT subscription,
+/// `openai-codex-responses`) is listed like any other and, when used, fails with pi's text.
+#[tokio::test]
+async fn a_model_of_an_api_filo_lacks_is_listed_and_fails_clearly() {
+    let mock = MockProvider::start(vec![]).await;
+    let home = Home::new(&mock);
+    let auth = home.path().join(".filo/agent/auth.json");
+    std::fs::write(
+        &auth,
+        r#"{"openai-codex": {"type": "api_key", "key": "k"}}"#,
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&auth, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let (code, out, err) = home.filo(&["--list-models", "openai-codex"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.split_whitespace().take(2).eq(["openai-codex", "gpt-5.5"])),
+        "{out}"
+    );
+    let (code, out, err) = home
+        .filo(&[
+            "--provider",
+            "openai-codex",
+            "--model",
+            "gpt-5.5",
+            "--no-session",
+            "--no-dag",
+            "-p",
+            "hi",
+        ])
+        .await;
+    assert_eq!(code, 1);
+    assert_eq!(out, "");
+    assert_eq!(
+        err.trim_end(),
+        "No API provider registered for api: openai-codex-responses"
+    );
+    assert!(mock.requests().is_empty());
 }
 
 #[tokio::test]
