@@ -5,7 +5,7 @@
     python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
 
 Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case,
-http_error_cases.
+http_error_cases, refusal_case, compaction_thinking_case, list_models_case.
 
 A scripted OpenAI-chat-completions mock listens on 127.0.0.1 only; pi runs with a temporary HOME
 and agent dir whose models.json names it as provider `mock`, PI_OFFLINE=1. Each case keeps the
@@ -383,6 +383,65 @@ def http_error_cases():
     save("http-errors.json", out)
 
 
+def refusal_case():
+    """A provider that refuses the first request (HTTP 400 with OpenAI's JSON body, HTTP 404 with a
+    text body) before any stream starts: every event pi writes in JSON mode, and over RPC."""
+    out = {}
+    for name, status, body in [
+            ("400", 400, {"error": {"message": "Invalid value for 'temperature'.",
+                                    "type": "invalid_request_error", "param": "temperature", "code": None}}),
+            ("404", 404, "no such route")]:
+        TURNS[:] = [{"error": (status, body)}]
+        REQUESTS.clear()
+        r = pi(["--mode", "json", "--no-session", "hi"])
+        out["json " + name] = {"code": r.returncode, "requests": len(REQUESTS),
+                               "events": [json.loads(l) for l in r.stdout.splitlines() if l.strip()]}
+    out["rpc 400"] = rpc("refusal-rpc", [('{"id":"p1","type":"prompt","message":"hi"}', ended())],
+                         [{"error": (400, {"error": {"message": "Invalid value for 'temperature'.",
+                                                     "type": "invalid_request_error"}})}])
+    os.remove(os.path.join(OUT, "rpc-refusal-rpc.json"))
+    save("refusal.json", out)
+
+
+def compaction_thinking_case():
+    """The summary request of a manual compaction on a reasoning model at each thinking level the
+    session can be set to (pi passes the session's level; `off` sends no reasoning)."""
+    thinker = ["node", PI, "--provider", "mock", "--model", "mock-thinker"]
+    out = {}
+    for level in ["off", "minimal", "high"]:
+        rpc("compact-thinking", [(json.dumps({"id": "t1", "type": "set_thinking_level", "level": level}),
+                                  answered("t1")),
+                                 ('{"id":"p1","type":"prompt","message":"hi"}', ended()),
+                                 ('{"id":"c1","type":"compact"}', answered("c1"))],
+            [{"text": "hello"}, SUMMARY], base=thinker)
+        out[level] = {"prompt": {k: v for k, v in REQUESTS[0].items() if k != "messages"},
+                      "summary": {k: v for k, v in REQUESTS[1].items() if k != "messages"}}
+    os.remove(os.path.join(OUT, "rpc-compact-thinking.json"))
+    save("compact-thinking.requests.json", out)
+
+
+# Keys for providers pi 0.73 added (and one it always had): --list-models shows their models.
+LIST_KEYS = {"CLOUDFLARE_API_KEY": "cf", "MOONSHOT_API_KEY": "ms", "DEEPSEEK_API_KEY": "ds",
+             "FIREWORKS_API_KEY": "fw", "XIAOMI_API_KEY": "xm", "ANTHROPIC_API_KEY": "an"}
+
+
+def list_models_case():
+    """--list-models of the built-in catalog alone (no models.json) with keys for a few providers
+    in the environment, without a search and with two searches."""
+    models_path = f"{AGENT}/models.json"
+    saved = open(models_path).read()
+    os.remove(models_path)
+    out = {"keys": LIST_KEYS}
+    try:
+        for name, args in [("all", []), ("search kimi", ["kimi"]), ("search deepseek", ["deepseek"])]:
+            r = subprocess.run(["node", PI, "--list-models", *args], cwd=PROJECT, env=dict(ENV, **LIST_KEYS),
+                               capture_output=True, text=True, timeout=120)
+            out[name] = {"args": args, "stdout": r.stdout, "stderr": r.stderr, "code": r.returncode}
+    finally:
+        open(models_path, "w").write(saved)
+    save("list-models.json", out)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[3:]
@@ -397,6 +456,9 @@ if __name__ == "__main__":
         queue_cases()
         flags_case()
         http_error_cases()
+        refusal_case()
+        compaction_thinking_case()
+        list_models_case()
     finally:
         server.shutdown()
         shutil.rmtree(WORK, ignore_errors=True)

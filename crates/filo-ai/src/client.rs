@@ -186,6 +186,7 @@ impl Client {
             self.registry
                 .provider_headers(&model.provider, key.as_deref(), &self.env);
         let mut model = model.clone();
+        model.base_url = fill_url_placeholders(&model, &self.env)?;
         for (k, v) in model.headers.take().into_iter().flatten() {
             if let Some(v) = resolve_config_value(&v, &self.env) {
                 headers.insert(k, v);
@@ -306,10 +307,82 @@ pub async fn complete(
     })
 }
 
+/// A base URL's `{NAME}` placeholders (upper-case variable names, as pi's Cloudflare providers
+/// have `{CLOUDFLARE_ACCOUNT_ID}`) filled from the environment; pi's error when one is unset.
+/// Lower-case placeholders (Vertex's `{location}`) are the protocol's to fill.
+fn fill_url_placeholders(model: &Model, env: &Env) -> Result<String, AiError> {
+    let url = &model.base_url;
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url.as_str();
+    while let Some(open) = rest.find('{') {
+        let (head, tail) = rest.split_at(open);
+        out.push_str(head);
+        let name = tail[1..].split('}').next().filter(|n| {
+            tail[1..].contains('}')
+                && n.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+                && n.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        });
+        match name {
+            Some(name) => {
+                let value = env.get(name).ok_or_else(|| {
+                    AiError::Provider(format!(
+                        "{name} is required for provider {} but is not set.",
+                        model.provider
+                    ))
+                })?;
+                out.push_str(value);
+                rest = &tail[name.len() + 2..];
+            }
+            None => {
+                out.push('{');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::transport::FixtureTransport;
+
+    #[test]
+    fn cloudflare_urls_take_the_account_from_the_environment() {
+        let c = client(&[
+            ("CLOUDFLARE_API_KEY", "cf-key"),
+            ("CLOUDFLARE_ACCOUNT_ID", "acc1"),
+        ]);
+        let m = c
+            .registry()
+            .model("cloudflare-workers-ai", "@cf/moonshotai/kimi-k2.6")
+            .unwrap();
+        let req = c
+            .build_request(&m, &ctx(), &StreamOptions::default())
+            .unwrap();
+        assert_eq!(
+            req.url,
+            "https://api.cloudflare.com/client/v4/accounts/acc1/ai/v1/chat/completions"
+        );
+        assert_eq!(req.header("authorization"), Some("Bearer cf-key"));
+        let unset = client(&[("CLOUDFLARE_API_KEY", "cf-key")]);
+        assert_eq!(
+            unset
+                .build_request(&m, &ctx(), &StreamOptions::default())
+                .unwrap_err()
+                .to_string(),
+            "CLOUDFLARE_ACCOUNT_ID is required for provider cloudflare-workers-ai but is not set."
+        );
+        // Vertex's lower-case `{location}` is left to its protocol.
+        let mut vertex = m.clone();
+        vertex.base_url = "https://{location}-aiplatform.googleapis.com/{".into();
+        assert_eq!(
+            fill_url_placeholders(&vertex, &Env::default()).unwrap(),
+            vertex.base_url
+        );
+    }
 
     fn client(vars: &[(&str, &str)]) -> Client {
         Client::with_transport(

@@ -131,16 +131,14 @@ pub(crate) fn run(call: Call) -> AssistantStream {
     })
 }
 
-/// A stream that yields a message that failed before any request was made (missing key, …).
+/// A stream that yields a message that failed before any request was made (missing key, …):
+/// the error alone, without `Start`, like every failure before the provider answered.
 pub(crate) fn failed(initial: AssistantMessage, error: &AiError) -> AssistantStream {
-    let mut message = initial.clone();
+    let mut message = initial;
     message.stop_reason = StopReason::Error;
     message.error_message = Some(error.to_string());
     message.error_status = error.http_status();
-    Box::pin(futures::stream::iter([
-        AssistantEvent::Start { message: initial },
-        AssistantEvent::Error { message },
-    ]))
+    Box::pin(futures::stream::iter([AssistantEvent::Error { message }]))
 }
 
 /// Polls the driver future and the channel it fills; ends when both are done. Events travel in
@@ -574,7 +572,11 @@ async fn finish_err(
         .await;
 }
 
+/// A failure before the provider answered with a stream (a refusal, a transport error, an
+/// abort while waiting): the stream is only the error, no `Start` first, as pi's providers push
+/// `start` only once the response is there. Events already sent stay as they are.
 async fn fail_before_stream(call: &Call, error: &AiError, sender: &mut Sender) {
+    sender.started = true;
     let acc = Accumulator::new(call.initial.clone());
     finish_err(call, acc, &DecodeOut::default(), error, sender).await;
 }

@@ -2,7 +2,10 @@
 //! into the final message.
 //!
 //! A stream yields [`AssistantEvent::Start`] first, then block events, then exactly one terminal
-//! [`AssistantEvent::Done`] or [`AssistantEvent::Error`]. Events carry deltas only; whoever needs
+//! [`AssistantEvent::Done`] or [`AssistantEvent::Error`]. A call that fails before the provider
+//! answers with a stream (an HTTP refusal, no connection, a missing key) yields the
+//! [`AssistantEvent::Error`] alone, as pi's providers do (they push `start` once the response is
+//! there). Events carry deltas only; whoever needs
 //! the live partial message applies the events to an [`Accumulator`] (pi's `partial`), so no event
 //! copies the whole message.
 

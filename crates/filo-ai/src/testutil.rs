@@ -90,6 +90,11 @@ pub async fn run_with(
 
 /// Assert the stream contract and that a consumer-side accumulator agrees with the terminal message.
 pub fn check_contract(events: &[AssistantEvent]) -> AssistantMessage {
+    // A call that failed before the provider answered is its error alone.
+    if let [AssistantEvent::Error { message }] = events {
+        assert!(message.content.is_empty(), "{events:?}");
+        return message.clone();
+    }
     let Some(AssistantEvent::Start { message }) = events.first() else {
         panic!("first event is not Start: {events:?}");
     };

@@ -33,6 +33,8 @@ pub struct CompactionContext {
     pub custom_instructions: Option<String>,
     /// Cancelled when the compaction is (an abort, a shutdown).
     pub cancel: tokio_util::sync::CancellationToken,
+    /// The session's thinking level, at which pi sends its summary requests.
+    pub thinking_level: filo_ai::ThinkingLevel,
 }
 
 /// What `before_compact` decided instead of pi's own summary.

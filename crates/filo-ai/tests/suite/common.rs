@@ -138,6 +138,11 @@ pub async fn collect(
 }
 
 pub fn check(events: &[AssistantEvent]) -> AssistantMessage {
+    // A call that failed before the provider answered is its error alone.
+    if let [AssistantEvent::Error { message }] = events {
+        assert!(message.content.is_empty(), "{events:?}");
+        return message.clone();
+    }
     let Some(AssistantEvent::Start { message }) = events.first() else {
         panic!("no Start first: {events:?}");
     };

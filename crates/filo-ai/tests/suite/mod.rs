@@ -1,5 +1,6 @@
 mod anthropic_fields;
 mod bedrock;
+mod catalog;
 mod common;
 mod conformance;
 mod faults;

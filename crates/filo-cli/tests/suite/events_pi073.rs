@@ -279,3 +279,58 @@ async fn steer_and_follow_up_update_the_queues_as_pi_073_does() {
     assert_eq!(responses(&rpc.seen), responses(&pi));
     assert_eq!(rpc.close().await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_request_reasons_at_the_session_level_as_pi_073_does() {
+    let pi = fixture("compact-thinking.requests.json");
+    let fields = |v: &Value| -> Vec<String> {
+        let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        keys.retain(|k| k != "messages" && k != "tools");
+        keys.sort();
+        keys
+    };
+    for level in ["off", "minimal", "high"] {
+        let mock = MockProvider::start(vec![
+            Turn::Reply(Reply::text("hello").with_usage(Usage::new(100, 10))),
+            Turn::text(SUMMARY),
+        ])
+        .await;
+        let home = Home::new(&mock);
+        // pi's `mock-thinker`, under the id the RPC helper selects.
+        let models = json!({"providers": {"mock": {
+            "baseUrl": format!("{}/v1", mock.url()),
+            "api": "openai-completions",
+            "apiKey": "MOCK_API_KEY",
+            "models": [{"id": "mock-model", "reasoning": true,
+                "contextWindow": 100000, "maxTokens": 1000}]
+        }}});
+        std::fs::write(
+            home.path().join(".filo/agent/models.json"),
+            models.to_string(),
+        )
+        .unwrap();
+        let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
+        rpc.call("t1", json!({"type": "set_thinking_level", "level": level}))
+            .await;
+        rpc.call("p1", json!({"type": "prompt", "message": "hi"}))
+            .await;
+        rpc.event("agent_end").await;
+        let compacted = rpc.response_to("c1", json!({"type": "compact"})).await;
+        assert_eq!(compacted["success"], true, "{compacted}");
+        assert_eq!(rpc.close().await, 0);
+        let requests = mock.requests();
+        let recorded = &pi[level];
+        for (i, which) in ["prompt", "summary"].into_iter().enumerate() {
+            let (ours, theirs) = (&requests[i].body, &recorded[which]);
+            assert_eq!(fields(ours), fields(theirs), "{level} {which}");
+            assert_eq!(
+                ours["reasoning_effort"], theirs["reasoning_effort"],
+                "{level} {which}"
+            );
+            assert_eq!(
+                ours["max_completion_tokens"], theirs["max_completion_tokens"],
+                "{level} {which}"
+            );
+        }
+    }
+}

@@ -64,6 +64,112 @@ async fn list_models_prints_what_pi_073_prints() {
     }
 }
 
+/// The built-in catalog alone (no models.json) with keys for providers pi 0.73 added —
+/// Cloudflare, Moonshot, DeepSeek, Fireworks, Xiaomi — and Anthropic: the same table as pi's
+/// (`pi073/list-models.json`, `record.py list_models_case`), byte for byte. The providers
+/// without a key, and the models 0.73 dropped (`deepseek-chat`), are not in it.
+#[tokio::test]
+async fn list_models_shows_pi_073_catalog() {
+    let mock = MockProvider::start(vec![]).await;
+    let home = Home::new(&mock);
+    std::fs::remove_file(home.path().join(".filo/agent/models.json")).unwrap();
+    let pi = fixture("list-models.json");
+    let keys: Vec<(String, String)> = pi["keys"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+        .collect();
+    for case in ["all", "search kimi", "search deepseek"] {
+        let recorded = &pi[case];
+        let mut args = vec!["--list-models".to_owned()];
+        args.extend(
+            recorded["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_owned()),
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut command = home.command(&args);
+        for (k, v) in &keys {
+            command.env(k, v);
+        }
+        let out = command.output().await.unwrap();
+        assert_eq!(out.status.code(), Some(0), "{case}");
+        let table = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            table,
+            recorded["stderr"].as_str().unwrap(),
+            "--list-models {case}"
+        );
+        if case == "all" {
+            let providers: std::collections::BTreeSet<&str> = table
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_whitespace().next())
+                .collect();
+            let want = [
+                "anthropic",
+                "cloudflare-ai-gateway",
+                "cloudflare-workers-ai",
+                "deepseek",
+                "fireworks",
+                "moonshotai",
+                "moonshotai-cn",
+                "xiaomi",
+            ];
+            assert_eq!(providers.into_iter().collect::<Vec<_>>(), want);
+            assert!(!table.contains("deepseek-chat"), "{table}");
+        }
+    }
+}
+
+/// A catalog model whose wire API this build does not speak (pi's ChatGPT subscription,
+/// `openai-codex-responses`) is listed like any other and, when used, fails with pi's text.
+#[tokio::test]
+async fn a_model_of_an_api_filo_lacks_is_listed_and_fails_clearly() {
+    let mock = MockProvider::start(vec![]).await;
+    let home = Home::new(&mock);
+    let auth = home.path().join(".filo/agent/auth.json");
+    std::fs::write(
+        &auth,
+        r#"{"openai-codex": {"type": "api_key", "key": "k"}}"#,
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&auth, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let (code, out, err) = home.filo(&["--list-models", "openai-codex"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.split_whitespace().take(2).eq(["openai-codex", "gpt-5.5"])),
+        "{out}"
+    );
+    let (code, out, err) = home
+        .filo(&[
+            "--provider",
+            "openai-codex",
+            "--model",
+            "gpt-5.5",
+            "--no-session",
+            "--no-dag",
+            "-p",
+            "hi",
+        ])
+        .await;
+    assert_eq!(code, 1);
+    assert_eq!(out, "");
+    assert_eq!(
+        err.trim_end(),
+        "No API provider registered for api: openai-codex-responses"
+    );
+    assert!(mock.requests().is_empty());
+}
+
 #[tokio::test]
 async fn models_scope_starts_on_its_first_model_and_cycles_as_pi_073() {
     let mock = MockProvider::start(vec![]).await;

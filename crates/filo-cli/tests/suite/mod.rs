@@ -17,6 +17,7 @@ mod openclaw;
 mod openclaw_tui;
 mod pi073;
 mod pi_dir;
+mod refusal_pi073;
 mod rpc;
 mod rpc_hostile;
 mod rpc_pi073;

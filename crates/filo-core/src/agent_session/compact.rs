@@ -167,6 +167,7 @@ impl AgentSession {
             reserve_tokens: settings.reserve_tokens,
             custom_instructions: custom.map(str::to_owned),
             cancel: cancel.clone(),
+            thinking_level: self.thinking_level(),
         };
         for ext in &self.inner.extensions {
             match ext.before_compact(&prep, &hook_ctx).await {
@@ -177,12 +178,17 @@ impl AgentSession {
                 }
             }
         }
-        let summary = crate::compaction::generate_summary(
+        // pi 0.73 asks for the summary at the session's thinking level.
+        let request = crate::compaction::SummaryRequest {
+            api_key: Some(key).filter(|k| !k.is_empty()),
+            reserve_tokens: settings.reserve_tokens,
+            thinking: hook_ctx.thinking_level,
+        };
+        let summary = crate::compaction::generate_summary_at(
             self.inner.client.as_ref(),
             &model,
-            Some(key).filter(|k| !k.is_empty()),
+            &request,
             &prep,
-            settings.reserve_tokens,
             custom,
             cancel,
         )

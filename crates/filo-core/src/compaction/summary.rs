@@ -179,7 +179,8 @@ fn conversation_prompt(
     p
 }
 
-/// Summarize a prepared compaction. Returns the summary text with the file lists appended.
+/// Summarize a prepared compaction at thinking level `high` (for callers that have no session
+/// level of their own). See [`generate_summary_at`].
 pub async fn generate_summary(
     client: &dyn ModelClient,
     model: &Model,
@@ -189,6 +190,51 @@ pub async fn generate_summary(
     custom_instructions: Option<&str>,
     cancel: CancellationToken,
 ) -> Result<String, SummaryError> {
+    let request = SummaryRequest {
+        api_key,
+        reserve_tokens,
+        thinking: ThinkingLevel::High,
+    };
+    generate_summary_at(client, model, &request, prep, custom_instructions, cancel).await
+}
+
+/// How a compaction's summary requests are sent.
+#[derive(Debug, Clone)]
+pub struct SummaryRequest {
+    pub api_key: Option<String>,
+    /// The session's `compaction.reserveTokens` (the requests' token budgets derive from it).
+    pub reserve_tokens: u64,
+    /// The session's thinking level: both summary requests (the history and a split turn's
+    /// prefix) reason at it when the model reasons, as pi 0.73's `compact` passes it; `off`
+    /// sends no reasoning.
+    pub thinking: ThinkingLevel,
+}
+
+impl SummaryRequest {
+    fn options(&self, model: &Model, max_tokens: u64) -> StreamOptions {
+        StreamOptions {
+            max_tokens: Some(max_tokens),
+            api_key: self.api_key.clone(),
+            reasoning: if model.reasoning {
+                self.thinking
+            } else {
+                ThinkingLevel::Off
+            },
+            ..StreamOptions::default()
+        }
+    }
+}
+
+/// Summarize a prepared compaction. Returns the summary text with the file lists appended.
+pub async fn generate_summary_at(
+    client: &dyn ModelClient,
+    model: &Model,
+    request: &SummaryRequest,
+    prep: &CompactionPreparation,
+    custom_instructions: Option<&str>,
+    cancel: CancellationToken,
+) -> Result<String, SummaryError> {
+    let reserve_tokens = request.reserve_tokens;
     // pi 0.73 (compaction.js `compact`): a split turn with a prefix is summarized in two parts,
     // an empty history then reads "No prior history."; otherwise the model is always asked.
     let split = prep.is_split_turn && !prep.turn_prefix_messages.is_empty();
@@ -207,16 +253,7 @@ pub async fn generate_summary(
             &instructions,
             custom_instructions,
         );
-        let options = StreamOptions {
-            max_tokens: Some(reserve_tokens * 4 / 5),
-            api_key: api_key.clone(),
-            reasoning: if model.reasoning {
-                ThinkingLevel::High
-            } else {
-                ThinkingLevel::Off
-            },
-            ..StreamOptions::default()
-        };
+        let options = request.options(model, reserve_tokens * 4 / 5);
         let m = complete(client, model, prompt, options, cancel.clone()).await?;
         Ok::<_, SummaryError>(texts(&m.content, "\n"))
     };
@@ -226,11 +263,7 @@ pub async fn generate_summary(
         }
         let prompt =
             conversation_prompt(&prep.turn_prefix_messages, None, TURN_PREFIX_PROMPT, None);
-        let options = StreamOptions {
-            max_tokens: Some(reserve_tokens / 2),
-            api_key: api_key.clone(),
-            ..StreamOptions::default()
-        };
+        let options = request.options(model, reserve_tokens / 2);
         let m = complete(client, model, prompt, options, cancel.clone())
             .await
             .map_err(|e| match e {
