@@ -407,9 +407,19 @@ async fn resume_picker_renames_filters_sorts_and_deletes() {
     tmux.wait_for("Delete session? enter confirm · esc cancel")
         .await;
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("Session").await;
-    let after = tmux.wait_for("Beta named").await;
-    assert!(!after.contains("alpha topic"), "{screen}\n{after}");
+    // The delete runs after the key (through `trash` when there is one): wait for the row to go.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let screen = tmux.capture();
+        if screen.contains("Beta named") && !screen.contains("alpha topic") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "alpha was never removed from the list:\n{screen}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     tmux.keys(&["Escape"]);
     quit(&tmux).await;
     let left: Vec<String> = home
