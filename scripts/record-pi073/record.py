@@ -5,7 +5,9 @@
     python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
 
 Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case,
-http_error_cases, refusal_case, compaction_thinking_case, list_models_case.
+http_error_cases, refusal_case, compaction_thinking_case, list_models_case, branch_case,
+filo_session_case (which reads `filo.session.jsonl` from the output directory: a session filo
+wrote, made by filo-cli's ignored test `write_the_filo_session_fixture`).
 
 A scripted OpenAI-chat-completions mock listens on 127.0.0.1 only; pi runs with a temporary HOME
 and agent dir whose models.json names it as provider `mock`, PI_OFFLINE=1. Each case keeps the
@@ -442,6 +444,100 @@ def list_models_case():
     save("list-models.json", out)
 
 
+# pi's own /tree code, run through its SDK: open a session file, move the leaf to the parent of
+# the user message whose text is given (summarising the abandoned branch, as /tree offers), and
+# send a new prompt from there. argv: session file, cwd, agent dir, the user message's text, prompt.
+TREE_SCRIPT = """
+import { createAgentSession, SessionManager, AuthStorage, ModelRegistry } from "%s";
+const [file, cwd, agentDir, target, prompt] = process.argv.slice(2);
+const authStorage = AuthStorage.create(agentDir + "/auth.json");
+const modelRegistry = ModelRegistry.create(authStorage, agentDir + "/models.json");
+const model = modelRegistry.find("mock", "mock-model");
+const { session } = await createAgentSession({ cwd, agentDir, authStorage, modelRegistry, model,
+  sessionManager: SessionManager.open(file) });
+const entry = session.sessionManager.getEntries().find((e) => e.type === "message"
+  && e.message.role === "user" && JSON.stringify(e.message.content).includes(target));
+const moved = await session.navigateTree(entry.id, { summarize: true });
+if (moved.cancelled || !moved.summaryEntry) throw new Error("navigateTree: " + JSON.stringify(moved));
+await session.prompt(prompt);
+session.dispose?.();
+process.exit(0);
+"""
+
+
+def branch_case():
+    """A session pi wrote with a multi-block edit, a manual compaction and an abandoned branch,
+    and the request pi sends when resuming it. Over RPC (settings `compaction.keepRecentTokens: 1`
+    so that the compaction drops history): `prompt` (a two-block `edit` of a.txt), `prompt`,
+    `compact`, `prompt`; then pi's SDK moves the leaf back above the last prompt with a branch
+    summary (`navigateTree`, what /tree does) and prompts again (a two-block `edit` of b.txt)."""
+    open(f"{PROJECT}/a.txt", "w").write("one\ntwo\nthree\nfour\n")
+    open(f"{PROJECT}/b.txt", "w").write("x = 1\ny = 2\n")
+    for f in sessions():
+        os.remove(f)
+    settings = f"{AGENT}/settings.json"
+    json.dump({"compaction": {"keepRecentTokens": 1}}, open(settings, "w"))
+    edit_a = json.dumps({"path": "a.txt", "edits": [{"oldText": "two", "newText": "TWO"},
+                                                    {"oldText": "four", "newText": "FOUR"}]})
+    edit_b = json.dumps({"path": "b.txt", "edits": [{"oldText": "x = 1", "newText": "x = 10"},
+                                                    {"oldText": "y = 2", "newText": "y = 20"}]})
+    try:
+        rpc("branch", [('{"id":"p1","type":"prompt","message":"edit a"}', ended()),
+                       ('{"id":"p2","type":"prompt","message":"second"}', ended(2)),
+                       ('{"id":"c1","type":"compact"}', answered("c1")),
+                       ('{"id":"p3","type":"prompt","message":"after compaction"}', ended(3))],
+            # A split turn asks for two summaries (in either order): both get the same answer.
+            [{"calls": [("call_a", "edit", edit_a)]}, {"text": "Edited a."}, {"text": "two"},
+             {"text": "## Goal\ncompaction summary"}, {"text": "## Goal\ncompaction summary"},
+             {"text": "three"}], args=())
+        os.remove(os.path.join(OUT, "rpc-branch.json"))
+        assert not TURNS, TURNS
+        (session,) = sessions()
+        module = os.path.join(PI_PREFIX, "node_modules/@mariozechner/pi-coding-agent/dist/index.js")
+        script = f"{WORK}/tree.mjs"
+        open(script, "w").write(TREE_SCRIPT % module)
+        TURNS[:] = [{"text": "## Goal\nbranch summary"}, {"calls": [("call_b", "edit", edit_b)]},
+                    {"text": "Edited b."}]
+        r = subprocess.run(["node", script, session, PROJECT, AGENT, "after compaction", "another way"],
+                           cwd=PROJECT, env=ENV, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert not TURNS, TURNS
+    finally:
+        os.remove(settings)
+    shutil.copy(session, os.path.join(OUT, "branch.session.jsonl"))
+    copy = f"{WORK}/branch-copy.jsonl"
+    shutil.copy(session, copy)
+    TURNS[:] = [{"text": "Resumed."}]
+    REQUESTS.clear()
+    r = pi(["-p", "--session", copy, "continue"])
+    save("branch.resume.requests.json", REQUESTS[:])
+    save("branch.resume.json", {"code": r.returncode, "stdout": r.stdout, "stderr": r.stderr})
+    assert r.returncode == 0, r.stderr
+
+
+def filo_session_case():
+    """A session filo wrote (`filo.session.jsonl`, made by filo-cli's ignored test
+    `write_the_filo_session_fixture`: the same steps as `branch_case`) resumed by pi:
+    `pi -p --session <copy> continue`, the request pi sent, its exit code, stdout and stderr."""
+    copy = f"{WORK}/filo-copy.jsonl"
+    shutil.copy(os.path.join(OUT, "filo.session.jsonl"), copy)
+    # pi -p refuses a session whose stored cwd is gone ("Stored session working directory does
+    # not exist"): the generator's temporary project is made again, empty, for the run.
+    cwd = json.loads(open(copy).readline())["cwd"]
+    made = not os.path.exists(cwd)
+    os.makedirs(cwd, exist_ok=True)
+    TURNS[:] = [{"text": "Resumed."}]
+    REQUESTS.clear()
+    try:
+        r = pi(["-p", "--session", copy, "continue"])
+    finally:
+        if made:
+            shutil.rmtree(os.path.dirname(cwd) if os.path.basename(cwd) == "project" else cwd)
+    save("filo.resume.requests.json", REQUESTS[:])
+    save("filo.resume.json", {"code": r.returncode, "stdout": r.stdout, "stderr": r.stderr})
+    assert r.returncode == 0, r.stderr
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[3:]
@@ -459,6 +555,8 @@ if __name__ == "__main__":
         refusal_case()
         compaction_thinking_case()
         list_models_case()
+        branch_case()
+        filo_session_case()
     finally:
         server.shutdown()
         shutil.rmtree(WORK, ignore_errors=True)

@@ -24,6 +24,7 @@ mod rpc_pi073;
 mod rpc_resume;
 mod secrets;
 mod sessions_faults;
+mod sessions_pi073;
 mod settings_pi073;
 mod signals;
 mod tui;
