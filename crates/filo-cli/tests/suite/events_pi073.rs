@@ -244,6 +244,13 @@ async fn steer_and_follow_up_update_the_queues_as_pi_073_does() {
     let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
     rpc.call("p1", json!({"type": "prompt", "message": "slow"}))
         .await;
+    // The steer must meet a run that is already waiting on the model (as in pi's recording);
+    // sent before the request leaves, it would join the first turn instead.
+    let started = std::time::Instant::now();
+    while mock.requests().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the prompt never reached the model");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     // A client's answer to an extension UI request: pi answers nothing.
     rpc.send(json!({"type": "extension_ui_response", "id": "nobody", "value": "x"}))
         .await;
