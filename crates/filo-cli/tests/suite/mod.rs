@@ -26,4 +26,5 @@ mod sessions_faults;
 mod settings_pi073;
 mod signals;
 mod tui;
+mod tui_keys;
 mod tui_pi073;

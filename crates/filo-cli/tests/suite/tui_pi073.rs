@@ -287,7 +287,7 @@ async fn reload_picks_up_new_prompt_templates_and_settings() {
     .unwrap();
     home.write_settings(&serde_json::json!({"enableSkillCommands": false, "quietStartup": true}));
     submit(&tmux, "/reload");
-    tmux.wait_for("Reloaded skills, prompts, themes, context files and settings")
+    tmux.wait_for("Reloaded keybindings, skills, prompts, themes, context files and settings")
         .await;
     tmux.keys(&["-l", "/gre"]);
     tmux.wait_for("Say hello").await;

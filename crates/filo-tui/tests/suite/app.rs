@@ -83,6 +83,8 @@ async fn fixture_full(
         initial_messages: Vec::new(),
         initial_images: Vec::new(),
         reload: None,
+        keybindings: Default::default(),
+        term: Default::default(),
         verbose: false,
     };
     let app = App::new(session, options, tx);
@@ -179,6 +181,34 @@ async fn ctrl_c_clears_then_arms_then_quits() {
     f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
     f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert!(f.app.state().should_quit);
+}
+
+#[tokio::test]
+async fn escape_and_ctrl_c_read_as_one_alt_ctrl_c_are_both_keys() {
+    let (_mock, mut f) = fixture(Vec::new()).await;
+    f.typed("draft");
+    // A terminal's "\x1b\x03": Escape then Ctrl+C, read as Alt+Ctrl+C.
+    f.key(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    );
+    assert!(f.app.state().editor.is_empty(), "ctrl+c cleared the editor");
+    f.key(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    );
+    f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(f.app.state().should_quit);
+    // A bound Alt+Ctrl key (jump backward) stays one key.
+    let (_mock, mut f) = fixture(Vec::new()).await;
+    f.typed("ab");
+    f.key(
+        KeyCode::Char(']'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    );
+    f.typed("a");
+    assert_eq!(f.app.state().editor.cursor, 0);
+    assert_eq!(f.app.state().editor.text, "ab");
 }
 
 #[tokio::test]

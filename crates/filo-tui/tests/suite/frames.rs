@@ -209,11 +209,13 @@ fn model_selector_with_search() {
         ov.handle_key(
             crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c)),
             10,
+            &Default::default(),
         );
     }
     let action = ov.handle_key(
         crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter),
         10,
+        &Default::default(),
     );
     assert_eq!(
         action,
@@ -333,13 +335,14 @@ fn life_view_around_head() {
     assert!(recall.contains("Try the regex way"), "{recall}");
     let ov = s.overlay.as_mut().unwrap();
     let key = |c| crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c));
-    ov.handle_key(key('t'), 10);
+    ov.handle_key(key('t'), 10, &Default::default());
     for c in "retry".chars() {
-        ov.handle_key(key(c), 10);
+        ov.handle_key(key(c), 10, &Default::default());
     }
     let jump = ov.handle_key(
         crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter),
         10,
+        &Default::default(),
     );
     let filo_tui::overlay::OverlayAction::Jump { node_id, note } = jump else {
         panic!("{jump:?}")
