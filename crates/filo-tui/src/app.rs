@@ -389,6 +389,16 @@ impl App {
                 self.open_session(path);
             }
             OverlayAction::Scope(a) => self.scope_action(a),
+            OverlayAction::SetLabel { id, label } => {
+                let r = self
+                    .session
+                    .session_manager()
+                    .append_label_change(&id, label.as_deref());
+                if let Err(e) = r {
+                    self.state
+                        .push(Cell::Error(format!("Could not set the label: {e}")));
+                }
+            }
             OverlayAction::RenameCurrent(name) => {
                 self.session.set_session_name(&name);
                 self.refresh_footer();

@@ -20,6 +20,7 @@ impl App {
         match &mut self.state.overlay {
             Some(crate::overlay::Overlay::Sessions(p)) => p.keys = kb,
             Some(crate::overlay::Overlay::ScopedModels(m)) => m.keys = kb,
+            Some(crate::overlay::Overlay::Tree(t)) => t.keys = kb,
             _ => {}
         }
     }

@@ -110,12 +110,14 @@ impl App {
             "scoped-models" => self.scoped_models_command(),
             "changelog" => self.changelog_command(),
             "tree" => {
-                let (items, sel) = crate::tree::tree_items(&self.session.session_manager());
-                if items.is_empty() {
-                    self.state.push(Cell::Info("The session is empty.".into()));
+                let filter = filo_core::ui_settings::tree_filter_mode(&self.session.settings());
+                let tree = crate::tree::Tree::from_session(&self.session.session_manager(), filter);
+                if tree.nodes.is_empty() {
+                    self.state.push(Cell::Info("No entries in session".into()));
                 } else {
-                    let list = SelectList::new(SelectKind::Tree, "session tree", items, sel);
-                    self.state.overlay = Some(Overlay::Select(list));
+                    let view =
+                        crate::tree_view::TreeView::new(tree, self.options.keybindings.clone());
+                    self.state.overlay = Some(Overlay::Tree(Box::new(view)));
                 }
             }
             "compact" => {

@@ -35,6 +35,7 @@ pub mod text;
 pub mod theme;
 pub mod theme_catalog;
 pub mod tree;
+pub mod tree_view;
 pub mod view;
 
 use std::path::PathBuf;

@@ -100,6 +100,8 @@ pub enum Overlay {
     Sessions(Box<crate::session_picker::SessionPicker>),
     /// `/scoped-models`' checklist.
     ScopedModels(crate::scoped_models::ScopedModels),
+    /// `/tree`'s selector.
+    Tree(Box<crate::tree_view::TreeView>),
 }
 
 /// What a key in an overlay asks for.
@@ -121,6 +123,11 @@ pub enum OverlayAction {
     RenameCurrent(String),
     /// A key of `/scoped-models`.
     Scope(crate::scoped_models::ScopeAction),
+    /// Set (`Some`) or clear (`None`) the label of a session entry (`/tree`, Shift+L).
+    SetLabel {
+        id: String,
+        label: Option<String>,
+    },
 }
 
 fn step(cur: usize, len: usize, delta: isize) -> usize {
@@ -194,6 +201,7 @@ impl Overlay {
             }
             Overlay::Life(l) => life_key(l, key, page),
             Overlay::ScopedModels(m) => OverlayAction::Scope(m.handle_key(key)),
+            Overlay::Tree(t) => t.handle_key(key, page as usize),
             Overlay::Sessions(p) => {
                 use crate::session_picker::PickerAction;
                 match p.handle_key(key) {
@@ -311,6 +319,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay, theme: &Theme)
         Overlay::Life(l) => draw_life(frame, area, l, theme),
         Overlay::Sessions(p) => crate::picker_view::draw(frame, area, p, theme),
         Overlay::ScopedModels(m) => crate::scoped_models::draw(frame, area, m, theme),
+        Overlay::Tree(t) => crate::tree_view::draw(frame, area, t, theme),
     }
 }
 

@@ -412,3 +412,64 @@ async fn ctrl_v_pastes_a_clipboard_image_as_a_file_path() {
         .await;
     quit(&tmux).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tree_labels_filters_and_folding() {
+    tmux_or_return!("tree_labels_filters_and_folding");
+    let mock = MockProvider::start(vec![
+        Turn::tool_call("call_1", "bash", json!({"command": "echo hi"})),
+        Turn::text("One."),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    // `/tree` opens with the `treeFilterMode` setting.
+    home.write_settings(&json!({"treeFilterMode": "user-only"}));
+    let tmux = launch(&home);
+    tmux.wait_for("enter to send").await;
+    submit(&tmux, "first");
+    tmux.wait_for("One.").await;
+    submit(&tmux, "/tree");
+    let screen = tmux.wait_for("Session Tree").await;
+    assert!(screen.contains("(1/1) [user]"), "{screen}");
+    assert!(!screen.contains("assistant: One."), "{screen}");
+    // Ctrl+U toggles user-only off: the default view, tool results included.
+    tmux.keys(&["C-u"]);
+    let screen = tmux.wait_for("assistant: One.").await;
+    assert!(screen.contains("[bash: echo hi]"), "{screen}");
+    // Ctrl+T: no tools.
+    tmux.keys(&["C-t"]);
+    let screen = tmux.wait_for("[no-tools]").await;
+    assert!(!screen.contains("[bash: echo hi]"), "{screen}");
+    // Shift+L on the first message: a label.
+    tmux.keys(&["Up", "Up"]);
+    tmux.keys(&["L"]);
+    tmux.wait_for("Label (empty to remove):").await;
+    tmux.keys(&["-l", "checkpoint"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("[checkpoint] user: first").await;
+    // Ctrl+L: labeled entries only.
+    tmux.keys(&["C-l"]);
+    let screen = tmux.wait_for("[labeled]").await;
+    assert!(screen.contains("(1/1) [labeled]"), "{screen}");
+    // Ctrl+D: back to the default view; Ctrl+← folds the root, Ctrl+→ opens it.
+    tmux.keys(&["C-d"]);
+    let screen = tmux.wait_for("assistant: One.").await;
+    let selected = line_with(&screen, "› ");
+    assert!(selected.contains("user: first"), "{screen}");
+    tmux.keys(&["C-Left"]);
+    let screen = tmux.wait_for("⊞").await;
+    assert!(!screen.contains("assistant: One."), "{screen}");
+    tmux.keys(&["C-Right"]);
+    tmux.wait_for("assistant: One.").await;
+    escape(&tmux).await;
+    quit(&tmux).await;
+    let file = &home.sessions()[0];
+    let lines = std::fs::read_to_string(file).unwrap();
+    let label = lines
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "label")
+        .expect(&lines);
+    assert_eq!(label["label"], "checkpoint");
+    assert!(label["targetId"].is_string(), "{label}");
+}

@@ -325,19 +325,26 @@ async fn tree_moves_back_to_an_earlier_prompt() {
     }
     f.typed("/tree");
     f.enter();
-    let Some(Overlay::Select(list)) = &f.app.state().overlay else {
+    let Some(Overlay::Tree(view)) = &f.app.state().overlay else {
         panic!("no tree")
     };
-    let labels: Vec<&str> = list.items.iter().map(|i| i.label.as_str()).collect();
+    let rows: Vec<(String, bool)> = view
+        .tree
+        .rows()
+        .into_iter()
+        .map(|r| (r.text, r.on_path))
+        .collect();
+    let on = |t: &str| (t.to_string(), true);
     assert_eq!(
-        labels,
+        rows,
         vec![
-            "│ user: first",
-            "│ assistant: One.",
-            "│ user: second",
-            "● assistant: Two."
+            on("user: first"),
+            on("assistant: One."),
+            on("user: second"),
+            on("assistant: Two.")
         ]
     );
+    assert_eq!(view.selected, view.tree.leaf, "the leaf is selected");
     for _ in 0..3 {
         f.key(KeyCode::Up, KeyModifiers::NONE);
     }
@@ -385,10 +392,10 @@ async fn settings_flip_and_double_escape_opens_the_tree() {
         .await;
     f.key(KeyCode::Esc, KeyModifiers::NONE);
     f.key(KeyCode::Esc, KeyModifiers::NONE);
-    let Some(Overlay::Select(list)) = &f.app.state().overlay else {
-        panic!("no tree")
-    };
-    assert_eq!(list.title, "session tree");
+    assert!(
+        matches!(&f.app.state().overlay, Some(Overlay::Tree(_))),
+        "no tree"
+    );
 }
 
 #[tokio::test]

@@ -466,3 +466,48 @@ fn scoped_models_at_two_sizes() {
     insta::assert_snapshot!("scoped_models_80x24", frame_at(&mut s, 80, 24));
     insta::assert_snapshot!("scoped_models_120x40", frame_at(&mut s, 120, 40));
 }
+
+/// `/tree` with a fork, a label, a folded-open branch and the no-tools filter.
+#[test]
+fn tree_selector_at_two_sizes() {
+    use filo_session::{SessionManager, SessionMessage};
+    use filo_tui::tree::Tree;
+    use filo_tui::tree_view::TreeView;
+    let mut m = SessionManager::in_memory("/tmp");
+    let say = |m: &mut SessionManager, msg: filo_ai::Message| {
+        m.append_message(SessionMessage::Llm(msg)).unwrap()
+    };
+    let user = |t: &str| {
+        filo_ai::Message::User(filo_ai::UserMessage {
+            content: filo_ai::UserContent::Text(t.into()),
+            timestamp: 0,
+        })
+    };
+    let first = say(&mut m, user("plan the refactor"));
+    say(
+        &mut m,
+        filo_ai::Message::Assistant(assistant(
+            vec![ContentBlock::text("Start with the parser.")],
+            StopReason::Stop,
+            None,
+        )),
+    );
+    m.branch(&first).unwrap();
+    let second = say(&mut m, user("try the lexer first"));
+    m.append_label_change(&second, Some("lexer-plan")).unwrap();
+    say(
+        &mut m,
+        filo_ai::Message::Assistant(assistant(
+            vec![ContentBlock::text("The lexer is small; done.")],
+            StopReason::Stop,
+            None,
+        )),
+    );
+    let mut tree = Tree::from_session(&m, "no-tools");
+    tree.query.clear();
+    let view = TreeView::new(tree, Default::default());
+    let mut s = state();
+    s.overlay = Some(Overlay::Tree(Box::new(view)));
+    insta::assert_snapshot!("tree_selector_80x24", frame_at(&mut s, 80, 24));
+    insta::assert_snapshot!("tree_selector_120x40", frame_at(&mut s, 120, 40));
+}
