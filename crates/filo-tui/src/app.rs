@@ -427,9 +427,23 @@ where
     spin.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         if dirty && last_draw.elapsed() >= FRAME {
-            terminal
+            let drawn = terminal
                 .draw(|f| view::draw(f, &mut app.state))
                 .map_err(|e| TuiError::Io(e.into()))?;
+            let state = &mut app.state;
+            let placed =
+                crate::images::placements(drawn.buffer, &state.image_store, state.opts.images);
+            if placed != state.shown_images {
+                if let Some(d) = state.opts.images {
+                    crate::images::write_images(
+                        &mut std::io::stdout(),
+                        d.protocol,
+                        &placed,
+                        &state.image_store,
+                    )?;
+                }
+                state.shown_images = placed;
+            }
             last_draw = Instant::now();
             dirty = false;
         }
@@ -443,6 +457,7 @@ where
             // next cursor query fail.)
             crate::term::run_job(job, app);
             terminal.clear().map_err(|e| TuiError::Io(e.into()))?;
+            app.state.shown_images.clear();
             dirty = true;
             continue;
         }

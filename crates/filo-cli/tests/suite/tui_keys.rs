@@ -473,3 +473,108 @@ async fn tree_labels_filters_and_folding() {
     assert_eq!(label["label"], "checkpoint");
     assert!(label["targetId"].is_string(), "{label}");
 }
+
+/// A 200×20 PNG (3 rows at 60 cells).
+const WIDE_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAMgAAAAUCAIAAABHxuWdAAAAQUlEQVR42u3SQQ0AAAjEsJOERKQhDRHwbFIFy1I98C4SYCyMhbHAWBgLY4GxMBbGAmNhLIwFxsJYGAuMhbEwFtwth9B3S3220EMAAAAASUVORK5CYII=";
+
+/// Everything the pane's program writes from now on, raw, into `path`.
+fn record_output(tmux: &Tmux, path: &Path) {
+    let cmd = format!("cat >> {}", shell_quote(path));
+    assert!(
+        tmux.cmd(&["pipe-pane", "-o", "-t", "filo", &cmd])
+            .status
+            .success()
+    );
+}
+
+/// Launch with `env`, record the output, send a prompt whose tool call reads the PNG, and return
+/// the pane and what filo wrote.
+async fn read_image_with(home: &Home, env: &str, args: &str, tag: &str) -> (Tmux, String) {
+    let tmux = launch_env(home, env, args);
+    let out = home.path().join(format!("pane-{tag}.out"));
+    tmux.wait_for("enter to send").await;
+    record_output(&tmux, &out);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    submit(&tmux, "show me the picture");
+    tmux.wait_for(&format!("Seen {tag}.")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let written = String::from_utf8_lossy(&std::fs::read(&out).unwrap_or_default()).into_owned();
+    (tmux, written)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_inline_with_kitty_and_iterm2_and_a_placeholder_elsewhere() {
+    tmux_or_return!("images_inline_with_kitty_and_iterm2_and_a_placeholder_elsewhere");
+    use base64::Engine;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(WIDE_PNG)
+        .unwrap();
+    let mut turns = Vec::new();
+    for tag in ["kitty", "iterm", "plain", "off"] {
+        turns.push(Turn::tool_call(
+            &format!("call_{tag}"),
+            "read",
+            json!({"path": "pic.png"}),
+        ));
+        turns.push(Turn::text(format!("Seen {tag}.")));
+    }
+    let mock = MockProvider::start(turns).await;
+    let home = Home::new(&mock);
+    std::fs::write(home.project().join("pic.png"), &png).unwrap();
+
+    // kitty (KITTY_WINDOW_ID): the graphics protocol at 60 cells (the default width), 3 rows.
+    let (tmux, out) = read_image_with(&home, "KITTY_WINDOW_ID=1", "", "kitty").await;
+    assert!(
+        out.contains("\x1b_Ga=T,f=100,q=2,C=1,c=60,r=3;iVBORw0KGgo"),
+        "no kitty image in the output:\n{out:?}"
+    );
+    let screen = tmux.capture();
+    assert!(!screen.contains("[Image:"), "{screen}");
+    quit(&tmux).await;
+    drop(tmux);
+
+    // iTerm2 (TERM_PROGRAM), with terminal.imageWidthCells.
+    home.write_settings(&json!({"terminal": {"imageWidthCells": 40}}));
+    let (tmux, out) = read_image_with(&home, "TERM_PROGRAM=iTerm.app", "", "iterm").await;
+    assert!(
+        out.contains("\x1b]1337;File=inline=1;width=40;height=2:iVBORw0KGgo"),
+        "no iTerm2 image in the output:\n{out:?}"
+    );
+    quit(&tmux).await;
+    drop(tmux);
+
+    // A terminal without a protocol: pi's placeholder line, no image sequences.
+    let (tmux, out) = read_image_with(&home, "", "", "plain").await;
+    assert!(tmux.capture().contains("[Image: [image/png] 200x20]"));
+    assert!(
+        !out.contains("\x1b_G") && !out.contains("1337;File"),
+        "{out:?}"
+    );
+    quit(&tmux).await;
+    drop(tmux);
+
+    // terminal.showImages off: the placeholder even in kitty.
+    home.write_settings(&json!({"terminal": {"showImages": false}}));
+    let (tmux, out) = read_image_with(&home, "KITTY_WINDOW_ID=1", "", "off").await;
+    assert!(tmux.capture().contains("[Image: [image/png] 200x20]"));
+    assert!(!out.contains("\x1b_Ga=T"), "{out:?}");
+    quit(&tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attached_image_is_shown_under_the_user_message() {
+    tmux_or_return!("an_attached_image_is_shown_under_the_user_message");
+    use base64::Engine;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(WIDE_PNG)
+        .unwrap();
+    let mock = MockProvider::start(vec![Turn::text("A blue strip.")]).await;
+    let home = Home::new(&mock);
+    std::fs::write(home.project().join("pic.png"), &png).unwrap();
+    let tmux = launch_env(&home, "", "@pic.png 'what is this'");
+    let screen = tmux.wait_for("A blue strip.").await;
+    let user = screen.find("what is this").expect(&screen);
+    let image = screen.find("[Image: [image/png] 200x20]").expect(&screen);
+    assert!(user < image, "{screen}");
+    quit(&tmux).await;
+}

@@ -511,3 +511,21 @@ fn tree_selector_at_two_sizes() {
     insta::assert_snapshot!("tree_selector_80x24", frame_at(&mut s, 80, 24));
     insta::assert_snapshot!("tree_selector_120x40", frame_at(&mut s, 120, 40));
 }
+
+/// `/hotkeys`, built from the keybindings (one rebound, one unbound).
+#[test]
+fn hotkeys_at_two_sizes() {
+    let (kb, problems) = filo_tui::keybindings::Keybindings::from_json(&json!({
+        "app.model.select": "ctrl+k",
+        "app.suspend": [],
+    }));
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut s = state();
+    s.overlay = Some(Overlay::Text(filo_tui::overlay::TextPage {
+        title: "Keyboard Shortcuts".into(),
+        lines: filo_tui::hotkeys::lines(&kb),
+        scroll: 0,
+    }));
+    insta::assert_snapshot!("hotkeys_80x24", frame_at(&mut s, 80, 24));
+    insta::assert_snapshot!("hotkeys_120x40", frame_at(&mut s, 120, 40));
+}
