@@ -34,6 +34,8 @@ pub struct Node {
     /// One line, as pi shows it (`user: …`, `assistant: …`, `[bash: ls]`).
     pub text: String,
     pub label: Option<String>,
+    /// When the label was set (ms since the epoch).
+    pub label_ms: Option<i64>,
 }
 
 /// Each visible node's visible parent, and each visible parent's visible children.
@@ -49,6 +51,7 @@ pub struct Row {
     pub depth: usize,
     pub text: String,
     pub label: Option<String>,
+    pub label_ms: Option<i64>,
     pub on_path: bool,
     /// Has visible children and starts a branch (or is a root): can be folded.
     pub foldable: bool,
@@ -145,6 +148,7 @@ fn node_of(e: &SessionEntry, calls: &HashMap<String, (String, serde_json::Value)
         kind,
         text,
         label: None,
+        label_ms: None,
     }
 }
 
@@ -175,11 +179,22 @@ impl Tree {
             all.push(e);
             stack.extend(m.children(&e.id).into_iter().rev());
         }
+        // When each entry's label was last set (the newest label entry naming it).
+        let mut label_ms: HashMap<&str, i64> = HashMap::new();
+        for e in &all {
+            if let EntryKind::Label { target_id, .. } = &e.kind
+                && let Some(ms) = filo_session::ids::ms_from_iso(&e.timestamp)
+            {
+                let t = label_ms.entry(target_id.as_str()).or_insert(ms);
+                *t = (*t).max(ms);
+            }
+        }
         let nodes = all
-            .into_iter()
+            .iter()
             .map(|e| {
                 let mut n = node_of(e, &calls);
                 n.label = m.label(&e.id).map(str::to_string);
+                n.label_ms = n.label.as_ref().and(label_ms.get(e.id.as_str()).copied());
                 n
             })
             .collect();
@@ -267,6 +282,7 @@ impl Tree {
                 depth,
                 text: n.text.clone(),
                 label: n.label.clone(),
+                label_ms: n.label_ms,
                 on_path: self.path.contains(id),
                 foldable,
                 folded,
@@ -315,11 +331,31 @@ impl Tree {
         }
     }
 
-    /// Set (or clear) a node's label as the session now has it.
-    pub fn set_label(&mut self, id: &str, label: Option<String>) {
+    /// Set (or clear) a node's label as the session now has it, set at `now_ms`.
+    pub fn set_label(&mut self, id: &str, label: Option<String>, now_ms: i64) {
         if let Some(n) = self.nodes.iter_mut().find(|n| n.id == id) {
+            n.label_ms = label.as_ref().map(|_| now_ms);
             n.label = label;
         }
+    }
+}
+
+/// pi's label time: `14:05` today, `3/7 14:05` this year, `25/3/7 14:05` before, in `tz`.
+pub fn label_time<Tz: chrono::TimeZone>(ms: i64, now_ms: i64, tz: &Tz) -> String {
+    use chrono::{Datelike, Timelike};
+    let (Some(at), Some(now)) = (
+        tz.timestamp_millis_opt(ms).single(),
+        tz.timestamp_millis_opt(now_ms).single(),
+    ) else {
+        return String::new();
+    };
+    let time = format!("{:02}:{:02}", at.hour(), at.minute());
+    if at.date_naive() == now.date_naive() {
+        time
+    } else if at.year() == now.year() {
+        format!("{}/{} {time}", at.month(), at.day())
+    } else {
+        format!("{:02}/{}/{} {time}", at.year() % 100, at.month(), at.day())
     }
 }
 

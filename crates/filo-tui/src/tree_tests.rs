@@ -131,3 +131,28 @@ fn the_leaf_and_its_path_are_marked() {
         .collect();
     assert_eq!(on_path, [first, kept]);
 }
+
+#[test]
+fn label_times_read_as_pi_writes_them() {
+    let (m, _, kept) = session();
+    let t = Tree::from_session(&m, "default");
+    let row = t.rows().into_iter().find(|r| r.id == kept).unwrap();
+    let ms = row.label_ms.expect("the label entry's time");
+    assert!((filo_session::ids::now_ms() - ms).abs() < 60_000);
+    // 2026-03-07 14:05 UTC.
+    let at = 1_772_892_300_000;
+    let utc = chrono::Utc;
+    assert_eq!(label_time(at, at + 60_000, &utc), "14:05");
+    assert_eq!(label_time(at, at + 3 * 86_400_000, &utc), "3/7 14:05");
+    assert_eq!(label_time(at, at + 400 * 86_400_000, &utc), "26/3/7 14:05");
+    let mut t = t;
+    t.set_label(&kept, None, at);
+    assert_eq!(
+        t.rows()
+            .into_iter()
+            .find(|r| r.id == kept)
+            .unwrap()
+            .label_ms,
+        None
+    );
+}

@@ -24,6 +24,8 @@ pub struct TreeView {
     pub selected: Option<String>,
     /// Editing the label of this entry: (id, text so far).
     pub label_input: Option<(String, String)>,
+    /// Shift+T: label times shown.
+    pub label_times: bool,
     pub keys: Arc<Keybindings>,
 }
 
@@ -42,6 +44,7 @@ impl TreeView {
             tree,
             selected,
             label_input: None,
+            label_times: false,
             keys,
         }
     }
@@ -102,7 +105,8 @@ impl TreeView {
                 let id = id.clone();
                 self.label_input = None;
                 let label = (!label.is_empty()).then_some(label);
-                self.tree.set_label(&id, label.clone());
+                self.tree
+                    .set_label(&id, label.clone(), filo_session::ids::now_ms());
                 return OverlayAction::SetLabel { id, label };
             } else if is("tui.select.cancel") {
                 self.label_input = None;
@@ -173,6 +177,8 @@ impl TreeView {
                 self.tree.folded.clear();
                 self.refresh(at);
             }
+        } else if is("app.tree.toggleLabelTimestamp") {
+            self.label_times = !self.label_times;
         } else if is("app.tree.editLabel") {
             if let Some(r) = rows.get(at) {
                 self.label_input = Some((r.id.clone(), r.label.clone().unwrap_or_default()));
@@ -190,14 +196,20 @@ impl TreeView {
     }
 
     /// pi's status after the count: the filter (unless default).
-    fn status(&self) -> &'static str {
-        match self.tree.filter {
+    fn status(&self) -> String {
+        let filter = match self.tree.filter {
             "no-tools" => " [no-tools]",
             "user-only" => " [user]",
             "labeled-only" => " [labeled]",
             "all" => " [all]",
             _ => "",
-        }
+        };
+        let times = if self.label_times {
+            " [+label time]"
+        } else {
+            ""
+        };
+        format!("{filter}{times}")
     }
 
     /// The help line, from the keybindings (as pi's).
@@ -213,10 +225,11 @@ impl TreeView {
         .map(k)
         .join("/");
         format!(
-            "↑/↓: move. ←/→: page. ^←/^→ or Alt+←/Alt+→: fold/branch. {}: label. {filters}: filters ({}/{} cycle)",
+            "↑/↓: move. ←/→: page. ^←/^→ or Alt+←/Alt+→: fold/branch. {}: label. {filters}: filters ({}/{} cycle). {}: label time",
             k("app.tree.editLabel"),
             k("app.tree.filter.cycleForward"),
             k("app.tree.filter.cycleBackward"),
+            k("app.tree.toggleLabelTimestamp"),
         )
     }
 }
@@ -304,6 +317,14 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, v: &TreeView, theme: &Theme) {
             let tag = format!("[{l}] ");
             used += tag.chars().count();
             spans.push(Span::styled(tag, theme.fg("warning")));
+            if let Some(ms) = r.label_ms.filter(|_| v.label_times) {
+                let at = format!(
+                    "{} ",
+                    crate::tree::label_time(ms, filo_session::ids::now_ms(), &chrono::Local)
+                );
+                used += at.chars().count();
+                spans.push(Span::styled(at, theme.fg("muted")));
+            }
         }
         spans.push(Span::styled(
             truncate(&r.text, width.saturating_sub(used)),

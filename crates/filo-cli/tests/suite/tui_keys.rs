@@ -447,6 +447,17 @@ async fn tree_labels_filters_and_folding() {
     tmux.keys(&["-l", "checkpoint"]);
     tmux.keys(&["Enter"]);
     tmux.wait_for("[checkpoint] user: first").await;
+    // Shift+T: when the label was set.
+    tmux.keys(&["T"]);
+    let screen = tmux.wait_for("[+label time]").await;
+    let row = line_with(&screen, "[checkpoint]");
+    let after = row.split("[checkpoint] ").nth(1).unwrap_or_default();
+    let time = after.split_whitespace().next().unwrap_or_default();
+    assert!(
+        time.len() == 5 && time.as_bytes()[2] == b':',
+        "a HH:MM time after the label: {row}"
+    );
+    tmux.keys(&["T"]);
     // Ctrl+L: labeled entries only.
     tmux.keys(&["C-l"]);
     let screen = tmux.wait_for("[labeled]").await;
