@@ -1,7 +1,7 @@
 //! filo's agent directory and the read-only fallback to pi's.
 //!
-//! A pi user already has `models.json`, `auth.json`, `settings.json`, `skills/`, `prompts/` and
-//! `themes/` in pi's agent directory. Each of them that filo's own directory lacks is read from
+//! A pi user already has `models.json`, `auth.json`, `settings.json`, `skills/`, `prompts/`,
+//! `themes/` and `keybindings.json` in pi's agent directory. Each of them that filo's own directory lacks is read from
 //! pi's instead, decided once when [`AgentDirs::new`] looks at both directories. Nothing is ever
 //! written to pi's directory: writers take their path from [`AgentDirs::own`], and a file first
 //! read from pi's directory is copied into filo's own, with the change, on its first write
@@ -18,17 +18,19 @@ pub enum AgentItem {
     Skills,
     Prompts,
     Themes,
+    Keybindings,
 }
 
 impl AgentItem {
     /// Every item, in the order the notice names them.
-    pub const ALL: [AgentItem; 6] = [
+    pub const ALL: [AgentItem; 7] = [
         AgentItem::Models,
         AgentItem::Auth,
         AgentItem::Settings,
         AgentItem::Skills,
         AgentItem::Prompts,
         AgentItem::Themes,
+        AgentItem::Keybindings,
     ];
 
     /// The entry's name inside an agent directory.
@@ -40,6 +42,7 @@ impl AgentItem {
             AgentItem::Skills => "skills",
             AgentItem::Prompts => "prompts",
             AgentItem::Themes => "themes",
+            AgentItem::Keybindings => "keybindings.json",
         }
     }
 
@@ -52,6 +55,7 @@ impl AgentItem {
             AgentItem::Skills => "skills/",
             AgentItem::Prompts => "prompts/",
             AgentItem::Themes => "themes/",
+            AgentItem::Keybindings => "keybindings.json",
         }
     }
 }
@@ -235,7 +239,7 @@ mod tests {
         let notice = d.notice().unwrap();
         assert!(
             notice.starts_with(
-                "reading models.json, auth.json, settings.json, skills/, prompts/ and themes/ from pi's agent directory "
+                "reading models.json, auth.json, settings.json, skills/, prompts/, themes/ and keybindings.json from pi's agent directory "
             ),
             "{notice}"
         );

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{Event, EventStream, KeyEventKind};
 use filo_core::{AgentSession, PromptOptions, SessionEvent};
 use futures::StreamExt;
 use ratatui::Terminal;
@@ -23,7 +23,7 @@ const FRAME: Duration = Duration::from_millis(16);
 /// Spinner step while the agent works.
 const SPIN: Duration = Duration::from_millis(80);
 /// Two Escapes closer than this open `/tree` (or `/fork`, as `doubleEscapeAction` says).
-const DOUBLE_ESCAPE: Duration = Duration::from_millis(500);
+pub(crate) const DOUBLE_ESCAPE: Duration = Duration::from_millis(500);
 /// How long a first Ctrl+C waits for the second.
 const QUIT_WINDOW: Duration = Duration::from_millis(1500);
 
@@ -59,7 +59,9 @@ pub struct App {
     pub(crate) tx: UnboundedSender<AppEvent>,
     pub(crate) files: completion::FileIndex,
     /// When Escape was last pressed with nothing to interrupt (twice opens `/tree`, as pi).
-    last_escape: Option<Instant>,
+    pub(crate) last_escape: Option<Instant>,
+    /// Work that needs the terminal to itself (external editor, suspend), done by the loop.
+    pub(crate) job: Option<crate::term::TermJob>,
 }
 
 impl App {
@@ -70,9 +72,11 @@ impl App {
             session,
             files: completion::FileIndex::new(options.cwd.clone()),
             last_escape: None,
+            job: None,
             options,
             tx,
         };
+        app.state.editor.keys = app.options.keybindings.clone();
         app.apply_ui_settings();
         app.state.load_messages(&app.session.messages());
         app.welcome();
@@ -155,7 +159,7 @@ impl App {
     }
 
     /// One screen of history, less two lines of overlap.
-    fn page(&self) -> usize {
+    pub(crate) fn page(&self) -> usize {
         self.state.page_rows.saturating_sub(2).max(1)
     }
 
@@ -351,83 +355,6 @@ impl App {
         }
     }
 
-    fn on_key(&mut self, key: KeyEvent) {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if !(ctrl && key.code == KeyCode::Char('c')) {
-            self.state.quit_armed = None;
-        }
-        if let Some(mut ov) = self.state.overlay.take() {
-            let action = ov.handle_key(key, self.page());
-            self.state.overlay = Some(ov);
-            self.on_overlay_action(action);
-            return;
-        }
-        match key.code {
-            KeyCode::Char('c') if ctrl => {
-                if !self.state.editor.is_empty() {
-                    self.state.editor.clear();
-                } else if self.state.quit_armed.is_some() {
-                    self.state.should_quit = true;
-                } else {
-                    if self.state.running {
-                        self.abort();
-                    }
-                    self.state.quit_armed = Some(Instant::now());
-                }
-            }
-            KeyCode::Char('d') if ctrl && self.state.editor.is_empty() => {
-                self.state.should_quit = true
-            }
-            KeyCode::Char('t') if ctrl => {
-                self.state.opts.show_thinking = !self.state.opts.show_thinking
-            }
-            KeyCode::Char('o') if ctrl => {
-                self.state.opts.expand_tools = !self.state.opts.expand_tools
-            }
-            KeyCode::Char('l') if ctrl => {
-                self.run_command("/model");
-            }
-            KeyCode::Char('p') if ctrl => self.cycle_model(),
-            KeyCode::BackTab => self.cycle_thinking(),
-            KeyCode::PageUp => self.state.scroll += self.page(),
-            KeyCode::PageDown => self.state.scroll = self.state.scroll.saturating_sub(self.page()),
-            KeyCode::Esc if self.state.editor.completion.is_some() => {
-                self.state.editor.completion = None
-            }
-            KeyCode::Esc if self.state.running || self.session.is_bash_running() => self.abort(),
-            KeyCode::Esc if self.state.editor.is_empty() => {
-                if self
-                    .last_escape
-                    .take()
-                    .is_some_and(|t| t.elapsed() < DOUBLE_ESCAPE)
-                {
-                    // pi's `doubleEscapeAction`: tree (default), fork or none.
-                    let action =
-                        filo_core::ui_settings::double_escape_action(&self.session.settings());
-                    match action {
-                        "fork" => self.run_command("/fork"),
-                        "none" => false,
-                        _ => self.run_command("/tree"),
-                    };
-                } else {
-                    self.last_escape = Some(Instant::now());
-                }
-            }
-            _ if self.state.editor.completion.is_some()
-                && completion::handle_key(&mut self.state.editor, key) => {}
-            _ => {
-                let action = self.state.editor.handle_key(key);
-                match action {
-                    crate::editor::EditorAction::None => {}
-                    crate::editor::EditorAction::Submit(t) => self.submit(t, false),
-                    crate::editor::EditorAction::FollowUp(t) => self.submit(t, true),
-                }
-                let cmds = self.command_names();
-                completion::update(&mut self.state.editor, &cmds, &mut self.files);
-            }
-        }
-    }
-
     pub fn on_terminal(&mut self, ev: Event) -> bool {
         match ev {
             Event::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k),
@@ -444,7 +371,7 @@ impl App {
         true
     }
 
-    fn on_overlay_action(&mut self, action: OverlayAction) {
+    pub(crate) fn on_overlay_action(&mut self, action: OverlayAction) {
         match action {
             OverlayAction::None => {}
             OverlayAction::Close => self.state.overlay = None,
@@ -462,6 +389,16 @@ impl App {
                 self.open_session(path);
             }
             OverlayAction::Scope(a) => self.scope_action(a),
+            OverlayAction::SetLabel { id, label } => {
+                let r = self
+                    .session
+                    .session_manager()
+                    .append_label_change(&id, label.as_deref());
+                if let Err(e) = r {
+                    self.state
+                        .push(Cell::Error(format!("Could not set the label: {e}")));
+                }
+            }
             OverlayAction::RenameCurrent(name) => {
                 self.session.set_session_name(&name);
                 self.refresh_footer();
@@ -490,14 +427,39 @@ where
     spin.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         if dirty && last_draw.elapsed() >= FRAME {
-            terminal
+            let drawn = terminal
                 .draw(|f| view::draw(f, &mut app.state))
                 .map_err(|e| TuiError::Io(e.into()))?;
+            let state = &mut app.state;
+            let placed =
+                crate::images::placements(drawn.buffer, &state.image_store, state.opts.images);
+            if placed != state.shown_images {
+                if let Some(d) = state.opts.images {
+                    crate::images::write_images(
+                        &mut std::io::stdout(),
+                        d.protocol,
+                        &placed,
+                        &state.image_store,
+                    )?;
+                }
+                state.shown_images = placed;
+            }
             last_draw = Instant::now();
             dirty = false;
         }
         if app.state.should_quit {
             return Ok(());
+        }
+        if let Some(job) = app.job.take() {
+            // A job starts from a key the input stream has just returned, so nothing reads the
+            // terminal while another program (or the shell) has it: the stream reads only while
+            // it is polled. (Dropping it instead would leave a wake-up pending that makes the
+            // next cursor query fail.)
+            crate::term::run_job(job, app);
+            terminal.clear().map_err(|e| TuiError::Io(e.into()))?;
+            app.state.shown_images.clear();
+            dirty = true;
+            continue;
         }
         let animating =
             app.state.running || app.state.status.is_some() || app.state.quit_armed.is_some();

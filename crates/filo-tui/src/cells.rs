@@ -28,7 +28,7 @@ pub struct ToolCell {
     /// Output text so far (live for bash).
     pub output: String,
     pub details: Option<Value>,
-    pub images: usize,
+    pub images: Vec<crate::images::ImageRef>,
     pub is_error: bool,
     pub done: bool,
 }
@@ -44,6 +44,8 @@ pub enum Cell {
         images: usize,
     },
     Tool(ToolCell),
+    /// The images of a user message (after its text).
+    Images(Vec<crate::images::ImageRef>),
     /// `!cmd` / `!!cmd` run by the user.
     Bash {
         command: String,
@@ -62,6 +64,8 @@ pub enum Cell {
 pub struct RenderOpts {
     pub show_thinking: bool,
     pub expand_tools: bool,
+    /// Images inline (`None`: a text line each).
+    pub images: Option<crate::images::ImageDisplay>,
 }
 
 fn padded(text: &str, style: Style, width: usize) -> Vec<Line<'static>> {
@@ -176,11 +180,13 @@ impl ToolCell {
                     .map(|l| Line::from(Span::styled(l.to_string(), st))),
             );
         }
-        if self.images > 0 {
-            body.push(Line::from(Span::styled(
-                format!("[{} image(s)]", self.images),
+        for r in &self.images {
+            body.extend(crate::images::lines(
+                r,
+                opts.images,
+                width.saturating_sub(2),
                 theme.fg("muted"),
-            )));
+            ));
         }
         for l in body {
             let indented = Line::from(
@@ -214,6 +220,10 @@ impl Cell {
                 images,
             } => render_assistant(blocks, error.as_deref(), *images, theme, width, opts),
             Cell::Tool(t) => t.render(theme, width, opts),
+            Cell::Images(refs) => refs
+                .iter()
+                .flat_map(|r| crate::images::lines(r, opts.images, width, theme.fg("muted")))
+                .collect(),
             Cell::Bash {
                 command,
                 output,
@@ -250,7 +260,7 @@ fn user_bash(
         args: serde_json::json!({ "command": command }),
         output: output.to_string(),
         details: None,
-        images: 0,
+        images: Vec::new(),
         is_error: exit_code.is_some_and(|c| c != 0),
         done,
     };
@@ -356,7 +366,7 @@ mod tests {
             args: serde_json::json!({"command": "seq 30"}),
             output: out,
             details: None,
-            images: 0,
+            images: Vec::new(),
             is_error: false,
             done: true,
         });
@@ -375,6 +385,7 @@ mod tests {
             RenderOpts {
                 expand_tools: true,
                 show_thinking: false,
+                images: None,
             },
         );
         assert_eq!(expanded.len(), 1 + 30 + 1);

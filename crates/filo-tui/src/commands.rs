@@ -26,7 +26,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("import", "Import and resume a session from a JSONL file"),
     (
         "reload",
-        "Reload skills, prompts, themes, context files and settings",
+        "Reload keybindings, skills, prompts, themes, context files and settings",
     ),
     ("scoped-models", "Choose the models ctrl+p cycles through"),
     ("changelog", "Show changelog entries"),
@@ -44,24 +44,6 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("hotkeys", "Keyboard shortcuts"),
     ("quit", "Quit"),
 ];
-
-const HOTKEYS: &str = "enter            send (steer while the agent works)
-alt+enter        queue a follow-up while the agent works
-shift+enter      new line (also ctrl+j, or \\ then enter)
-esc              interrupt the agent / close a popup; twice: /tree
-ctrl+c           clear the editor; twice to exit
-ctrl+d           exit (empty editor)
-up / down        history (at the first / last line)
-tab              accept a completion
-ctrl+t           show / hide thinking
-ctrl+o           expand / collapse tool output
-ctrl+l           select model
-ctrl+p           next model
-shift+tab        next thinking level
-pageup/pagedown  scroll the conversation
-!cmd  !!cmd      run a shell command (!! keeps it out of the context)
-@path            complete a file path
-/life            the memory graph: enter recall · t travel there";
 
 fn text_page(title: &str, text: &str) -> Overlay {
     Overlay::Text(TextPage {
@@ -128,12 +110,14 @@ impl App {
             "scoped-models" => self.scoped_models_command(),
             "changelog" => self.changelog_command(),
             "tree" => {
-                let (items, sel) = crate::tree::tree_items(&self.session.session_manager());
-                if items.is_empty() {
-                    self.state.push(Cell::Info("The session is empty.".into()));
+                let filter = filo_core::ui_settings::tree_filter_mode(&self.session.settings());
+                let tree = crate::tree::Tree::from_session(&self.session.session_manager(), filter);
+                if tree.nodes.is_empty() {
+                    self.state.push(Cell::Info("No entries in session".into()));
                 } else {
-                    let list = SelectList::new(SelectKind::Tree, "session tree", items, sel);
-                    self.state.overlay = Some(Overlay::Select(list));
+                    let view =
+                        crate::tree_view::TreeView::new(tree, self.options.keybindings.clone());
+                    self.state.overlay = Some(Overlay::Tree(Box::new(view)));
                 }
             }
             "compact" => {
@@ -170,7 +154,10 @@ impl App {
             "session" => self.state.overlay = Some(text_page("session", &self.session_info())),
             "export" => self.export(arg),
             "copy" => self.copy(),
-            "hotkeys" => self.state.overlay = Some(text_page("hotkeys", HOTKEYS)),
+            "hotkeys" => {
+                let lines = crate::hotkeys::lines(&self.options.keybindings);
+                self.state.overlay = Some(text_page("Keyboard Shortcuts", &lines.join("\n")));
+            }
             "settings" => self.settings_selector(0),
             "life" => self.open_life(),
             "trace" => self.trace(),
@@ -356,7 +343,9 @@ impl App {
             home: self.options.home.clone(),
             can_rename: true,
         };
-        let picker = crate::session_picker::SessionPicker::new(source, filo_session::ids::now_ms());
+        let mut picker =
+            crate::session_picker::SessionPicker::new(source, filo_session::ids::now_ms());
+        picker.keys = self.options.keybindings.clone();
         self.state.overlay = Some(Overlay::Sessions(Box::new(picker)));
     }
 
@@ -506,8 +495,9 @@ impl App {
         }
     }
 
-    pub(crate) fn cycle_model(&mut self) {
-        match self.session.cycle_model(true) {
+    /// Ctrl+P (forward) / Shift+Ctrl+P (backward).
+    pub(crate) fn cycle_model_dir(&mut self, forward: bool) {
+        match self.session.cycle_model(forward) {
             Ok(Some(_)) => self.refresh_footer(),
             Ok(None) => self
                 .state

@@ -173,20 +173,24 @@ impl App {
         self.session.set_resources(loaded.resources);
         self.session.replace_settings(loaded.settings);
         self.options.themes = loaded.themes;
+        self.set_keybindings(loaded.keybindings);
+        let name = self.session.settings().values().theme().to_string();
+        let theme = self.options.themes.get(&name);
+        if let Ok(t) = &theme {
+            self.state.set_theme(t.clone());
+        }
+        self.apply_ui_settings();
+        // The conversation is rebuilt first, so the warnings stay on screen after it.
+        self.reload();
         for w in loaded.warnings {
             self.state.push(Cell::Warning(w));
         }
-        let name = self.session.settings().values().theme().to_string();
-        match self.options.themes.get(&name) {
-            Ok(t) => self.state.set_theme(t),
-            Err(e) => self
-                .state
-                .push(Cell::Error(format!("Failed to load theme \"{name}\": {e}"))),
+        if let Err(e) = theme {
+            self.state
+                .push(Cell::Error(format!("Failed to load theme \"{name}\": {e}")));
         }
-        self.apply_ui_settings();
-        self.reload();
         self.state.push(Cell::Info(
-            "Reloaded skills, prompts, themes, context files and settings".into(),
+            "Reloaded keybindings, skills, prompts, themes, context files and settings".into(),
         ));
     }
 
@@ -226,7 +230,9 @@ impl App {
                 name: m.name.clone(),
             })
             .collect();
-        self.state.overlay = Some(Overlay::ScopedModels(ScopedModels::new(rows, enabled)));
+        let mut overlay = ScopedModels::new(rows, enabled);
+        overlay.keys = self.options.keybindings.clone();
+        self.state.overlay = Some(Overlay::ScopedModels(overlay));
     }
 
     /// A key's effect in `/scoped-models`.

@@ -1,7 +1,11 @@
 //! The prompt editor: multi-line text with a cursor, history, large pastes kept as markers, and
 //! `/command` / `@file` completion.
 
+use std::sync::Arc;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::keybindings::Keybindings;
 
 /// Pastes longer than this many lines (or characters) are shown as a marker.
 const PASTE_LINES: usize = 10;
@@ -36,13 +40,34 @@ pub struct Editor {
     browsing: Option<(usize, String)>,
     pastes: Vec<String>,
     pub completion: Option<Completion>,
+    /// The keys of every action (`keybindings.json`).
+    pub keys: Arc<Keybindings>,
+    /// Deleted text, most recent last (yank / yank-pop).
+    pub(crate) kill_ring: Vec<String>,
+    /// The yanked text's byte range, while yank-pop may replace it.
+    pub(crate) yanked: Option<(usize, usize)>,
+    /// (text, cursor) before each edit, most recent last.
+    pub(crate) undo: Vec<(String, usize)>,
+    pub(crate) last: LastEdit,
+    /// Waiting for the character to jump to: `Some(true)` forward.
+    pub(crate) jump: Option<bool>,
 }
 
-fn prev_boundary(s: &str, i: usize) -> usize {
+/// What the previous key did, for undo grouping, kill accumulation and yank-pop.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum LastEdit {
+    #[default]
+    Other,
+    TypeWord,
+    Kill,
+    Yank,
+}
+
+pub(crate) fn prev_boundary(s: &str, i: usize) -> usize {
     s[..i].char_indices().next_back().map_or(0, |(j, _)| j)
 }
 
-fn next_boundary(s: &str, i: usize) -> usize {
+pub(crate) fn next_boundary(s: &str, i: usize) -> usize {
     s[i..].chars().next().map_or(i, |c| i + c.len_utf8())
 }
 
@@ -57,11 +82,21 @@ impl Editor {
         self.pastes.clear();
         self.completion = None;
         self.browsing = None;
+        self.jump = None;
+        self.yanked = None;
+        self.undo.clear();
+        self.last = LastEdit::Other;
     }
 
+    /// Replace the text (undoable), cursor at the end.
     pub fn set_text(&mut self, t: &str) {
-        self.text = crate::text::sanitize(t).into_owned();
+        let t = crate::text::sanitize(t).into_owned();
+        if t != self.text {
+            self.snapshot();
+        }
+        self.text = t;
         self.cursor = self.text.len();
+        self.last = LastEdit::Other;
     }
 
     pub fn insert(&mut self, s: &str) {
@@ -71,6 +106,8 @@ impl Editor {
 
     /// A bracketed paste: large ones become `[paste #n +L lines]` and expand on submit.
     pub fn paste(&mut self, s: &str) {
+        self.snapshot();
+        self.last = LastEdit::Other;
         let s = s.replace("\r\n", "\n").replace('\r', "\n");
         let s = crate::text::sanitize(&s).into_owned();
         let lines = s.lines().count();
@@ -115,7 +152,7 @@ impl Editor {
         (row, before[col_start..].chars().count())
     }
 
-    fn line_bounds(&self, at: usize) -> (usize, usize) {
+    pub(crate) fn line_bounds(&self, at: usize) -> (usize, usize) {
         let start = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
         let end = self.text[at..]
             .find('\n')
@@ -173,7 +210,7 @@ impl Editor {
     }
 
     /// Move a line up (down), or through the history from the first (last) line.
-    fn up_or_history(&mut self, up: bool) {
+    pub(crate) fn up_or_history(&mut self, up: bool) {
         let moved = self.move_vertical(up);
         if !moved {
             self.history_step(up);
@@ -190,67 +227,47 @@ impl Editor {
         out
     }
 
-    fn delete_word_back(&mut self) {
-        let before = &self.text[..self.cursor];
-        let trimmed = before.trim_end_matches(' ');
-        let start = trimmed
-            .rfind(|c: char| c.is_whitespace())
-            .map_or(0, |i| i + 1);
-        self.text.replace_range(start..self.cursor, "");
-        self.cursor = start;
-    }
-
     /// Handle a key; returns what to do with it. `Completion` keys are handled by the caller.
+    /// Keys are looked up in [`Editor::keys`] (pi's `tui.editor.*` and `tui.input.*` actions).
     pub fn handle_key(&mut self, key: KeyEvent) -> EditorAction {
+        let keys = self.keys.clone();
+        let is = |action: &str| keys.matches(&key, action);
+        if let Some(forward) = self.jump.take() {
+            if is("tui.editor.jumpForward") || is("tui.editor.jumpBackward") {
+                return EditorAction::None;
+            }
+            if let KeyCode::Char(c) = key.code
+                && !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+            {
+                self.jump_to(c, forward);
+                return EditorAction::None;
+            }
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-        match key.code {
-            KeyCode::Enter if shift => self.insert("\n"),
-            KeyCode::Enter if alt => return EditorAction::FollowUp(self.take()),
-            KeyCode::Enter => {
-                if self.text.ends_with('\\') && self.cursor == self.text.len() {
-                    self.text.pop();
-                    self.cursor -= 1;
-                    self.insert("\n");
-                } else {
-                    return EditorAction::Submit(self.take());
+        if is("tui.input.newLine") || (ctrl && key.code == KeyCode::Char('j')) {
+            self.type_text("\n");
+        } else if is("app.message.followUp") {
+            return EditorAction::FollowUp(self.take());
+        } else if is("tui.input.submit") {
+            if self.text.ends_with('\\') && self.cursor == self.text.len() {
+                self.snapshot();
+                self.text.pop();
+                self.cursor -= 1;
+                self.insert("\n");
+            } else {
+                return EditorAction::Submit(self.take());
+            }
+        } else if !self.edit_key(&is) {
+            match key.code {
+                KeyCode::Char(c) if !ctrl && !alt => {
+                    let mut b = [0u8; 4];
+                    self.type_text(c.encode_utf8(&mut b));
                 }
+                _ => {}
             }
-            KeyCode::Char('j') if ctrl => self.insert("\n"),
-            KeyCode::Char('a') if ctrl => self.cursor = self.line_bounds(self.cursor).0,
-            KeyCode::Char('e') if ctrl => self.cursor = self.line_bounds(self.cursor).1,
-            KeyCode::Char('u') if ctrl => {
-                let s = self.line_bounds(self.cursor).0;
-                self.text.replace_range(s..self.cursor, "");
-                self.cursor = s;
-            }
-            KeyCode::Char('k') if ctrl => {
-                let e = self.line_bounds(self.cursor).1;
-                self.text.replace_range(self.cursor..e, "");
-            }
-            KeyCode::Char('w') if ctrl => self.delete_word_back(),
-            KeyCode::Backspace if alt || ctrl => self.delete_word_back(),
-            KeyCode::Char(c) if !ctrl => {
-                let mut b = [0u8; 4];
-                self.insert(c.encode_utf8(&mut b));
-            }
-            KeyCode::Backspace if self.cursor > 0 => {
-                let p = prev_boundary(&self.text, self.cursor);
-                self.text.replace_range(p..self.cursor, "");
-                self.cursor = p;
-            }
-            KeyCode::Delete => {
-                let n = next_boundary(&self.text, self.cursor);
-                self.text.replace_range(self.cursor..n, "");
-            }
-            KeyCode::Left => self.cursor = prev_boundary(&self.text, self.cursor),
-            KeyCode::Right => self.cursor = next_boundary(&self.text, self.cursor),
-            KeyCode::Home => self.cursor = self.line_bounds(self.cursor).0,
-            KeyCode::End => self.cursor = self.line_bounds(self.cursor).1,
-            KeyCode::Up => self.up_or_history(true),
-            KeyCode::Down => self.up_or_history(false),
-            _ => {}
         }
         EditorAction::None
     }

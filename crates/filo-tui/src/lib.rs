@@ -11,11 +11,16 @@
 //! panic, SIGTERM).
 
 pub mod app;
+mod app_keys;
 pub mod cells;
 mod commands;
 mod commands_pi073;
 pub mod completion;
 pub mod editor;
+mod editor_edit;
+pub mod hotkeys;
+pub mod images;
+pub mod keybindings;
 pub mod life;
 pub mod live;
 pub mod markdown;
@@ -26,16 +31,18 @@ pub mod session_picker;
 pub mod session_search;
 mod settings;
 pub mod state;
+pub mod term;
 pub mod text;
 pub mod theme;
 pub mod theme_catalog;
 pub mod tree;
+pub mod tree_view;
 pub mod view;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use crossterm::event::DisableBracketedPaste;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
@@ -79,6 +86,8 @@ pub struct Reloaded {
     pub resources: filo_core::agent_session::Resources,
     pub settings: filo_core::Settings,
     pub themes: theme_catalog::ThemeCatalog,
+    /// `keybindings.json` read again.
+    pub keybindings: keybindings::Keybindings,
     /// Problems found while reading, shown as warnings.
     pub warnings: Vec<String>,
 }
@@ -119,6 +128,10 @@ pub struct TuiOptions {
     pub initial_images: Vec<filo_ai::ContentBlock>,
     /// `/reload`'s reader; `None`: `/reload` has nothing to read.
     pub reload: Option<Reloader>,
+    /// The keys of every action (`<agent dir>/keybindings.json` over pi's defaults).
+    pub keybindings: Arc<keybindings::Keybindings>,
+    /// What the environment says about the terminal (external editor, clipboard, images).
+    pub term: term::TermEnv,
     /// `--verbose`: the start-up banner and what was loaded (context files, skills, templates,
     /// scoped models), even with `quietStartup`.
     pub verbose: bool,
@@ -167,22 +180,16 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<(), TuiEr
         let previous = previous.clone();
         std::panic::set_hook(Box::new(move |info| {
             if std::thread::current().id() == ui_thread {
-                restore_terminal();
+                term::leave();
             }
             previous(info);
         }));
     }
-    enable_raw_mode()?;
-    let setup = crossterm::execute!(
-        std::io::stdout(),
-        EnterAlternateScreen,
-        EnableBracketedPaste
-    );
-    let result = match setup {
+    let result = match term::enter() {
         Ok(()) => run_inner(session.clone(), options).await,
         Err(e) => Err(TuiError::Io(e)),
     };
-    restore_terminal();
+    term::leave();
     std::panic::set_hook(Box::new(move |info| previous(info)));
     result?;
     check_saved(&session)
@@ -193,10 +200,11 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<(), TuiEr
 pub async fn pick_session(
     source: session_picker::PickerSource,
     theme: Theme,
+    keys: Arc<keybindings::Keybindings>,
 ) -> Result<Option<PathBuf>, TuiError> {
     enable_raw_mode()?;
     let result = match crossterm::execute!(std::io::stdout(), EnterAlternateScreen) {
-        Ok(()) => pick_loop(source, &theme).await,
+        Ok(()) => pick_loop(source, &theme, keys).await,
         Err(e) => Err(TuiError::Io(e)),
     };
     restore_terminal();
@@ -206,12 +214,14 @@ pub async fn pick_session(
 async fn pick_loop(
     source: session_picker::PickerSource,
     theme: &Theme,
+    keys: Arc<keybindings::Keybindings>,
 ) -> Result<Option<PathBuf>, TuiError> {
     use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
     use futures::StreamExt;
     use session_picker::PickerAction;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     let mut picker = session_picker::SessionPicker::new(source, filo_session::ids::now_ms());
+    picker.keys = keys;
     let mut input = EventStream::new();
     loop {
         terminal.draw(|f| picker_view::draw(f, f.area(), &picker, theme))?;

@@ -8,6 +8,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
+use crate::keybindings::Keybindings;
 use crate::life::{LifeMode, LifeView, RowKind, role_label};
 use crate::text::{truncate, wrap_lines};
 use crate::theme::Theme;
@@ -99,6 +100,8 @@ pub enum Overlay {
     Sessions(Box<crate::session_picker::SessionPicker>),
     /// `/scoped-models`' checklist.
     ScopedModels(crate::scoped_models::ScopedModels),
+    /// `/tree`'s selector.
+    Tree(Box<crate::tree_view::TreeView>),
 }
 
 /// What a key in an overlay asks for.
@@ -120,6 +123,11 @@ pub enum OverlayAction {
     RenameCurrent(String),
     /// A key of `/scoped-models`.
     Scope(crate::scoped_models::ScopeAction),
+    /// Set (`Some`) or clear (`None`) the label of a session entry (`/tree`, Shift+L).
+    SetLabel {
+        id: String,
+        label: Option<String>,
+    },
 }
 
 fn step(cur: usize, len: usize, delta: isize) -> usize {
@@ -131,27 +139,36 @@ fn step(cur: usize, len: usize, delta: isize) -> usize {
 }
 
 impl Overlay {
-    pub fn handle_key(&mut self, key: KeyEvent, page: usize) -> OverlayAction {
+    /// A key in the overlay; selectors take pi's `tui.select.*` keys from `keys`.
+    pub fn handle_key(&mut self, key: KeyEvent, page: usize, keys: &Keybindings) -> OverlayAction {
         let page = page.max(1) as isize;
+        let is = |action: &str| keys.matches(&key, action);
         match self {
             Overlay::Select(s) => {
                 let vis = s.visible();
                 let pos = vis.iter().position(|i| *i == s.selected).unwrap_or(0);
                 let mv = |d: isize| vis.get(step(pos, vis.len(), d)).copied().unwrap_or(0);
+                if is("tui.select.cancel") {
+                    return OverlayAction::Close;
+                } else if is("tui.select.confirm") {
+                    return match vis.contains(&s.selected) {
+                        true => OverlayAction::Chosen(s.kind, s.items[s.selected].value.clone()),
+                        false => OverlayAction::None,
+                    };
+                } else if is("tui.select.up") {
+                    s.selected = mv(-1);
+                    return OverlayAction::None;
+                } else if is("tui.select.down") {
+                    s.selected = mv(1);
+                    return OverlayAction::None;
+                } else if is("tui.select.pageUp") {
+                    s.selected = mv(-page);
+                    return OverlayAction::None;
+                } else if is("tui.select.pageDown") {
+                    s.selected = mv(page);
+                    return OverlayAction::None;
+                }
                 match key.code {
-                    KeyCode::Esc => return OverlayAction::Close,
-                    KeyCode::Enter => {
-                        return match vis.contains(&s.selected) {
-                            true => {
-                                OverlayAction::Chosen(s.kind, s.items[s.selected].value.clone())
-                            }
-                            false => OverlayAction::None,
-                        };
-                    }
-                    KeyCode::Up => s.selected = mv(-1),
-                    KeyCode::Down => s.selected = mv(1),
-                    KeyCode::PageUp => s.selected = mv(-page),
-                    KeyCode::PageDown => s.selected = mv(page),
                     KeyCode::Backspace => {
                         s.filter.pop();
                         s.selected = s.visible().first().copied().unwrap_or(0);
@@ -165,10 +182,11 @@ impl Overlay {
                 OverlayAction::None
             }
             Overlay::Text(t) => {
+                if is("tui.select.cancel") || is("tui.select.confirm") {
+                    return OverlayAction::Close;
+                }
                 match key.code {
-                    KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter => {
-                        return OverlayAction::Close;
-                    }
+                    KeyCode::Char('q') => return OverlayAction::Close,
                     KeyCode::Up | KeyCode::Char('k') => t.scroll = t.scroll.saturating_sub(1),
                     KeyCode::Down | KeyCode::Char('j') => {
                         t.scroll = step(t.scroll, t.lines.len(), 1)
@@ -183,6 +201,7 @@ impl Overlay {
             }
             Overlay::Life(l) => life_key(l, key, page),
             Overlay::ScopedModels(m) => OverlayAction::Scope(m.handle_key(key)),
+            Overlay::Tree(t) => t.handle_key(key, page as usize),
             Overlay::Sessions(p) => {
                 use crate::session_picker::PickerAction;
                 match p.handle_key(key) {
@@ -300,6 +319,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay, theme: &Theme)
         Overlay::Life(l) => draw_life(frame, area, l, theme),
         Overlay::Sessions(p) => crate::picker_view::draw(frame, area, p, theme),
         Overlay::ScopedModels(m) => crate::scoped_models::draw(frame, area, m, theme),
+        Overlay::Tree(t) => crate::tree_view::draw(frame, area, t, theme),
     }
 }
 

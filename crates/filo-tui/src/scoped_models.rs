@@ -33,6 +33,8 @@ pub struct ScopedModels {
     pub selected: usize,
     /// Changed since the last save.
     pub dirty: bool,
+    /// The keys of pi's `app.models.*` and `tui.select.*` actions.
+    pub keys: std::sync::Arc<crate::keybindings::Keybindings>,
 }
 
 /// What a key asks of the app.
@@ -54,6 +56,7 @@ impl ScopedModels {
             query: String::new(),
             selected: 0,
             dirty: false,
+            keys: Default::default(),
         }
     }
 
@@ -128,50 +131,81 @@ impl ScopedModels {
         ScopeAction::Changed(self.enabled.clone())
     }
 
+    /// Alt+Up / Alt+Down: move the selected enabled model in the order.
+    fn reorder(&mut self, current: Option<String>, up: bool) -> ScopeAction {
+        let (Some(cur), Some(e)) = (current, self.enabled.as_mut()) else {
+            return ScopeAction::None;
+        };
+        let Some(i) = e.iter().position(|k| *k == cur) else {
+            return ScopeAction::None;
+        };
+        let j = if up {
+            i.checked_sub(1)
+        } else {
+            Some(i + 1).filter(|j| *j < e.len())
+        };
+        let Some(j) = j else {
+            return ScopeAction::None;
+        };
+        e.swap(i, j);
+        self.selected = if j < i {
+            self.selected.saturating_sub(1)
+        } else {
+            self.selected + 1
+        };
+        self.changed()
+    }
+
     pub fn handle_key(&mut self, key: KeyEvent) -> ScopeAction {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let rows: Vec<String> = self.rows().iter().map(|m| m.key.clone()).collect();
         let current = rows.get(self.selected).cloned();
-        match key.code {
-            KeyCode::Esc => ScopeAction::Close,
-            KeyCode::Char('c') if ctrl && !self.query.is_empty() => {
+        let keys = self.keys.clone();
+        let is = |action: &str| keys.matches(&key, action);
+        if is("app.models.reorderUp") || is("app.models.reorderDown") {
+            return self.reorder(current, is("app.models.reorderUp"));
+        }
+        let clears_query = ctrl && key.code == KeyCode::Char('c') && !self.query.is_empty();
+        let act = if clears_query {
+            Act::ClearQuery
+        } else if is("tui.select.cancel") {
+            return ScopeAction::Close;
+        } else if is("tui.select.up") {
+            Act::Up
+        } else if is("tui.select.down") {
+            Act::Down
+        } else if is("tui.select.confirm") {
+            Act::Toggle
+        } else if is("app.models.enableAll") {
+            Act::EnableAll
+        } else if is("app.models.clearAll") {
+            Act::ClearAll
+        } else if is("app.models.toggleProvider") {
+            Act::Provider
+        } else if is("app.models.save") {
+            Act::Save
+        } else {
+            match key.code {
+                KeyCode::Backspace => Act::Back,
+                KeyCode::Char(c) if !ctrl && !alt => Act::Type(c),
+                _ => Act::Nothing,
+            }
+        };
+        match act {
+            Act::ClearQuery => {
                 self.query.clear();
                 ScopeAction::None
             }
-            KeyCode::Char('c') if ctrl => ScopeAction::Close,
-            KeyCode::Up | KeyCode::Down if alt => {
-                let (Some(cur), Some(e)) = (current, self.enabled.as_mut()) else {
-                    return ScopeAction::None;
-                };
-                let Some(i) = e.iter().position(|k| *k == cur) else {
-                    return ScopeAction::None;
-                };
-                let j = if key.code == KeyCode::Up {
-                    i.checked_sub(1)
-                } else {
-                    Some(i + 1).filter(|j| *j < e.len())
-                };
-                let Some(j) = j else {
-                    return ScopeAction::None;
-                };
-                e.swap(i, j);
-                self.selected = if j < i {
-                    self.selected.saturating_sub(1)
-                } else {
-                    self.selected + 1
-                };
-                self.changed()
-            }
-            KeyCode::Up if !rows.is_empty() => {
+            Act::Up if !rows.is_empty() => {
                 self.selected = self.selected.checked_sub(1).unwrap_or(rows.len() - 1);
                 ScopeAction::None
             }
-            KeyCode::Down if !rows.is_empty() => {
+            Act::Down if !rows.is_empty() => {
                 self.selected = (self.selected + 1) % rows.len();
                 ScopeAction::None
             }
-            KeyCode::Enter => {
+            Act::Toggle => {
                 let Some(cur) = current else {
                     return ScopeAction::None;
                 };
@@ -187,17 +221,17 @@ impl ScopedModels {
                 self.normalize();
                 self.changed()
             }
-            KeyCode::Char('a') if ctrl => {
+            Act::EnableAll => {
                 let targets = self.searched_keys().unwrap_or_else(|| self.all_keys());
                 self.enable(&targets);
                 self.changed()
             }
-            KeyCode::Char('x') if ctrl => {
+            Act::ClearAll => {
                 let targets = self.searched_keys().unwrap_or_else(|| self.all_keys());
                 self.clear(&targets);
                 self.changed()
             }
-            KeyCode::Char('p') if ctrl => {
+            Act::Provider => {
                 let Some(cur) = current else {
                     return ScopeAction::None;
                 };
@@ -215,23 +249,39 @@ impl ScopedModels {
                 }
                 self.changed()
             }
-            KeyCode::Char('s') if ctrl => {
+            Act::Save => {
                 self.dirty = false;
                 ScopeAction::Save(self.enabled.clone())
             }
-            KeyCode::Backspace => {
+            Act::Back => {
                 self.query.pop();
                 self.selected = 0;
                 ScopeAction::None
             }
-            KeyCode::Char(c) if !ctrl && !alt => {
+            Act::Type(c) => {
                 self.query.push(c);
                 self.selected = 0;
                 ScopeAction::None
             }
-            _ => ScopeAction::None,
+            Act::Up | Act::Down | Act::Nothing => ScopeAction::None,
         }
     }
+}
+
+/// What a key means in the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Act {
+    Up,
+    Down,
+    Toggle,
+    EnableAll,
+    ClearAll,
+    Provider,
+    Save,
+    ClearQuery,
+    Back,
+    Type(char),
+    Nothing,
 }
 
 /// Draw the checklist over `area`.

@@ -101,6 +101,8 @@ pub struct SessionPicker {
     pub status: Option<Status>,
     /// "Now" for ages, in ms.
     pub now: i64,
+    /// The keys of pi's `app.session.*` and `tui.select.*` actions.
+    pub keys: std::sync::Arc<crate::keybindings::Keybindings>,
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -198,6 +200,7 @@ impl SessionPicker {
             mode: Mode::List,
             status: None,
             now,
+            keys: Default::default(),
         };
         p.refilter();
         p
@@ -408,50 +411,61 @@ impl SessionPicker {
             Mode::List => {}
         }
         self.status = None;
-        match key.code {
-            KeyCode::Esc => return PickerAction::Cancel,
-            KeyCode::Enter => {
-                if let Some(s) = self.selected_session() {
-                    return PickerAction::Open(s.path.clone());
-                }
+        let keys = self.keys.clone();
+        let is = |action: &str| keys.matches(&key, action);
+        if is("tui.select.cancel") {
+            return PickerAction::Cancel;
+        } else if is("tui.select.confirm") {
+            if let Some(s) = self.selected_session() {
+                return PickerAction::Open(s.path.clone());
             }
-            KeyCode::Tab => self.toggle_scope(),
-            KeyCode::Char('s') if ctrl => {
-                self.sort = match self.sort {
-                    SortMode::Threaded => SortMode::Recent,
-                    SortMode::Recent => SortMode::Relevance,
-                    SortMode::Relevance => SortMode::Threaded,
+        } else if key.code == KeyCode::Tab {
+            self.toggle_scope();
+        } else if is("app.session.toggleSort") {
+            self.sort = match self.sort {
+                SortMode::Threaded => SortMode::Recent,
+                SortMode::Recent => SortMode::Relevance,
+                SortMode::Relevance => SortMode::Threaded,
+            };
+            self.refilter();
+        } else if is("app.session.toggleNamedFilter") {
+            self.named_only = !self.named_only;
+            self.refilter();
+        } else if is("app.session.togglePath") {
+            self.show_path = !self.show_path;
+        } else if is("app.session.delete") {
+            self.start_delete();
+        } else if is("app.session.rename") {
+            if self.source.can_rename
+                && let Some(s) = self.selected_session()
+            {
+                self.mode = Mode::Rename {
+                    path: s.path.clone(),
+                    input: s.name.clone().unwrap_or_default(),
                 };
-                self.refilter();
             }
-            KeyCode::Char('n') if ctrl => {
-                self.named_only = !self.named_only;
-                self.refilter();
-            }
-            KeyCode::Char('p') if ctrl => self.show_path = !self.show_path,
-            KeyCode::Char('d') if ctrl => self.start_delete(),
-            KeyCode::Char('r') if ctrl && self.source.can_rename => {
-                if let Some(s) = self.selected_session() {
-                    self.mode = Mode::Rename {
-                        path: s.path.clone(),
-                        input: s.name.clone().unwrap_or_default(),
-                    };
+        } else if is("app.session.deleteNoninvasive") && self.query.is_empty() {
+            self.start_delete();
+        } else if is("tui.select.up") {
+            self.move_by(-1);
+        } else if is("tui.select.down") {
+            self.move_by(1);
+        } else if is("tui.select.pageUp") {
+            self.move_by(-(MAX_VISIBLE as isize));
+        } else if is("tui.select.pageDown") {
+            self.move_by(MAX_VISIBLE as isize);
+        } else {
+            match key.code {
+                KeyCode::Backspace => {
+                    self.query.pop();
+                    self.refilter();
                 }
+                KeyCode::Char(c) if !ctrl => {
+                    self.query.push(c);
+                    self.refilter();
+                }
+                _ => {}
             }
-            KeyCode::Backspace if ctrl && self.query.is_empty() => self.start_delete(),
-            KeyCode::Up => self.move_by(-1),
-            KeyCode::Down => self.move_by(1),
-            KeyCode::PageUp => self.move_by(-(MAX_VISIBLE as isize)),
-            KeyCode::PageDown => self.move_by(MAX_VISIBLE as isize),
-            KeyCode::Backspace => {
-                self.query.pop();
-                self.refilter();
-            }
-            KeyCode::Char(c) if !ctrl => {
-                self.query.push(c);
-                self.refilter();
-            }
-            _ => {}
         }
         PickerAction::None
     }

@@ -131,6 +131,21 @@ impl App {
         if let Some(h) = hidden {
             self.state.opts.show_thinking = !h;
         }
+        // `terminal.showImages` (on when unset) and `terminal.imageWidthCells`, where the
+        // terminal has an image protocol.
+        let settings = self.session.settings();
+        let v = settings.values();
+        let show = v.terminal.show_images.unwrap_or(true);
+        let width = u16::try_from(v.image_width_cells()).unwrap_or(u16::MAX);
+        self.state.opts.images =
+            self.options
+                .term
+                .images
+                .filter(|_| show)
+                .map(|protocol| crate::images::ImageDisplay {
+                    protocol,
+                    width_cells: width,
+                });
     }
 
     /// The theme list: every theme of the run (built-ins, theme directories, `--theme` files).

@@ -122,6 +122,10 @@ pub struct AppState {
     /// The spinner frame while working.
     pub tick: usize,
     deltas: usize,
+    /// The images of the conversation's cells.
+    pub image_store: crate::images::ImageStore,
+    /// The images drawn on screen now (redrawn only when this changes).
+    pub shown_images: Vec<crate::images::Placement>,
 }
 
 fn user_text(content: &UserContent) -> (String, usize) {
@@ -142,19 +146,26 @@ fn user_text(content: &UserContent) -> (String, usize) {
     }
 }
 
-fn output_text(out: &ToolOutput) -> (String, usize) {
-    let text = out
-        .content
+fn output_text(out: &ToolOutput) -> String {
+    out.content
         .iter()
         .filter_map(ContentBlock::as_text)
         .collect::<Vec<_>>()
-        .join("\n");
-    let images = out
-        .content
+        .join("\n")
+}
+
+/// The image blocks of `content`, kept in `store`.
+fn image_refs(
+    store: &mut crate::images::ImageStore,
+    content: &[ContentBlock],
+) -> Vec<crate::images::ImageRef> {
+    content
         .iter()
-        .filter(|c| matches!(c, ContentBlock::Image(_)))
-        .count();
-    (text, images)
+        .filter_map(|c| match c {
+            ContentBlock::Image(i) => Some(store.add(&i.data, &i.mime_type)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The assistant cell of a finished message.
@@ -214,6 +225,8 @@ impl AppState {
             should_quit: false,
             tick: 0,
             deltas: 0,
+            image_store: Default::default(),
+            shown_images: Vec::new(),
         }
     }
 
@@ -241,10 +254,7 @@ impl AppState {
         self.live_tools.clear();
         for m in messages {
             match m {
-                AgentMessage::Llm(Message::User(u)) => {
-                    let (text, _) = user_text(&u.content);
-                    self.push(Cell::User(text));
-                }
+                AgentMessage::Llm(Message::User(u)) => self.push_user(&u.content),
                 AgentMessage::Llm(Message::Assistant(a)) => {
                     self.push(assistant_cell(a));
                     for tc in a.tool_calls() {
@@ -263,6 +273,18 @@ impl AppState {
                     self.finish_tool(&r.tool_call_id, &r.tool_name, &out, r.is_error);
                 }
                 AgentMessage::Custom(c) => self.custom_message(c),
+            }
+        }
+    }
+
+    /// A user message: its text, then its images.
+    fn push_user(&mut self, content: &UserContent) {
+        let (text, _) = user_text(content);
+        self.push(Cell::User(text));
+        if let UserContent::Blocks(b) = content {
+            let refs = image_refs(&mut self.image_store, b);
+            if !refs.is_empty() {
+                self.push(Cell::Images(refs));
             }
         }
     }
@@ -298,7 +320,8 @@ impl AppState {
     }
 
     fn finish_tool(&mut self, id: &str, name: &str, out: &ToolOutput, is_error: bool) {
-        let (text, images) = output_text(out);
+        let text = output_text(out);
+        let images = image_refs(&mut self.image_store, &out.content);
         let jumped = text.starts_with("Time travel initiated");
         let idx = match self.tool_cells.get(id) {
             Some(i) => *i,
@@ -458,7 +481,7 @@ impl AppState {
                 if let Some(i) = self.tool_cells.get(tool_call_id).copied()
                     && let Some(Cell::Tool(t)) = self.cells.get_mut(i).map(Committed::edit)
                 {
-                    t.output = output_text(partial_result).0;
+                    t.output = output_text(partial_result);
                 }
             }
             AgentEvent::ToolExecutionEnd {
@@ -474,7 +497,7 @@ impl AppState {
         match message {
             AgentMessage::Llm(Message::User(u)) => {
                 self.pending_prompt = None;
-                let (text, images) = user_text(&u.content);
+                let (text, _) = user_text(&u.content);
                 if let Some(pos) = self
                     .queued
                     .iter()
@@ -482,12 +505,7 @@ impl AppState {
                 {
                     self.queued.remove(pos);
                 }
-                let shown = if images > 0 {
-                    format!("{text}\n[{images} image(s)]")
-                } else {
-                    text
-                };
-                self.push(Cell::User(shown));
+                self.push_user(&u.content);
             }
             AgentMessage::Llm(Message::Assistant(_)) => {
                 self.commit_live();
@@ -572,7 +590,7 @@ pub fn tool_from_call(id: String, name: &str, args: serde_json::Value) -> ToolCe
         args,
         output: String::new(),
         details: None,
-        images: 0,
+        images: Vec::new(),
         is_error: false,
         done: false,
     }

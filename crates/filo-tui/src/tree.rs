@@ -1,116 +1,364 @@
-//! `/tree`: the session file's tree as a selectable list — every branch, indented where the
-//! conversation forks, the current leaf marked. Choosing an entry moves the session there
-//! (`AgentSession::navigate_tree`), optionally summarizing the branch left behind.
+//! `/tree`'s model: the session file's entries as a tree (every branch), with pi 0.73's filters
+//! (default, no-tools, user-only, labeled-only, all), search, folding and labels. An entry a
+//! filter hides keeps its children visible under its nearest visible ancestor. Keys and drawing
+//! are in `tree_view`.
 
-use filo_ai::{ContentBlock, Message, UserContent};
+use std::collections::{HashMap, HashSet};
+
+use filo_ai::{ContentBlock, Message, StopReason, UserContent};
 use filo_session::{EntryKind, SessionEntry, SessionManager, SessionMessage};
 
-use crate::overlay::SelectItem;
-use crate::text::truncate;
+/// pi's filter modes, in cycling order.
+pub const FILTERS: [&str; 5] = ["default", "no-tools", "user-only", "labeled-only", "all"];
+
+/// What kind of entry a node is, for the filters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    User,
+    /// An assistant message with text (or an error, or aborted).
+    Assistant,
+    /// An assistant message with only tool calls (hidden unless it is the leaf).
+    ToolCallsOnly,
+    ToolResult,
+    /// Labels, model and thinking changes, session names, custom entries.
+    Setting,
+    /// Compactions, branch summaries, bash runs, custom messages.
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub id: String,
+    pub parent: Option<String>,
+    pub kind: NodeKind,
+    /// One line, as pi shows it (`user: …`, `assistant: …`, `[bash: ls]`).
+    pub text: String,
+    pub label: Option<String>,
+    /// When the label was set (ms since the epoch).
+    pub label_ms: Option<i64>,
+}
+
+/// Each visible node's visible parent, and each visible parent's visible children.
+type Links<'a> = (
+    HashMap<&'a str, Option<&'a str>>,
+    HashMap<Option<&'a str>, Vec<&'a str>>,
+);
+
+/// A row of the visible tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub id: String,
+    pub depth: usize,
+    pub text: String,
+    pub label: Option<String>,
+    pub label_ms: Option<i64>,
+    pub on_path: bool,
+    /// Has visible children and starts a branch (or is a root): can be folded.
+    pub foldable: bool,
+    pub folded: bool,
+}
 
 fn one_line(s: &str) -> String {
-    truncate(&s.split_whitespace().collect::<Vec<_>>().join(" "), 120)
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// What a tree row says about an entry; `None` for entries not worth a row (tool results,
-/// settings changes) — their children are still listed.
-fn label(e: &SessionEntry) -> Option<String> {
-    match &e.kind {
+fn blocks_text(b: &[ContentBlock]) -> String {
+    b.iter().filter_map(ContentBlock::as_text).collect()
+}
+
+fn tool_call_text(name: &str, args: &serde_json::Value) -> String {
+    let s = |k: &str| args.get(k).and_then(|v| v.as_str()).unwrap_or("");
+    match name {
+        "read" | "write" | "edit" | "ls" => format!("[{name}: {}]", s("path")),
+        "bash" => {
+            let cmd = one_line(s("command"));
+            let short: String = cmd.chars().take(50).collect();
+            let more = if cmd.chars().count() > 50 { "..." } else { "" };
+            format!("[bash: {short}{more}]")
+        }
+        "grep" => format!("[grep: /{}/ in {}]", s("pattern"), s("path")),
+        "find" => format!("[find: {} in {}]", s("pattern"), s("path")),
+        _ => format!("[{name}]"),
+    }
+}
+
+fn node_of(e: &SessionEntry, calls: &HashMap<String, (String, serde_json::Value)>) -> Node {
+    let (kind, text) = match &e.kind {
         EntryKind::Message(SessionMessage::Llm(Message::User(u))) => {
-            let text = match &u.content {
+            let t = match &u.content {
                 UserContent::Text(t) => t.clone(),
-                UserContent::Blocks(b) => b.iter().filter_map(ContentBlock::as_text).collect(),
+                UserContent::Blocks(b) => blocks_text(b),
             };
-            Some(format!("user: {}", one_line(&text)))
+            (NodeKind::User, format!("user: {}", one_line(&t)))
         }
         EntryKind::Message(SessionMessage::Llm(Message::Assistant(a))) => {
-            let text = a.text();
-            let calls: Vec<&str> = a.tool_calls().map(|t| t.name.as_str()).collect();
-            Some(match (text.trim().is_empty(), calls.is_empty()) {
-                (false, _) => format!("assistant: {}", one_line(&text)),
-                (true, false) => format!("assistant: → {}", calls.join(", ")),
-                (true, true) => "assistant: (empty)".to_string(),
-            })
+            let t = one_line(&a.text());
+            if !t.is_empty() {
+                (NodeKind::Assistant, format!("assistant: {t}"))
+            } else if a.stop_reason == StopReason::Aborted {
+                (NodeKind::Assistant, "assistant: (aborted)".into())
+            } else if let Some(err) = &a.error_message {
+                let err: String = one_line(err).chars().take(80).collect();
+                (NodeKind::Assistant, format!("assistant: {err}"))
+            } else {
+                (NodeKind::ToolCallsOnly, "assistant: (no content)".into())
+            }
         }
-        EntryKind::BranchSummary { .. } => Some("[branch summary]".into()),
-        EntryKind::Compaction { .. } => Some("[compaction]".into()),
-        _ => None,
+        EntryKind::Message(SessionMessage::Llm(Message::ToolResult(t))) => {
+            let text = match calls.get(&t.tool_call_id) {
+                Some((name, args)) => tool_call_text(name, args),
+                None => format!("[{}]", t.tool_name),
+            };
+            (NodeKind::ToolResult, text)
+        }
+        EntryKind::Message(SessionMessage::BashExecution(b)) => {
+            (NodeKind::Other, format!("[bash]: {}", one_line(&b.command)))
+        }
+        EntryKind::Message(_) => (NodeKind::Other, "[message]".into()),
+        EntryKind::Compaction { tokens_before, .. } => (
+            NodeKind::Other,
+            format!("[compaction: {}k tokens]", tokens_before / 1000),
+        ),
+        EntryKind::BranchSummary { summary, .. } => (
+            NodeKind::Other,
+            format!("[branch summary]: {}", one_line(summary)),
+        ),
+        EntryKind::CustomMessage { custom_type, .. } => {
+            (NodeKind::Other, format!("[{custom_type}]"))
+        }
+        EntryKind::ModelChange { model_id, .. } => {
+            (NodeKind::Setting, format!("[model: {model_id}]"))
+        }
+        EntryKind::ThinkingLevelChange { thinking_level } => {
+            (NodeKind::Setting, format!("[thinking: {thinking_level}]"))
+        }
+        EntryKind::Custom { custom_type, .. } => {
+            (NodeKind::Setting, format!("[custom: {custom_type}]"))
+        }
+        EntryKind::Label { label, .. } => (
+            NodeKind::Setting,
+            format!("[label: {}]", label.as_deref().unwrap_or("(cleared)")),
+        ),
+        EntryKind::SessionInfo { name } => (NodeKind::Setting, format!("[title: {name}]")),
+        EntryKind::Unknown { .. } => (NodeKind::Setting, "[unknown entry]".into()),
+    };
+    Node {
+        id: e.id.clone(),
+        parent: e.parent_id.clone(),
+        kind,
+        text,
+        label: None,
+        label_ms: None,
     }
 }
 
-/// The rows of the tree, depth first, and the index of the row of the current leaf (or its
-/// nearest listed ancestor).
-pub fn tree_items(m: &SessionManager) -> (Vec<SelectItem>, usize) {
-    let leaf_path: Vec<String> = m.branch_path(None).iter().map(|e| e.id.clone()).collect();
-    let mut items = Vec::new();
-    let mut selected = 0;
-    // (entry, depth)
-    let mut stack: Vec<(&SessionEntry, usize)> =
-        m.roots().into_iter().rev().map(|e| (e, 0)).collect();
-    while let Some((e, depth)) = stack.pop() {
-        let children = m.children(&e.id);
-        let child_depth = if children.len() > 1 { depth + 1 } else { depth };
-        for c in children.into_iter().rev() {
-            stack.push((c, child_depth));
+/// The session's tree, with what the view adds: filter, search, folds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tree {
+    /// Depth-first, children in file order.
+    pub nodes: Vec<Node>,
+    pub leaf: Option<String>,
+    path: HashSet<String>,
+    pub filter: &'static str,
+    pub query: String,
+    pub folded: HashSet<String>,
+}
+
+impl Tree {
+    /// Read the session's entries; `filter` is one of [`FILTERS`] (else `default`).
+    pub fn from_session(m: &SessionManager, filter: &str) -> Tree {
+        let mut calls = HashMap::new();
+        let mut all = Vec::new();
+        let mut stack: Vec<&SessionEntry> = m.roots().into_iter().rev().collect();
+        while let Some(e) = stack.pop() {
+            if let EntryKind::Message(SessionMessage::Llm(Message::Assistant(a))) = &e.kind {
+                for c in a.tool_calls() {
+                    calls.insert(c.id.clone(), (c.name.clone(), c.arguments.clone()));
+                }
+            }
+            all.push(e);
+            stack.extend(m.children(&e.id).into_iter().rev());
         }
-        let Some(text) = label(e) else {
-            continue;
-        };
-        let on_path = leaf_path.contains(&e.id);
-        if on_path {
-            selected = items.len();
+        // When each entry's label was last set (the newest label entry naming it).
+        let mut label_ms: HashMap<&str, i64> = HashMap::new();
+        for e in &all {
+            if let EntryKind::Label { target_id, .. } = &e.kind
+                && let Some(ms) = filo_session::ids::ms_from_iso(&e.timestamp)
+            {
+                let t = label_ms.entry(target_id.as_str()).or_insert(ms);
+                *t = (*t).max(ms);
+            }
         }
-        let marker = if m.leaf_id() == Some(e.id.as_str()) {
-            "● "
-        } else if on_path {
-            "│ "
-        } else {
-            "  "
-        };
-        let tag = m
-            .label(&e.id)
-            .map(|l| format!("[{l}] "))
-            .unwrap_or_default();
-        items.push(SelectItem {
-            label: format!("{}{marker}{tag}{text}", "  ".repeat(depth)),
-            detail: String::new(),
-            value: e.id.clone(),
-            search: String::new(),
-        });
+        let nodes = all
+            .iter()
+            .map(|e| {
+                let mut n = node_of(e, &calls);
+                n.label = m.label(&e.id).map(str::to_string);
+                n.label_ms = n.label.as_ref().and(label_ms.get(e.id.as_str()).copied());
+                n
+            })
+            .collect();
+        Tree {
+            nodes,
+            leaf: m.leaf_id().map(str::to_string),
+            path: m.branch_path(None).iter().map(|e| e.id.clone()).collect(),
+            filter: FILTERS
+                .iter()
+                .copied()
+                .find(|f| *f == filter)
+                .unwrap_or("default"),
+            query: String::new(),
+            folded: HashSet::new(),
+        }
     }
-    (items, selected)
+
+    fn passes(&self, n: &Node) -> bool {
+        let leaf = self.leaf.as_deref() == Some(n.id.as_str());
+        if n.kind == NodeKind::ToolCallsOnly && !leaf {
+            return false;
+        }
+        let ok = match self.filter {
+            "user-only" => n.kind == NodeKind::User,
+            "no-tools" => !matches!(n.kind, NodeKind::Setting | NodeKind::ToolResult),
+            "labeled-only" => n.label.is_some(),
+            "all" => true,
+            _ => n.kind != NodeKind::Setting,
+        };
+        if !ok {
+            return false;
+        }
+        let hay = format!("{} {}", n.label.as_deref().unwrap_or(""), n.text).to_lowercase();
+        self.query
+            .to_lowercase()
+            .split_whitespace()
+            .all(|w| hay.contains(w))
+    }
+
+    /// Each node's nearest visible ancestor (`None`: a visible root) and the visible children.
+    fn visible_links(&self) -> Links<'_> {
+        let shown: Vec<bool> = self.nodes.iter().map(|n| self.passes(n)).collect();
+        let by_id: HashMap<&str, usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.as_str(), i))
+            .collect();
+        let mut parent_of = HashMap::new();
+        let mut children: HashMap<Option<&str>, Vec<&str>> = HashMap::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if !shown[i] {
+                continue;
+            }
+            let mut p = n.parent.as_deref();
+            while let Some(id) = p {
+                match by_id.get(id) {
+                    Some(&j) if shown[j] => break,
+                    Some(&j) => p = self.nodes[j].parent.as_deref(),
+                    None => p = None,
+                }
+            }
+            parent_of.insert(n.id.as_str(), p);
+            children.entry(p).or_default().push(n.id.as_str());
+        }
+        (parent_of, children)
+    }
+
+    /// The rows shown: filtered, searched, folded branches closed.
+    pub fn rows(&self) -> Vec<Row> {
+        let (parent_of, children) = self.visible_links();
+        let by_id: HashMap<&str, &Node> = self.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+        let mut rows = Vec::new();
+        let roots = children.get(&None).cloned().unwrap_or_default();
+        let mut stack: Vec<(&str, usize)> = roots.iter().rev().map(|id| (*id, 0)).collect();
+        while let Some((id, depth)) = stack.pop() {
+            let kids = children.get(&Some(id)).cloned().unwrap_or_default();
+            let parent = parent_of.get(id).copied().flatten();
+            let siblings = children.get(&parent).map_or(0, Vec::len);
+            let foldable = !kids.is_empty() && (parent.is_none() || siblings > 1);
+            let folded = self.folded.contains(id);
+            let n = by_id[id];
+            rows.push(Row {
+                id: id.to_string(),
+                depth,
+                text: n.text.clone(),
+                label: n.label.clone(),
+                label_ms: n.label_ms,
+                on_path: self.path.contains(id),
+                foldable,
+                folded,
+            });
+            if folded {
+                continue;
+            }
+            let child_depth = if kids.len() > 1 { depth + 1 } else { depth };
+            for k in kids.iter().rev() {
+                stack.push((k, child_depth));
+            }
+        }
+        rows
+    }
+
+    /// Where a branch-wise move from row `at` lands (pi's Ctrl+←/→ when nothing folds).
+    pub fn branch_move(&self, rows: &[Row], at: usize, up: bool) -> usize {
+        let (parent_of, children) = self.visible_links();
+        let index: HashMap<&str, usize> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.as_str(), i))
+            .collect();
+        let Some(mut cur) = rows.get(at).map(|r| r.id.as_str()) else {
+            return at;
+        };
+        loop {
+            if up {
+                let Some(p) = parent_of.get(cur).copied().flatten() else {
+                    return index.get(cur).copied().unwrap_or(at);
+                };
+                if children.get(&Some(p)).map_or(0, Vec::len) > 1
+                    && let Some(&i) = index.get(cur)
+                    && i < at
+                {
+                    return i;
+                }
+                cur = p;
+            } else {
+                match children.get(&Some(cur)).map(Vec::as_slice) {
+                    None | Some([]) => return index.get(cur).copied().unwrap_or(at),
+                    Some([only]) => cur = only,
+                    Some([first, ..]) => return index.get(first).copied().unwrap_or(at),
+                }
+            }
+        }
+    }
+
+    /// Set (or clear) a node's label as the session now has it, set at `now_ms`.
+    pub fn set_label(&mut self, id: &str, label: Option<String>, now_ms: i64) {
+        if let Some(n) = self.nodes.iter_mut().find(|n| n.id == id) {
+            n.label_ms = label.as_ref().map(|_| now_ms);
+            n.label = label;
+        }
+    }
+}
+
+/// pi's label time: `14:05` today, `3/7 14:05` this year, `25/3/7 14:05` before, in `tz`.
+pub fn label_time<Tz: chrono::TimeZone>(ms: i64, now_ms: i64, tz: &Tz) -> String {
+    use chrono::{Datelike, Timelike};
+    let (Some(at), Some(now)) = (
+        tz.timestamp_millis_opt(ms).single(),
+        tz.timestamp_millis_opt(now_ms).single(),
+    ) else {
+        return String::new();
+    };
+    let time = format!("{:02}:{:02}", at.hour(), at.minute());
+    if at.date_naive() == now.date_naive() {
+        time
+    } else if at.year() == now.year() {
+        format!("{}/{} {time}", at.month(), at.day())
+    } else {
+        format!("{:02}/{}/{} {time}", at.year() % 100, at.month(), at.day())
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use filo_ai::UserMessage;
-
-    fn user(m: &mut SessionManager, t: &str) -> String {
-        m.append_message(SessionMessage::Llm(Message::User(UserMessage {
-            content: UserContent::Text(t.into()),
-            timestamp: 0,
-        })))
-        .unwrap()
-    }
-
-    #[test]
-    fn branches_are_indented_and_the_leaf_is_selected() {
-        let mut m = SessionManager::in_memory("/tmp");
-        let a = user(&mut m, "first");
-        user(&mut m, "second, abandoned");
-        m.branch(&a).unwrap();
-        user(&mut m, "second, kept");
-        let (items, selected) = tree_items(&m);
-        let labels: Vec<&str> = items.iter().map(|i| i.label.as_str()).collect();
-        assert_eq!(
-            labels,
-            vec![
-                "│ user: first",
-                "    user: second, abandoned",
-                "  ● user: second, kept",
-            ]
-        );
-        assert_eq!(selected, 2);
-    }
-}
+#[path = "tree_tests.rs"]
+mod tests;

@@ -215,6 +215,8 @@ async fn run_interactive(
         }
     });
     let session_dir = setup::session_dir(args, env, paths, &session.settings());
+    let (keybindings, w) = load_keybindings(paths);
+    warnings.extend(w);
     let options = filo_tui::TuiOptions {
         theme,
         themes,
@@ -227,6 +229,8 @@ async fn run_interactive(
         initial_messages: initial.messages,
         initial_images: initial.images,
         reload: Some(reloader(args, env, paths)),
+        keybindings: Arc::new(keybindings),
+        term: filo_tui::term::TermEnv::from_lookup(|k| env.get(k).map(str::to_string)),
         verbose: args.verbose,
     };
     filo_tui::run(session, options).await?;
@@ -270,6 +274,13 @@ fn ui_themes(
     (themes, theme)
 }
 
+/// `keybindings.json` from the agent directory (pi's when filo's has none).
+fn load_keybindings(paths: &setup::Paths) -> (filo_tui::keybindings::Keybindings, Vec<String>) {
+    filo_tui::keybindings::Keybindings::load(
+        &paths.dirs.read_path(filo_core::AgentItem::Keybindings),
+    )
+}
+
 /// `/reload`: resources as the flags say, settings and themes, read again.
 fn reloader(args: &AgentArgs, env: &Env, paths: &setup::Paths) -> filo_tui::Reloader {
     let (args, env, paths) = (args.clone(), env.clone(), paths.clone());
@@ -283,10 +294,13 @@ fn reloader(args: &AgentArgs, env: &Env, paths: &setup::Paths) -> filo_tui::Relo
         let (themes, w) =
             filo_tui::theme_catalog::ThemeCatalog::discover(&theme_sources(&args, &paths), depth);
         warnings.extend(w);
+        let (keybindings, w) = load_keybindings(&paths);
+        warnings.extend(w);
         filo_tui::Reloaded {
             resources,
             settings,
             themes,
+            keybindings,
             warnings,
         }
     })
@@ -310,7 +324,8 @@ async fn pick_session_at_start(
         home: Some(paths.home.clone()),
         can_rename: false,
     };
-    Ok(filo_tui::pick_session(source, theme).await?)
+    let (keys, _) = load_keybindings(paths);
+    Ok(filo_tui::pick_session(source, theme, Arc::new(keys)).await?)
 }
 
 /// `--export <session.jsonl> [out.html]`: the session file is only read, never rewritten.

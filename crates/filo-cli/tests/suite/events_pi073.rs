@@ -248,7 +248,10 @@ async fn steer_and_follow_up_update_the_queues_as_pi_073_does() {
     // sent before the request leaves, it would join the first turn instead.
     let started = std::time::Instant::now();
     while mock.requests().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(30), "the prompt never reached the model");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the prompt never reached the model"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     // A client's answer to an extension UI request: pi answers nothing.

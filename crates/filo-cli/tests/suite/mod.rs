@@ -28,4 +28,5 @@ mod sessions_pi073;
 mod settings_pi073;
 mod signals;
 mod tui;
+mod tui_keys;
 mod tui_pi073;

@@ -25,7 +25,7 @@ impl Tmux {
             .is_ok_and(|o| o.status.success())
     }
 
-    fn cmd(&self, args: &[&str]) -> std::process::Output {
+    pub(super) fn cmd(&self, args: &[&str]) -> std::process::Output {
         Command::new("tmux")
             .args(["-L", &self.socket])
             .args(args)
@@ -102,7 +102,7 @@ fn a_missing_tmux_fails_in_ci_and_skips_elsewhere() {
     assert!(!may_skip_without_tmux(Some("1")));
 }
 
-fn shell_quote(p: &Path) -> String {
+pub(super) fn shell_quote(p: &Path) -> String {
     format!("'{}'", p.to_string_lossy().replace('\'', "'\\''"))
 }
 
@@ -116,7 +116,12 @@ static LAUNCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize
 
 /// [`launch`] with extra shell words after `filo`.
 pub(super) fn launch_with(home: &Home, args: &str) -> Tmux {
-    let tmux = Tmux {
+    launch_env(home, "", args)
+}
+
+/// A new private tmux server for `home` (no pane yet).
+pub(super) fn server(home: &Home) -> Tmux {
+    Tmux {
         // The temp HOME's name is unique, so parallel tests get separate tmux servers; the
         // counter keeps a second pane of the same test off the first one's dying server.
         socket: format!(
@@ -124,9 +129,15 @@ pub(super) fn launch_with(home: &Home, args: &str) -> Tmux {
             home.path().file_name().unwrap().to_string_lossy(),
             LAUNCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ),
-    };
+    }
+}
+
+/// [`launch_with`] with extra `NAME=value` words for the environment (shell-quoted by the
+/// caller).
+pub(super) fn launch_env(home: &Home, env: &str, args: &str) -> Tmux {
+    let tmux = server(home);
     let script = format!(
-        "env -i HOME={home} PATH=\"$PATH\" MOCK_API_KEY=mock-secret TERM=xterm-256color {bin} {args}; \
+        "env -i HOME={home} PATH=\"$PATH\" MOCK_API_KEY=mock-secret TERM=xterm-256color {env} {bin} {args}; \
          echo FILO_EXIT=$?; stty -a | grep -o -- '-\\?icanon' | head -1 | sed 's/^/MODE=/'; \
          sleep 60",
         home = shell_quote(home.path()),

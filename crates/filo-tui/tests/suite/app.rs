@@ -83,6 +83,8 @@ async fn fixture_full(
         initial_messages: Vec::new(),
         initial_images: Vec::new(),
         reload: None,
+        keybindings: Default::default(),
+        term: Default::default(),
         verbose: false,
     };
     let app = App::new(session, options, tx);
@@ -179,6 +181,34 @@ async fn ctrl_c_clears_then_arms_then_quits() {
     f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
     f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert!(f.app.state().should_quit);
+}
+
+#[tokio::test]
+async fn escape_and_ctrl_c_read_as_one_alt_ctrl_c_are_both_keys() {
+    let (_mock, mut f) = fixture(Vec::new()).await;
+    f.typed("draft");
+    // A terminal's "\x1b\x03": Escape then Ctrl+C, read as Alt+Ctrl+C.
+    f.key(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    );
+    assert!(f.app.state().editor.is_empty(), "ctrl+c cleared the editor");
+    f.key(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    );
+    f.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(f.app.state().should_quit);
+    // A bound Alt+Ctrl key (jump backward) stays one key.
+    let (_mock, mut f) = fixture(Vec::new()).await;
+    f.typed("ab");
+    f.key(
+        KeyCode::Char(']'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    );
+    f.typed("a");
+    assert_eq!(f.app.state().editor.cursor, 0);
+    assert_eq!(f.app.state().editor.text, "ab");
 }
 
 #[tokio::test]
@@ -295,19 +325,26 @@ async fn tree_moves_back_to_an_earlier_prompt() {
     }
     f.typed("/tree");
     f.enter();
-    let Some(Overlay::Select(list)) = &f.app.state().overlay else {
+    let Some(Overlay::Tree(view)) = &f.app.state().overlay else {
         panic!("no tree")
     };
-    let labels: Vec<&str> = list.items.iter().map(|i| i.label.as_str()).collect();
+    let rows: Vec<(String, bool)> = view
+        .tree
+        .rows()
+        .into_iter()
+        .map(|r| (r.text, r.on_path))
+        .collect();
+    let on = |t: &str| (t.to_string(), true);
     assert_eq!(
-        labels,
+        rows,
         vec![
-            "│ user: first",
-            "│ assistant: One.",
-            "│ user: second",
-            "● assistant: Two."
+            on("user: first"),
+            on("assistant: One."),
+            on("user: second"),
+            on("assistant: Two.")
         ]
     );
+    assert_eq!(view.selected, view.tree.leaf, "the leaf is selected");
     for _ in 0..3 {
         f.key(KeyCode::Up, KeyModifiers::NONE);
     }
@@ -355,10 +392,10 @@ async fn settings_flip_and_double_escape_opens_the_tree() {
         .await;
     f.key(KeyCode::Esc, KeyModifiers::NONE);
     f.key(KeyCode::Esc, KeyModifiers::NONE);
-    let Some(Overlay::Select(list)) = &f.app.state().overlay else {
-        panic!("no tree")
-    };
-    assert_eq!(list.title, "session tree");
+    assert!(
+        matches!(&f.app.state().overlay, Some(Overlay::Tree(_))),
+        "no tree"
+    );
 }
 
 #[tokio::test]

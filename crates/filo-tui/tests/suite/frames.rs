@@ -209,11 +209,13 @@ fn model_selector_with_search() {
         ov.handle_key(
             crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c)),
             10,
+            &Default::default(),
         );
     }
     let action = ov.handle_key(
         crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter),
         10,
+        &Default::default(),
     );
     assert_eq!(
         action,
@@ -333,13 +335,14 @@ fn life_view_around_head() {
     assert!(recall.contains("Try the regex way"), "{recall}");
     let ov = s.overlay.as_mut().unwrap();
     let key = |c| crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c));
-    ov.handle_key(key('t'), 10);
+    ov.handle_key(key('t'), 10, &Default::default());
     for c in "retry".chars() {
-        ov.handle_key(key(c), 10);
+        ov.handle_key(key(c), 10, &Default::default());
     }
     let jump = ov.handle_key(
         crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter),
         10,
+        &Default::default(),
     );
     let filo_tui::overlay::OverlayAction::Jump { node_id, note } = jump else {
         panic!("{jump:?}")
@@ -462,4 +465,67 @@ fn scoped_models_at_two_sizes() {
     s.overlay = Some(Overlay::ScopedModels(m));
     insta::assert_snapshot!("scoped_models_80x24", frame_at(&mut s, 80, 24));
     insta::assert_snapshot!("scoped_models_120x40", frame_at(&mut s, 120, 40));
+}
+
+/// `/tree` with a fork, a label, a folded-open branch and the no-tools filter.
+#[test]
+fn tree_selector_at_two_sizes() {
+    use filo_session::{SessionManager, SessionMessage};
+    use filo_tui::tree::Tree;
+    use filo_tui::tree_view::TreeView;
+    let mut m = SessionManager::in_memory("/tmp");
+    let say = |m: &mut SessionManager, msg: filo_ai::Message| {
+        m.append_message(SessionMessage::Llm(msg)).unwrap()
+    };
+    let user = |t: &str| {
+        filo_ai::Message::User(filo_ai::UserMessage {
+            content: filo_ai::UserContent::Text(t.into()),
+            timestamp: 0,
+        })
+    };
+    let first = say(&mut m, user("plan the refactor"));
+    say(
+        &mut m,
+        filo_ai::Message::Assistant(assistant(
+            vec![ContentBlock::text("Start with the parser.")],
+            StopReason::Stop,
+            None,
+        )),
+    );
+    m.branch(&first).unwrap();
+    let second = say(&mut m, user("try the lexer first"));
+    m.append_label_change(&second, Some("lexer-plan")).unwrap();
+    say(
+        &mut m,
+        filo_ai::Message::Assistant(assistant(
+            vec![ContentBlock::text("The lexer is small; done.")],
+            StopReason::Stop,
+            None,
+        )),
+    );
+    let mut tree = Tree::from_session(&m, "no-tools");
+    tree.query.clear();
+    let view = TreeView::new(tree, Default::default());
+    let mut s = state();
+    s.overlay = Some(Overlay::Tree(Box::new(view)));
+    insta::assert_snapshot!("tree_selector_80x24", frame_at(&mut s, 80, 24));
+    insta::assert_snapshot!("tree_selector_120x40", frame_at(&mut s, 120, 40));
+}
+
+/// `/hotkeys`, built from the keybindings (one rebound, one unbound).
+#[test]
+fn hotkeys_at_two_sizes() {
+    let (kb, problems) = filo_tui::keybindings::Keybindings::from_json(&json!({
+        "app.model.select": "ctrl+k",
+        "app.suspend": [],
+    }));
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut s = state();
+    s.overlay = Some(Overlay::Text(filo_tui::overlay::TextPage {
+        title: "Keyboard Shortcuts".into(),
+        lines: filo_tui::hotkeys::lines(&kb),
+        scroll: 0,
+    }));
+    insta::assert_snapshot!("hotkeys_80x24", frame_at(&mut s, 80, 24));
+    insta::assert_snapshot!("hotkeys_120x40", frame_at(&mut s, 120, 40));
 }
