@@ -185,35 +185,9 @@ fn now_secs() -> u64 {
 
 /// `application/x-www-form-urlencoded` fields (`+` is a space, `%XX` a byte).
 fn parse_form(body: &str) -> Map<String, Value> {
-    let decode = |s: &str| {
-        let bytes = s.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'+' => out.push(b' '),
-                b'%' if i + 2 < bytes.len() => {
-                    let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                    match u8::from_str_radix(hex, 16) {
-                        Ok(b) => {
-                            out.push(b);
-                            i += 2;
-                        }
-                        Err(_) => out.push(b'%'),
-                    }
-                }
-                b => out.push(b),
-            }
-            i += 1;
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    };
-    body.split('&')
-        .filter(|kv| !kv.is_empty())
-        .map(|kv| {
-            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (decode(k), Value::String(decode(v)))
-        })
+    crate::google_token::decode_form(body)
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
         .collect()
 }
 
