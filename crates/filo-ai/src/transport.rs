@@ -139,19 +139,27 @@ fn error_chain(e: &reqwest::Error) -> String {
     text
 }
 
+/// `builder` with `headers` added; a name or value HTTP cannot carry is a request error.
+fn with_headers(
+    mut builder: reqwest::RequestBuilder,
+    headers: &[(String, String)],
+) -> Result<reqwest::RequestBuilder, AiError> {
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| AiError::Request(format!("header {name}: {e}")))?;
+        let value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|e| AiError::Request(format!("header {name}: {e}")))?;
+        builder = builder.header(name, value);
+    }
+    Ok(builder)
+}
+
 impl Transport for ReqwestTransport {
     fn send(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>> {
         let client = self.client.clone();
         Box::pin(async move {
             let body = request_body(&request)?;
-            let mut builder = client.post(&request.url).body(body);
-            for (name, value) in &request.headers {
-                let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|e| AiError::Request(format!("header {name}: {e}")))?;
-                let value = reqwest::header::HeaderValue::from_str(value)
-                    .map_err(|e| AiError::Request(format!("header {name}: {e}")))?;
-                builder = builder.header(name, value);
-            }
+            let builder = with_headers(client.post(&request.url).body(body), &request.headers)?;
             let response = builder
                 .send()
                 .await
@@ -206,14 +214,7 @@ impl ReqwestTransport {
             Some(body) => self.client.post(&request.url).body(body),
             None => self.client.get(&request.url),
         };
-        builder = builder.timeout(request.timeout);
-        for (name, value) in &request.headers {
-            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| AiError::Request(format!("header {name}: {e}")))?;
-            let value = reqwest::header::HeaderValue::from_str(value)
-                .map_err(|e| AiError::Request(format!("header {name}: {e}")))?;
-            builder = builder.header(name, value);
-        }
+        builder = with_headers(builder.timeout(request.timeout), &request.headers)?;
         let response = builder
             .send()
             .await
