@@ -4,7 +4,7 @@
     npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
     python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
 
-Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case,
+Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case, flags_more_case,
 http_error_cases, refusal_case, compaction_thinking_case, list_models_case, branch_case,
 filo_session_case (which reads `filo.session.jsonl` from the output directory: a session filo
 wrote, made by filo-cli's ignored test `write_the_filo_session_fixture`).
@@ -333,6 +333,122 @@ def flags_case():
     save("flags.json", out)
 
 
+def flags_more_case():
+    """More flags of 0.73.1 (`flags-more.json`): --fork's conflicts, misses and copy; --session
+    misses; --skill / -ns, --prompt-template / -np as they reach the model; where --session-dir,
+    PI_CODING_AGENT_SESSION_DIR and the `sessionDir` setting put a new session file."""
+    out = {}
+
+    def run(args, env=None, stdin=None):
+        r = subprocess.run(["node", PI, *args], cwd=PROJECT, env=env or ENV, input=stdin, capture_output=True,
+                           text=True, timeout=120)
+        return {"args": args, "code": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
+
+    # A session to fork: two turns.
+    for f in sessions():
+        os.remove(f)
+    TURNS[:] = [{"text": "first answer"}, {"text": "second answer"}]
+    pi(["-p", "first"])
+    source = sessions()[-1]
+    pi(["-p", "-c", "second"])
+    src_lines = [json.loads(l) for l in open(source)]
+    for name, extra in [("session", ["--session", source]), ("continue", ["-c"]), ("resume", ["-r"]),
+                        ("no-session", ["--no-session"]),
+                        ("all", ["--session", source, "-c", "-r", "--no-session"])]:
+        out["fork conflict " + name] = run(["--fork", source, *extra, "-p", "x"])
+    out["fork missing id"] = run(["--fork", "deadbeef", "-p", "x"])
+    out["session missing id"] = run(["--session", "deadbeef", "-p", "x"])
+    empty = f"{WORK}/empty.jsonl"
+    open(empty, "w").close()
+    out["fork empty file"] = run(["--fork", empty, "-p", "x"])
+    headless = f"{WORK}/headless.jsonl"
+    with open(headless, "w") as f:
+        for line in src_lines[1:]:
+            f.write(json.dumps(line) + "\n")
+    out["fork headless file"] = run(["--fork", headless, "-p", "x"])
+    # A fork by id prefix: a new file naming its source, every other entry copied as it was.
+    before = set(sessions())
+    TURNS[:] = [{"text": "forked answer"}]
+    r = run(["--provider", "mock", "--model", "mock-model", "--fork", src_lines[0]["id"][:8], "-p", "third"])
+    new = sorted(set(sessions()) - before)
+    lines = [json.loads(l) for l in open(new[0])] if len(new) == 1 else []
+    out["fork by id"] = {"code": r["code"], "stdout": r["stdout"], "files": len(new),
+                         "header": {k: v for k, v in lines[0].items() if k not in ("id", "timestamp")} if lines else None,
+                         "copied": lines[1:len(src_lines)] == src_lines[1:],
+                         "after": [l.get("type") + ":" + (l.get("message") or {}).get("role", "")
+                                   for l in lines[len(src_lines):]],
+                         "requestUserTexts": [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+                                              for m in REQUESTS[-1]["messages"] if m["role"] == "user"]}
+
+    # Skills and prompt templates: one of each in the agent dir, one of each given by path.
+    os.makedirs(f"{AGENT}/skills/tidy", exist_ok=True)
+    open(f"{AGENT}/skills/tidy/SKILL.md", "w").write(
+        "---\nname: tidy\ndescription: Tidy a file & keep <its> \"style\".\n---\nTidy steps.\n")
+    os.makedirs(f"{WORK}/extra/lint", exist_ok=True)
+    open(f"{WORK}/extra/lint/SKILL.md", "w").write(
+        "---\nname: lint\ndescription: Lint the project.\n---\nLint steps.\n")
+    os.makedirs(f"{AGENT}/prompts", exist_ok=True)
+    open(f"{AGENT}/prompts/review.md", "w").write(
+        "---\ndescription: Review a file\n---\nReview $1 carefully, then $@.\n")
+    open(f"{WORK}/extra/explain.md", "w").write("Explain $ARGUMENTS in one line.\n")
+    try:
+        for name, args, prompt in [
+                ("skills default", [], "hi"),
+                ("skill path", ["--skill", f"{WORK}/extra/lint"], "hi"),
+                ("skill file", ["--skill", f"{WORK}/extra/lint/SKILL.md"], "hi"),
+                ("-ns", ["-ns"], "hi"),
+                ("-ns skill path", ["-ns", "--skill", f"{WORK}/extra/lint"], "hi"),
+                ("template default", [], "/review main.rs twice"),
+                ("template path", ["--prompt-template", f"{WORK}/extra/explain.md"], "/explain the borrow checker"),
+                ("-np", ["-np"], "/review main.rs twice"),
+                ("-np template path", ["-np", "--prompt-template", f"{WORK}/extra/explain.md"],
+                 "/explain the borrow checker"),
+                ("skill command", [], "/skill:tidy now please")]:
+            TURNS[:] = [{"text": "ok"}]
+            REQUESTS.clear()
+            r = pi(["-p", "--no-session", *args, prompt])
+            body = REQUESTS[-1] if REQUESTS else {}
+            system = next((m["content"] for m in body.get("messages", []) if m["role"] in ("system", "developer")), "")
+            start = system.find("\n\nThe following skills")
+            end = system.find("</available_skills>")
+            user = [m["content"] for m in body.get("messages", []) if m["role"] == "user"]
+            out["prompt " + name] = {"args": args, "prompt": prompt, "code": r.returncode, "stderr": r.stderr,
+                                     "skills": system[start:end + len("</available_skills>")] if start >= 0 else None,
+                                     "user": user[-1] if user else None}
+    finally:
+        shutil.rmtree(f"{AGENT}/skills")
+        shutil.rmtree(f"{AGENT}/prompts")
+
+    # Where a new session goes: --session-dir, the environment, the setting; the flag wins.
+    def landed(root):
+        found = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+        return [re.sub(r"[^/]*\.jsonl$", "<session>.jsonl", p) for p in found]
+
+    settings = f"{AGENT}/settings.json"
+    for name, args, env, setting in [
+            ("flag", ["--session-dir", f"{WORK}/sd-flag"], {}, None),
+            ("env", [], {"PI_CODING_AGENT_SESSION_DIR": f"{WORK}/sd-env"}, None),
+            ("setting", [], {}, f"{WORK}/sd-setting"),
+            ("flag over env and setting", ["--session-dir", f"{WORK}/sd-flag2"],
+             {"PI_CODING_AGENT_SESSION_DIR": f"{WORK}/sd-env2"}, f"{WORK}/sd-setting2"),
+            ("env over setting", [], {"PI_CODING_AGENT_SESSION_DIR": f"{WORK}/sd-env3"}, f"{WORK}/sd-setting3")]:
+        if setting:
+            json.dump({"sessionDir": setting}, open(settings, "w"))
+        try:
+            TURNS[:] = [{"text": "ok"}]
+            r = subprocess.run(BASE + args + ["-p", "hi"], cwd=PROJECT, env=dict(ENV, **env), capture_output=True,
+                               text=True, timeout=120)
+        finally:
+            if setting:
+                os.remove(settings)
+        dirs = sorted(d for d in os.listdir(WORK) if d.startswith("sd-"))
+        out["session-dir " + name] = {"args": args, "env": env, "setting": setting, "code": r.returncode,
+                                      "landed": {d: landed(f"{WORK}/{d}") for d in dirs}}
+        for d in dirs:
+            shutil.rmtree(f"{WORK}/{d}")
+    save("flags-more.json", out)
+
+
 # A non-2xx answer before any stream, per wire API: (name, provider, api, base path, status, body).
 HTTP_ERRORS = [
     ("completions-json", "mock", "openai-completions", "/v1", 400,
@@ -551,6 +667,7 @@ if __name__ == "__main__":
         compaction_cases()
         queue_cases()
         flags_case()
+        flags_more_case()
         http_error_cases()
         refusal_case()
         compaction_thinking_case()

@@ -59,7 +59,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             let _ = std::io::stdout().flush();
-            let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            let _ = match err.downcast_ref::<agent::PiWords>() {
+                Some(words) => writeln!(std::io::stderr(), "{words}"),
+                None => writeln!(std::io::stderr(), "error: {err:#}"),
+            };
             ExitCode::FAILURE
         }
     }

@@ -56,21 +56,23 @@ pub struct Skill {
     pub disable_model_invocation: bool,
 }
 
-/// Split `---\nyaml\n---\nbody`. Returns (frontmatter text, body).
-pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
-    let Some(rest) = text.strip_prefix("---") else {
-        return (None, text);
+/// Split `---\nyaml\n---\nbody` as pi 0.73.1 does: line ends normalised to `\n`, the front
+/// matter is whatever lies between the opening `---` line and the next line starting `---`, and
+/// the body after it is trimmed. Text without both markers is all body, untrimmed.
+pub fn split_frontmatter(text: &str) -> (Option<String>, String) {
+    let text = if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text.to_owned()
     };
-    let rest = rest.strip_prefix('\r').unwrap_or(rest);
-    let Some(rest) = rest.strip_prefix('\n') else {
+    if !text.starts_with("---") {
         return (None, text);
-    };
-    match rest.find("\n---") {
-        Some(end) => {
-            let body = &rest[end + 4..];
-            let body = body.split_once('\n').map_or("", |(_, b)| b);
-            (Some(&rest[..end]), body)
-        }
+    }
+    match text[3..].find("\n---").map(|i| i + 3) {
+        Some(end) => (
+            Some(text.get(4..end).unwrap_or_default().to_owned()),
+            text[end + 4..].trim().to_owned(),
+        ),
         None => (None, text),
     }
 }
@@ -89,7 +91,7 @@ pub fn load_skill(path: &Path, source: Source) -> (Option<Skill>, Vec<String>) {
         Err(e) => return (None, vec![format!("{shown}: could not be read: {e}")]),
     };
     let (front, _) = split_frontmatter(&text);
-    let yaml = match front.map(parse_yaml).transpose() {
+    let yaml = match front.as_deref().map(parse_yaml).transpose() {
         Ok(y) => y.flatten(),
         Err(e) => {
             return (
@@ -361,7 +363,7 @@ pub fn load_prompt_template(p: &Path, source: Source) -> Option<PromptTemplate> 
     let text = fs::read_to_string(p).ok()?;
     let (front, body) = split_frontmatter(&text);
     let fm_desc = front
-        .and_then(|f| parse_yaml(f).ok().flatten())
+        .and_then(|f| parse_yaml(&f).ok().flatten())
         .and_then(|y| y["description"].as_str().map(str::to_string));
     let desc = fm_desc.unwrap_or_else(|| {
         let first = body

@@ -153,3 +153,30 @@ fn templates_and_argument_substitution() {
         "x|x y"
     );
 }
+
+#[test]
+fn front_matter_splits_as_pi_073_does() {
+    // The body after front matter is trimmed; without it the text is kept whole.
+    assert_eq!(
+        split_frontmatter("---\ndescription: d\n---\n\nBody $1.\n\n"),
+        (Some("description: d".to_owned()), "Body $1.".to_owned())
+    );
+    assert_eq!(
+        split_frontmatter("Body $1.\n"),
+        (None, "Body $1.\n".to_owned())
+    );
+    // Windows line ends are read as `\n`; an unclosed block is body.
+    assert_eq!(
+        split_frontmatter("---\r\nname: x\r\n---\r\nBody\r\n"),
+        (Some("name: x".to_owned()), "Body".to_owned())
+    );
+    assert_eq!(
+        split_frontmatter("---\nname: x\nBody\n"),
+        (None, "---\nname: x\nBody\n".to_owned())
+    );
+    // The closing marker is any line that starts with `---`, and the opening one needs no newline.
+    assert_eq!(
+        split_frontmatter("---\na: 1\n----\nrest"),
+        (Some("a: 1".to_owned()), "-\nrest".to_owned())
+    );
+}

@@ -16,6 +16,19 @@ use filo_ai::Env;
 
 pub use args::{AgentArgs, OutputMode};
 
+/// A start-up refusal worded as pi 0.73.1 words it, printed as it is — without the `error: `
+/// prefix filo puts before its own errors — so that a script reading pi's stderr reads filo's.
+#[derive(Debug)]
+pub struct PiWords(pub String);
+
+impl std::fmt::Display for PiWords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PiWords {}
+
 /// Run the agent as the flags say, in `cwd`. Returns the process exit code.
 pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow::Result<ExitCode> {
     let mut args = args;

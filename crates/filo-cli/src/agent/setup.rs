@@ -14,6 +14,7 @@ use filo_core::model_resolve::{resolve_cli_model, resolve_model_scope};
 use filo_core::{AgentDirs, AgentItem, AgentSession, AuthStorage, Settings};
 use filo_session::SessionManager;
 
+use super::PiWords;
 use super::args::AgentArgs;
 
 /// Where filo keeps its files, resolved once from the environment and the working directory
@@ -104,7 +105,7 @@ fn find_session(arg: &str, dir: &Path, paths: &Paths) -> anyhow::Result<Found> {
                 Found::Elsewhere(s.path, s.cwd)
             }
         })
-        .with_context(|| format!("No session found matching '{arg}'"))
+        .ok_or_else(|| PiWords(format!("No session found matching '{arg}'")).into())
 }
 
 /// Asks on the terminal whether to fork a session found in another project (pi's prompt);
@@ -139,10 +140,14 @@ fn open_session(args: &AgentArgs, paths: &Paths, dir: &Path) -> anyhow::Result<S
         .filter_map(|(on, name)| on.then_some(name))
         .collect();
         if !conflicting.is_empty() {
-            bail!("--fork cannot be combined with {}", conflicting.join(", "));
+            return Err(PiWords(format!(
+                "Error: --fork cannot be combined with {}",
+                conflicting.join(", ")
+            ))
+            .into());
         }
         let (Found::Here(path) | Found::Elsewhere(path, _)) = find_session(source, dir, paths)?;
-        return SessionManager::fork_from(&path, &cwd, dir).map_err(anyhow::Error::from);
+        return fork_from(&path, &cwd, dir);
     }
     if args.no_session {
         return Ok(SessionManager::in_memory(&cwd));
@@ -155,7 +160,7 @@ fn open_session(args: &AgentArgs, paths: &Paths, dir: &Path) -> anyhow::Result<S
                 if !confirm_fork(&other) {
                     bail!("Aborted.");
                 }
-                SessionManager::fork_from(&path, &cwd, dir).map_err(anyhow::Error::from)
+                fork_from(&path, &cwd, dir)
             }
         };
     }
@@ -163,6 +168,11 @@ fn open_session(args: &AgentArgs, paths: &Paths, dir: &Path) -> anyhow::Result<S
         return SessionManager::continue_recent(&cwd, dir).map_err(anyhow::Error::from);
     }
     Ok(SessionManager::create(&cwd, dir))
+}
+
+/// A fork of `source` into `dir`; a failure is reported as pi reports it (`Error: Cannot fork: …`).
+fn fork_from(source: &Path, cwd: &str, dir: &Path) -> anyhow::Result<SessionManager> {
+    SessionManager::fork_from(source, cwd, dir).map_err(|e| PiWords(format!("Error: {e}")).into())
 }
 
 fn utc_date() -> String {

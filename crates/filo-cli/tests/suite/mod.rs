@@ -7,6 +7,7 @@ mod events_pi073;
 mod export_html;
 mod faults;
 mod flags;
+mod flags_more_pi073;
 mod flags_pi073;
 mod gateway;
 mod http_errors_pi073;
