@@ -5,6 +5,7 @@
     python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
 
 Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case, flags_more_case,
+resume_picker_case,
 http_error_cases, refusal_case, compaction_thinking_case, list_models_case, branch_case,
 filo_session_case (which reads `filo.session.jsonl` from the output directory: a session filo
 wrote, made by filo-cli's ignored test `write_the_filo_session_fixture`).
@@ -449,6 +450,81 @@ def flags_more_case():
     save("flags-more.json", out)
 
 
+# The sessions `resume_picker_case` offers: (id, first prompt, messages, age in hours).
+PICKER_SESSIONS = [("00000000-0000-4000-8000-000000000001", "alpha topic", 2, 21.5),
+                   ("00000000-0000-4000-8000-000000000002", "beta topic", 4, 20.5),
+                   ("00000000-0000-4000-8000-000000000003", "gamma topic with a title long enough to be cut at "
+                    "eighty columns", 2, 0.2)]
+
+
+def write_picker_sessions(directory, cwd):
+    """pi v3 session files of PICKER_SESSIONS, their times counted back from now."""
+    import time
+    os.makedirs(directory, exist_ok=True)
+    now = time.time()
+    for sid, topic, count, hours in PICKER_SESSIONS:
+        ms = int((now - hours * 3600) * 1000)
+        iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + ".%03dZ" % (ms % 1000)
+        lines = [{"type": "session", "version": 3, "id": sid, "timestamp": iso, "cwd": cwd}]
+        parent = None
+        for i in range(count):
+            role = "user" if i % 2 == 0 else "assistant"
+            message = {"role": role, "content": [{"type": "text", "text": topic if i == 0 else f"{role} {i}"}],
+                       "timestamp": ms}
+            if role == "assistant":
+                message.update({"api": "openai-completions", "provider": "mock", "model": "mock-model",
+                                "stopReason": "stop", "usage": {"input": 1, "output": 1, "cacheRead": 0,
+                                                                "cacheWrite": 0, "totalTokens": 2,
+                                                                "cost": {"input": 0, "output": 0, "cacheRead": 0,
+                                                                         "cacheWrite": 0, "total": 0}}})
+            entry = {"type": "message", "id": f"{sid[-4:]}{i:04d}", "parentId": parent, "timestamp": iso,
+                     "message": message}
+            lines.append(entry)
+            parent = entry["id"]
+        name = iso.replace(":", "-").replace(".", "-") + "_" + sid + ".jsonl"
+        with open(os.path.join(directory, name), "w") as f:
+            f.writelines(json.dumps(l) + "\n" for l in lines)
+
+
+def resume_picker_case():
+    """`pi -r`'s session picker at start, in tmux at 80x24 and 120x40: the first screen, the screen
+    after typing a filter, and what is left after Escape (`resume-picker.json`)."""
+    import time
+    encoded = "--" + PROJECT.strip("/").replace("/", "-") + "--"
+    out = {"sessions": [{"id": i, "topic": t, "messages": n, "ageHours": h} for i, t, n, h in PICKER_SESSIONS]}
+
+    def capture():
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", "pir"], capture_output=True, text=True).stdout
+
+    def wait(text):
+        for _ in range(200):
+            screen = capture()
+            if text in screen:
+                return "\n".join(l.rstrip() for l in screen.splitlines())
+            time.sleep(0.05)
+        raise SystemExit(f"pi's picker never showed {text!r}:\n{capture()}")
+
+    for w, h in [(80, 24), (120, 40)]:
+        shutil.rmtree(f"{AGENT}/sessions", ignore_errors=True)
+        write_picker_sessions(f"{AGENT}/sessions/{encoded}", PROJECT)
+        env = " ".join(f"{k}={v}" for k, v in dict(ENV, TERM="xterm-256color").items())
+        subprocess.run(["tmux", "kill-session", "-t", "pir"], capture_output=True)
+        subprocess.run(["tmux", "new-session", "-d", "-s", "pir", "-x", str(w), "-y", str(h), "-c", PROJECT,
+                        f"env -i {env} node {PI} --provider mock --model mock-model -r; echo PI_EXIT=$?; sleep 60"],
+                       check=True)
+        try:
+            first = wait("gamma topic")
+            subprocess.run(["tmux", "send-keys", "-t", "pir", "-l", "alpha"], check=True)
+            filtered = wait("> alpha")
+            subprocess.run(["tmux", "send-keys", "-t", "pir", "Escape"], check=True)
+            after = wait("PI_EXIT=")
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", "pir"], capture_output=True)
+        out[f"{w}x{h}"] = {"first": first, "filtered": filtered, "after": after}
+    shutil.rmtree(f"{AGENT}/sessions", ignore_errors=True)
+    save("resume-picker.json", out)
+
+
 # A non-2xx answer before any stream, per wire API: (name, provider, api, base path, status, body).
 HTTP_ERRORS = [
     ("completions-json", "mock", "openai-completions", "/v1", 400,
@@ -668,6 +744,7 @@ if __name__ == "__main__":
         queue_cases()
         flags_case()
         flags_more_case()
+        resume_picker_case()
         http_error_cases()
         refusal_case()
         compaction_thinking_case()

@@ -6,10 +6,10 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Clear, Paragraph};
 
 use crate::session_picker::{MAX_VISIBLE, Mode, Scope, SessionPicker};
-use crate::text::{truncate, width};
+use crate::text::{truncate, truncate_with, width};
 use crate::theme::Theme;
 
 fn hint<'a>(key: &'a str, what: &'a str, theme: &Theme) -> Vec<Span<'a>> {
@@ -63,7 +63,8 @@ fn header(p: &SessionPicker, w: usize, theme: &Theme) -> Line<'static> {
         Span::styled(p.sort.label(), theme.fg("accent")),
     ];
     let right_w: usize = right.iter().map(|s| width(&s.content)).sum();
-    let left = truncate(title, w.saturating_sub(right_w + 1));
+    // pi cuts the title without an ellipsis.
+    let left = truncate_with(title, w.saturating_sub(right_w + 1), "");
     let gap = w.saturating_sub(width(&left) + right_w);
     let mut spans = vec![
         Span::styled(left, Style::default().add_modifier(Modifier::BOLD)),
@@ -230,15 +231,19 @@ fn session_lines(p: &SessionPicker, w: usize, theme: &Theme) -> Vec<Line<'static
     lines
 }
 
-/// Draw the picker over `area`.
+/// The cursor of a one-line input as pi's inputs draw it: the cell under it in reverse video.
+fn input_cursor() -> Span<'static> {
+    Span::styled(" ", Style::default().add_modifier(Modifier::REVERSED))
+}
+
+/// Draw the picker over `area` as pi's session selector lays itself out: a blank line, a rule,
+/// a blank line, the header or the rename form, a blank line and a closing rule right under the
+/// list (the rest of `area` stays empty).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, p: &SessionPicker, theme: &Theme) {
     frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::TOP | Borders::BOTTOM)
-        .border_style(theme.fg("accent"));
-    let inner = block.inner(area);
-    let w = usize::from(inner.width);
-    let mut lines: Vec<Line<'static>> = vec![Line::default()];
+    let w = usize::from(area.width);
+    let rule = || Line::from(Span::styled("─".repeat(w), theme.fg("accent")));
+    let mut lines: Vec<Line<'static>> = vec![Line::default(), rule(), Line::default()];
     if let Mode::Rename { input, .. } = &p.mode {
         lines.push(Line::from(Span::styled(
             " Rename Session",
@@ -248,7 +253,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, p: &SessionPicker, theme: &Theme)
         lines.push(Line::from(vec![
             Span::raw(" > "),
             Span::raw(input.clone()),
-            Span::styled("▏", theme.fg("accent")),
+            input_cursor(),
         ]));
         lines.push(Line::default());
         lines.push(Line::from(Span::styled(
@@ -262,10 +267,12 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, p: &SessionPicker, theme: &Theme)
         lines.push(Line::from(vec![
             Span::raw("> "),
             Span::raw(p.query.clone()),
-            Span::styled("▏", theme.fg("accent")),
+            input_cursor(),
         ]));
         lines.push(Line::default());
         lines.extend(session_lines(p, w, theme));
     }
-    frame.render_widget(Paragraph::new(lines).block(block), area);
+    lines.push(Line::default());
+    lines.push(rule());
+    frame.render_widget(Paragraph::new(lines), area);
 }

@@ -151,22 +151,28 @@ pub fn wrap_lines(lines: &[Line<'_>], width: usize) -> Vec<Line<'static>> {
 
 /// Cut a string to one line of at most `max` columns, with `…` when cut (sanitized).
 pub fn truncate(s: &str, max: usize) -> String {
+    truncate_with(s, max, "…")
+}
+
+/// [`truncate`] ending a cut line with `tail` (which may be empty, as some of pi's lines are).
+pub fn truncate_with(s: &str, max: usize, tail: &str) -> String {
     let clean = sanitize(s);
     let s: &str = &clean.replace('\n', " ");
     if width(s) <= max {
         return s.to_string();
     }
+    let room = max.saturating_sub(width(tail));
     let mut out = String::new();
     let mut used = 0;
     for ch in s.chars() {
         let w = ch.width().unwrap_or(0);
-        if used + w + 1 > max {
+        if used + w > room {
             break;
         }
         out.push(ch);
         used += w;
     }
-    out.push('…');
+    out.push_str(tail);
     out
 }
 

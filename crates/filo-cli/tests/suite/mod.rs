@@ -18,6 +18,7 @@ mod openclaw;
 mod openclaw_tui;
 mod pi073;
 mod pi_dir;
+mod picker_pi073;
 mod refusal_pi073;
 mod rpc;
 mod rpc_hostile;

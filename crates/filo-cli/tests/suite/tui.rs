@@ -135,7 +135,13 @@ pub(super) fn server(home: &Home) -> Tmux {
 /// [`launch_with`] with extra `NAME=value` words for the environment (shell-quoted by the
 /// caller).
 pub(super) fn launch_env(home: &Home, env: &str, args: &str) -> Tmux {
+    launch_sized(home, env, args, (100, 30))
+}
+
+/// [`launch_env`] in a pane of `(columns, rows)`.
+pub(super) fn launch_sized(home: &Home, env: &str, args: &str, size: (u16, u16)) -> Tmux {
     let tmux = server(home);
+    let (columns, rows) = (size.0.to_string(), size.1.to_string());
     let script = format!(
         "env -i HOME={home} PATH=\"$PATH\" MOCK_API_KEY=mock-secret TERM=xterm-256color {env} {bin} {args}; \
          echo FILO_EXIT=$?; stty -a | grep -o -- '-\\?icanon' | head -1 | sed 's/^/MODE=/'; \
@@ -150,9 +156,9 @@ pub(super) fn launch_env(home: &Home, env: &str, args: &str) -> Tmux {
         "-s",
         "filo",
         "-x",
-        "100",
+        &columns,
         "-y",
-        "30",
+        &rows,
         "-c",
         &project.to_string_lossy(),
         &script,
