@@ -104,8 +104,10 @@ impl ReqwestTransport {
     /// driver applies an idle timeout instead).
     pub fn new() -> Result<Self, AiError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
-            .map_err(|e| AiError::Request(format!("TLS verifier: {e}")))?;
+        let verifier = LazyVerifier {
+            provider: provider.clone(),
+            inner: std::sync::OnceLock::new(),
+        };
         let mut tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| AiError::Request(format!("TLS versions: {e}")))?
@@ -119,6 +121,67 @@ impl ReqwestTransport {
             .build()
             .map_err(|e| AiError::Request(error_chain(&e)))?;
         Ok(ReqwestTransport { client })
+    }
+}
+
+/// The platform's certificate verifier, made on the first TLS handshake rather than with the
+/// client: making it reads every certificate of the system's store, which a run that only talks
+/// plain HTTP (a local model, the benchmark's mock) never needs. A store that cannot be read fails
+/// that handshake with the reason.
+#[derive(Debug)]
+struct LazyVerifier {
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    inner: std::sync::OnceLock<Result<rustls_platform_verifier::Verifier, String>>,
+}
+
+impl LazyVerifier {
+    fn get(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        self.inner
+            .get_or_init(|| {
+                rustls_platform_verifier::Verifier::new(self.provider.clone())
+                    .map_err(|e| format!("TLS verifier: {e}"))
+            })
+            .as_ref()
+            .map_err(|e| rustls::Error::General(e.clone()))
+    }
+}
+
+impl rustls::client::danger::ServerCertVerifier for LazyVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        self.get()?
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.get()?.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.get()?.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        // What the crypto provider can check; the platform verifier reports the same list.
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

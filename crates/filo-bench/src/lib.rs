@@ -29,6 +29,25 @@ pub const TOOL_COMMAND: &str = "echo filo-bench-tool-output";
 /// The text the [`Scenario::Tool`] model answers with once it has the tool result.
 pub const TOOL_ANSWER: &str = "The command printed filo-bench-tool-output. Done.";
 
+/// Words in the [`Scenario::Stream`] answer: one streamed delta each.
+pub const STREAM_WORDS: usize = 20_000;
+
+/// The [`Scenario::Stream`] answer: [`STREAM_WORDS`] words (`w1 w2 …`), one line every 12 words
+/// as a long answer has, ending with [`STREAM_END`].
+pub fn stream_answer() -> String {
+    let mut text = String::with_capacity(STREAM_WORDS * 7);
+    for i in 1..STREAM_WORDS {
+        text.push('w');
+        text.push_str(&i.to_string());
+        text.push(if i % 12 == 0 { '\n' } else { ' ' });
+    }
+    text.push_str(STREAM_END);
+    text
+}
+
+/// The last word of the [`Scenario::Stream`] answer (what a driver checks for).
+pub const STREAM_END: &str = "end-of-stream.";
+
 /// Turns kept queued at least; a refill tops the script up to twice this.
 pub const LOW_WATER: usize = 64;
 
@@ -42,14 +61,17 @@ pub enum Scenario {
     Text,
     /// Requests alternate: a `bash` call of [`TOOL_COMMAND`], then [`TOOL_ANSWER`].
     Tool,
+    /// Every request gets [`stream_answer`]: [`STREAM_WORDS`] deltas.
+    Stream,
 }
 
 impl Scenario {
-    /// The scenario named `name` (`text` or `tool`).
+    /// The scenario named `name` (`text`, `tool` or `stream`).
     pub fn from_name(name: &str) -> Option<Scenario> {
         match name {
             "text" => Some(Scenario::Text),
             "tool" => Some(Scenario::Tool),
+            "stream" => Some(Scenario::Stream),
             _ => None,
         }
     }
@@ -73,6 +95,9 @@ impl Scenario {
                 ),
                 Turn::Reply(filo_testkit::Reply::text(TOOL_ANSWER).with_usage(usage)),
             ],
+            Scenario::Stream => vec![Turn::Reply(
+                filo_testkit::Reply::text(&stream_answer()).with_usage(Usage::new(120, 20_000)),
+            )],
         }
     }
 }
@@ -171,8 +196,16 @@ mod tests {
     fn scenario_names() {
         assert_eq!(Scenario::from_name("text"), Some(Scenario::Text));
         assert_eq!(Scenario::from_name("tool"), Some(Scenario::Tool));
+        assert_eq!(Scenario::from_name("stream"), Some(Scenario::Stream));
         assert_eq!(Scenario::from_name("Tool"), None);
         assert_eq!(Scenario::from_name(""), None);
+    }
+
+    #[test]
+    fn the_stream_answer_is_twenty_thousand_deltas() {
+        let answer = stream_answer();
+        assert_eq!(filo_testkit::split_words(&answer).len(), STREAM_WORDS);
+        assert!(answer.ends_with(STREAM_END));
     }
 
     #[test]

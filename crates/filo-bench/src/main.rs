@@ -1,4 +1,4 @@
-//! `filo-mock-server <text|tool>`: serve the endless scripted mock provider on 127.0.0.1, print
+//! `filo-mock-server <text|tool|stream>`: serve the endless scripted mock provider on 127.0.0.1, print
 //! its URL on stdout, and exit when stdin closes (the benchmark driver holds stdin open), writing
 //! one summary line per request served to stderr.
 
@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use anyhow::{Context, bail};
 use filo_bench::{EndlessMock, Scenario};
 
-const USAGE: &str = "usage: filo-mock-server <text|tool>";
+const USAGE: &str = "usage: filo-mock-server <text|tool|stream>";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {

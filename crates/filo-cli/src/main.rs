@@ -73,9 +73,16 @@ fn main() -> ExitCode {
 fn run_agent(args: agent::AgentArgs) -> anyhow::Result<ExitCode> {
     let env = filo_ai::Env::from_vars(std::env::vars());
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    // Print, JSON and RPC modes run on this thread alone: a streamed answer then moves from the
+    // connection to the agent loop to stdout without waking another thread for every delta, which
+    // cost three times the CPU of the whole run (`scripts/bench-vs-pi/stream.sh`). Blocking work
+    // (file tools, key commands) still goes to the blocking pool. The interactive UI keeps a
+    // worker pool, so drawing and input never wait behind a stream.
+    let mut builder = match args.output_mode() {
+        Some(_) => tokio::runtime::Builder::new_current_thread(),
+        None => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = builder.enable_all().build()?;
     let result = runtime.block_on(agent::run(args, &env, cwd));
     // RPC mode reads stdin on a blocking thread that cannot be cancelled; do not wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
