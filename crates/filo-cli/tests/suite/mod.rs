@@ -30,3 +30,4 @@ mod signals;
 mod tui;
 mod tui_keys;
 mod tui_pi073;
+mod tui_pi073_tree;
