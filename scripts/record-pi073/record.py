@@ -8,7 +8,8 @@ Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, fla
 resume_picker_case,
 http_error_cases, refusal_case, compaction_thinking_case, list_models_case, branch_case,
 filo_session_case (which reads `filo.session.jsonl` from the output directory: a session filo
-wrote, made by filo-cli's ignored test `write_the_filo_session_fixture`).
+wrote, made by filo-cli's ignored test `write_the_filo_session_fixture`), tree_screen_case (pi's
+/tree screen in tmux; needs tmux).
 
 A scripted OpenAI-chat-completions mock listens on 127.0.0.1 only; pi runs with a temporary HOME
 and agent dir whose models.json names it as provider `mock`, PI_OFFLINE=1. Each case keeps the
@@ -17,7 +18,7 @@ Volatile values are replaced: the temporary directory by `<TMP>`, session ids, t
 the date are left as recorded in session files (filo reads them as data) but normalised in
 request/RPC fixtures (see `normalise`).
 """
-import json, os, re, shutil, subprocess, sys, tempfile, threading
+import json, os, re, shlex, shutil, subprocess, sys, tempfile, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PI_PREFIX, OUT = sys.argv[1], sys.argv[2]
@@ -730,6 +731,106 @@ def filo_session_case():
     assert r.returncode == 0, r.stderr
 
 
+def tree_session(path, cwd):
+    """A session with nested branches (written here, not by pi): `start` branches three ways,
+    the first way branches again, the leaf is a label entry under the deepest answer."""
+    entries, clock = [], [0]
+
+    def stamp():
+        clock[0] += 1
+        return "2026-12-02T06:%02d:%02d.000Z" % (clock[0] // 60, clock[0] % 60)
+
+    def msg(id_, parent, role, text):
+        m = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1796191658000 + clock[0]}
+        if role == "assistant":
+            m.update({"api": "openai-completions", "provider": "mock", "model": "mock-model", "stopReason": "stop",
+                      "usage": {"input": 100, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 110,
+                                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}})
+        entries.append({"type": "message", "id": id_, "parentId": parent, "timestamp": stamp(), "message": m})
+
+    entries.append({"type": "session", "version": 3, "id": "0190a000-0000-7000-8000-000000000001",
+                    "timestamp": stamp(), "cwd": cwd})
+    for id_, parent, role, text in [
+            ("u1", None, "user", "start"), ("a1", "u1", "assistant", "started"),
+            ("u2", "a1", "user", "first idea"), ("a2", "u2", "assistant", "first answer"),
+            ("u4", "a2", "user", "deep one"), ("a4", "u4", "assistant", "deep answer"),
+            ("u3", "a1", "user", "second idea"), ("a3", "u3", "assistant", "second answer"),
+            ("u6", "a1", "user", "third idea"),
+            ("u5", "a2", "user", "deep two"), ("a5", "u5", "assistant", "deep two answer"),
+            ("u7", "a5", "user", "keep going"), ("a7", "u7", "assistant", "kept going")]:
+        msg(id_, parent, role, text)
+    entries.append({"type": "label", "id": "l1", "parentId": "a7", "timestamp": stamp(), "targetId": "u3",
+                    "label": "mark"})
+    open(path, "w").write("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in entries))
+
+
+def tree_rows(screen):
+    """The tree selector's rows of a captured screen: after the border under the search line (and
+    the blank line after it) through the `(i/n)` status line, trailing blanks removed."""
+    lines = [l.rstrip() for l in screen.split("\n")]
+    start = next(i for i, l in enumerate(lines) if l.startswith("  Type to search:")) + 3
+    end = next(i for i in range(start, len(lines)) if re.match(r"^  \(\d+/\d+\)", lines[i]))
+    return lines[start:end + 1]
+
+
+def tree_screen_case():
+    """pi's /tree in a 98x30 tmux pane (the width inside the box filo draws in its 100x30 test
+    pane) on `tree.session.jsonl` (nested branches; written by `tree_session`) and on
+    `branch.session.jsonl`: the rows as first shown, then after each key of a sequence (ctrl+left
+    moves to the branch start, then folds)."""
+    import time
+    tree = os.path.join(OUT, "tree.session.jsonl")
+    tree_session(tree, "<CWD>")
+    socket = f"pi073-rec-{os.getpid()}"
+
+    def tmux(*args):
+        return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=True).stdout
+
+    def wait(needle):
+        for _ in range(200):
+            screen = tmux("capture-pane", "-p", "-t", "pi")
+            if needle in screen:
+                return screen
+            time.sleep(0.05)
+        raise RuntimeError(f"pi never showed {needle!r}:\n{screen}")
+
+    def settle(before):
+        time.sleep(0.3)
+        for _ in range(100):
+            screen = tmux("capture-pane", "-p", "-t", "pi")
+            if screen != before:
+                time.sleep(0.2)
+                return tmux("capture-pane", "-p", "-t", "pi")
+            time.sleep(0.05)
+        return before
+
+    out = {}
+    for name, steps in [("tree", ["C-Left", "C-Left", "C-Left", "Up", "Up", "C-Left"]), ("branch", [])]:
+        copy = f"{WORK}/{name}-copy.jsonl"
+        lines = open(os.path.join(OUT, f"{name}.session.jsonl")).read().split("\n")
+        header = json.loads(lines[0])
+        header["cwd"] = PROJECT
+        open(copy, "w").write("\n".join([json.dumps(header)] + lines[1:]))
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**ENV, "TERM": "xterm-256color"}.items())
+        cmd = " ".join(shlex.quote(a) for a in BASE + ["--session", copy])
+        tmux("new-session", "-d", "-s", "pi", "-x", "98", "-y", "30", "-c", PROJECT, f"env -i {env} {cmd}; sleep 60")
+        try:
+            wait("mock-model")
+            tmux("send-keys", "-t", "pi", "-l", "/tree")
+            time.sleep(0.5)
+            tmux("send-keys", "-t", "pi", "Enter")
+            screen = settle(wait("Session Tree"))
+            shots = [{"keys": [], "rows": tree_rows(screen)}]
+            for key in steps:
+                tmux("send-keys", "-t", "pi", key)
+                screen = settle(screen)
+                shots.append({"keys": [key], "rows": tree_rows(screen)})
+            out[name] = shots
+        finally:
+            tmux("kill-server")
+    save("tree-screens.json", out)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[3:]
@@ -751,6 +852,7 @@ if __name__ == "__main__":
         list_models_case()
         branch_case()
         filo_session_case()
+        tree_screen_case()
     finally:
         server.shutdown()
         shutil.rmtree(WORK, ignore_errors=True)

@@ -407,6 +407,29 @@ impl App {
     }
 }
 
+/// Draw a frame: the images it places, and whether the content got shorter than before with
+/// `terminal.clearOnShrink` on (then the caller clears the screen and draws again).
+fn draw_frame<B: Backend>(
+    terminal: &mut Terminal<B>,
+    state: &mut AppState,
+    screen: &mut crate::screen::Screen,
+) -> Result<(Vec<crate::images::Placement>, bool), TuiError>
+where
+    B::Error: Into<std::io::Error>,
+{
+    let drawn = terminal
+        .draw(|f| view::draw(f, state))
+        .map_err(|e| TuiError::Io(e.into()))?;
+    let clear = state.prefs.clear_on_shrink;
+    let rows = if clear {
+        crate::screen::content_rows(drawn.buffer)
+    } else {
+        0
+    };
+    let placed = crate::images::placements(drawn.buffer, &state.image_store, state.opts.images);
+    Ok((placed, screen.shrunk(rows, clear, state.overlay.is_some())))
+}
+
 /// Drive the app until the user quits.
 pub(crate) async fn run_loop<B: Backend>(
     terminal: &mut Terminal<B>,
@@ -425,14 +448,19 @@ where
     let mut last_draw = Instant::now() - FRAME;
     let mut spin = tokio::time::interval(SPIN);
     spin.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut screen = crate::screen::Screen::default();
     loop {
+        let busy = app.state.running || app.state.compacting;
+        screen.progress(busy, app.state.prefs.progress, &mut std::io::stdout());
         if dirty && last_draw.elapsed() >= FRAME {
-            let drawn = terminal
-                .draw(|f| view::draw(f, &mut app.state))
-                .map_err(|e| TuiError::Io(e.into()))?;
+            let (mut placed, shrunk) = draw_frame(terminal, &mut app.state, &mut screen)?;
+            if shrunk {
+                // The content got shorter (`terminal.clearOnShrink`): clear, paint it all.
+                terminal.clear().map_err(|e| TuiError::Io(e.into()))?;
+                app.state.shown_images.clear();
+                placed = draw_frame(terminal, &mut app.state, &mut screen)?.0;
+            }
             let state = &mut app.state;
-            let placed =
-                crate::images::placements(drawn.buffer, &state.image_store, state.opts.images);
             if placed != state.shown_images {
                 if let Some(d) = state.opts.images {
                     crate::images::write_images(
@@ -444,10 +472,18 @@ where
                 }
                 state.shown_images = placed;
             }
+            if let (false, Some(at)) = (state.prefs.hardware_cursor, state.cursor_at) {
+                // Hidden, but where the editor's cursor is (input methods place their window
+                // there), as pi keeps it.
+                terminal
+                    .set_cursor_position(at)
+                    .map_err(|e| TuiError::Io(e.into()))?;
+            }
             last_draw = Instant::now();
             dirty = false;
         }
         if app.state.should_quit {
+            screen.progress(false, true, &mut std::io::stdout());
             return Ok(());
         }
         if let Some(job) = app.job.take() {

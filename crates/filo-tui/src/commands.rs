@@ -398,6 +398,10 @@ impl App {
                 }
             }),
             SelectKind::Tree => {
+                // `branchSummary.skipPrompt`: move without asking (and without a summary).
+                if session.settings().values().branch_summary.skip_prompt == Some(true) {
+                    return self.navigate_tree(value, false);
+                }
                 let items = [
                     ("Move without a summary", "0"),
                     ("Summarize the branch left behind", "1"),
@@ -415,28 +419,7 @@ impl App {
             }
             SelectKind::TreeSummary => {
                 let (flag, id) = value.split_once(':').unwrap_or(("0", value.as_str()));
-                let opts = filo_core::agent_session::NavigateOptions {
-                    summarize: flag == "1",
-                    ..Default::default()
-                };
-                let id = id.to_string();
-                if opts.summarize {
-                    self.state.status = Some("Summarizing the branch…".into());
-                }
-                let tx = self.tx.clone();
-                tokio::spawn(async move {
-                    match session.navigate_tree(&id, opts).await {
-                        Ok(r) => {
-                            let _ = tx.send(AppEvent::Reload);
-                            if let Some(t) = r.editor_text {
-                                let _ = tx.send(AppEvent::EditorText(t));
-                            }
-                        }
-                        Err(e) => {
-                            let _ = tx.send(AppEvent::Error(filo_core::error_chain(&e)));
-                        }
-                    }
-                });
+                self.navigate_tree(id.to_string(), flag == "1");
             }
             SelectKind::Setting => self.change_setting(&value),
             SelectKind::Theme => self.choose_theme(&value),

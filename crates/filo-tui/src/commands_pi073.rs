@@ -267,6 +267,33 @@ impl App {
             }
         }
     }
+
+    /// Move the session's leaf to `id` (what `/tree` chose), summarising the branch left when
+    /// `summarize`.
+    pub(crate) fn navigate_tree(&mut self, id: String, summarize: bool) {
+        let opts = filo_core::agent_session::NavigateOptions {
+            summarize,
+            ..Default::default()
+        };
+        if summarize {
+            self.state.status = Some("Summarizing the branch…".into());
+        }
+        let tx = self.tx.clone();
+        let session = self.session.clone();
+        tokio::spawn(async move {
+            match session.navigate_tree(&id, opts).await {
+                Ok(r) => {
+                    let _ = tx.send(AppEvent::Reload);
+                    if let Some(t) = r.editor_text {
+                        let _ = tx.send(AppEvent::EditorText(t));
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(AppEvent::Error(filo_core::error_chain(&e)));
+                }
+            }
+        });
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ pub mod markdown;
 pub mod overlay;
 pub mod picker_view;
 pub mod scoped_models;
+mod screen;
 pub mod session_picker;
 pub mod session_search;
 mod settings;

@@ -120,7 +120,10 @@ impl<'t> Builder<'t> {
     fn code_block(&mut self, text: &str) {
         for raw in text.lines() {
             let mut spans = self.prefix();
-            spans.push(Span::styled("  ", Style::default()));
+            spans.push(Span::styled(
+                self.theme.code_block_indent.clone(),
+                Style::default(),
+            ));
             spans.extend(highlight(raw, self.theme));
             self.lines.push(Line::from(spans));
         }

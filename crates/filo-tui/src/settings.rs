@@ -86,6 +86,31 @@ impl App {
                 tf(s.block_images()),
                 "Prevent images from being sent to LLM providers",
             ),
+            (
+                "showHardwareCursor",
+                tf(self.state.prefs.hardware_cursor),
+                "Show the terminal cursor while still positioning it for IME support",
+            ),
+            (
+                "editorPaddingX",
+                self.state.prefs.editor_padding.to_string(),
+                "Horizontal padding for input editor (0-3)",
+            ),
+            (
+                "autocompleteMaxVisible",
+                self.state.prefs.autocomplete_max.to_string(),
+                "Max visible items in autocomplete dropdown (3-20)",
+            ),
+            (
+                "terminal.clearOnShrink",
+                tf(self.state.prefs.clear_on_shrink),
+                "Clear empty rows when content shrinks (may cause flicker)",
+            ),
+            (
+                "terminal.showTerminalProgress",
+                tf(self.state.prefs.progress),
+                "Show OSC 9;4 progress indicators in the terminal tab bar",
+            ),
         ]
     }
 
@@ -137,6 +162,15 @@ impl App {
         let v = settings.values();
         let show = v.terminal.show_images.unwrap_or(true);
         let width = u16::try_from(v.image_width_cells()).unwrap_or(u16::MAX);
+        let prefs = crate::state::TermPrefs {
+            editor_padding: u16::try_from(v.editor_padding_x()).unwrap_or(0),
+            autocomplete_max: usize::try_from(v.autocomplete_max_visible()).unwrap_or(5),
+            hardware_cursor: v.show_hardware_cursor.unwrap_or(false),
+            clear_on_shrink: v.terminal.clear_on_shrink.unwrap_or(false),
+            progress: v.terminal.show_terminal_progress.unwrap_or(false),
+        };
+        self.state.prefs = prefs;
+        self.state.set_code_block_indent(v.code_block_indent());
         self.state.opts.images =
             self.options
                 .term
@@ -236,8 +270,34 @@ impl App {
                 self.save_setting(|st| st.set_nested("images", "autoResize", on.into()));
             }
             "images.blockImages" => s.set_block_images(!s.block_images()),
+            "showHardwareCursor" => {
+                let on = !self.state.prefs.hardware_cursor;
+                self.save_setting(|st| st.set("showHardwareCursor", on.into()));
+            }
+            "editorPaddingX" => {
+                let next = (self.state.prefs.editor_padding + 1) % 4;
+                self.save_setting(|st| st.set("editorPaddingX", next.into()));
+            }
+            "autocompleteMaxVisible" => {
+                let all = [3, 5, 7, 10, 15, 20];
+                let cur = self.state.prefs.autocomplete_max;
+                let i = all.iter().position(|n| *n == cur).map_or(0, |i| i + 1);
+                let next = all[i % all.len()];
+                self.save_setting(|st| st.set("autocompleteMaxVisible", next.into()));
+            }
+            "terminal.clearOnShrink" => {
+                let on = !self.state.prefs.clear_on_shrink;
+                self.save_setting(|st| st.set_nested("terminal", "clearOnShrink", on.into()));
+            }
+            "terminal.showTerminalProgress" => {
+                let on = !self.state.prefs.progress;
+                self.save_setting(|st| {
+                    st.set_nested("terminal", "showTerminalProgress", on.into());
+                });
+            }
             _ => {}
         }
+        self.apply_ui_settings();
         let row = self
             .settings_rows()
             .iter()

@@ -126,6 +126,40 @@ pub struct AppState {
     pub image_store: crate::images::ImageStore,
     /// The images drawn on screen now (redrawn only when this changes).
     pub shown_images: Vec<crate::images::Placement>,
+    /// Where the editor's cursor was drawn in the last frame (`None`: an overlay had the keys).
+    pub cursor_at: Option<ratatui::layout::Position>,
+    /// A compaction is running (the terminal's progress indicator stays on).
+    pub compacting: bool,
+    /// pi's terminal settings.
+    pub prefs: TermPrefs,
+}
+
+/// pi's terminal and editor settings, as the UI follows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TermPrefs {
+    /// `editorPaddingX`: blank columns each side of the editor's text.
+    pub editor_padding: u16,
+    /// `autocompleteMaxVisible`: rows of the completion list.
+    pub autocomplete_max: usize,
+    /// `showHardwareCursor`: the terminal's cursor shown at the editor's (else hidden; the
+    /// editor draws its own).
+    pub hardware_cursor: bool,
+    /// `terminal.clearOnShrink`: a full repaint when the drawn content gets shorter.
+    pub clear_on_shrink: bool,
+    /// `terminal.showTerminalProgress`: OSC 9;4 while the agent works.
+    pub progress: bool,
+}
+
+impl Default for TermPrefs {
+    fn default() -> Self {
+        TermPrefs {
+            editor_padding: 0,
+            autocomplete_max: 5,
+            hardware_cursor: false,
+            clear_on_shrink: false,
+            progress: false,
+        }
+    }
 }
 
 fn user_text(content: &UserContent) -> (String, usize) {
@@ -227,16 +261,33 @@ impl AppState {
             deltas: 0,
             image_store: Default::default(),
             shown_images: Vec::new(),
+            compacting: false,
+            cursor_at: None,
+            prefs: TermPrefs::default(),
         }
     }
 
     /// Switch theme; every cached rendering is dropped.
-    pub fn set_theme(&mut self, theme: Theme) {
+    pub fn set_theme(&mut self, mut theme: Theme) {
+        theme.code_block_indent = std::mem::take(&mut self.theme.code_block_indent);
         self.theme = theme;
         for c in &mut self.cells {
             c.edit();
         }
         self.live_cache.clear();
+    }
+
+    /// `markdown.codeBlockIndent`: messages already drawn are drawn again with it.
+    pub fn set_code_block_indent(&mut self, indent: &str) {
+        if self.theme.code_block_indent != indent {
+            let mut theme = self.theme.clone();
+            theme.code_block_indent = indent.to_string();
+            self.theme = theme;
+            for c in &mut self.cells {
+                c.edit();
+            }
+            self.live_cache.clear();
+        }
     }
 
     pub fn push(&mut self, cell: Cell) {
@@ -374,6 +425,7 @@ impl AppState {
             SessionEvent::Agent(a) => self.apply_agent(a),
             SessionEvent::CompactionStart { reason } => {
                 self.status = Some(format!("Compacting context ({})…", reason.as_str()));
+                self.compacting = true;
             }
             SessionEvent::CompactionEnd {
                 result,
@@ -382,6 +434,7 @@ impl AppState {
                 ..
             } => {
                 self.status = None;
+                self.compacting = false;
                 match (result, aborted, error_message) {
                     (Some(r), _, _) => self.push(Cell::Info(format!(
                         "Context compacted ({} tokens before).",

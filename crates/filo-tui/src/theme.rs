@@ -127,6 +127,9 @@ const LIGHT: &[(&str, &str)] = &[
 #[derive(Debug, Clone)]
 pub struct Theme {
     pub name: String,
+    /// What code block lines of rendered markdown start with (`markdown.codeBlockIndent`; pi
+    /// keeps it in its markdown theme too).
+    pub code_block_indent: String,
     depth: ColorDepth,
     colors: HashMap<&'static str, Color>,
 }
@@ -220,6 +223,7 @@ impl Theme {
             })
             .collect();
         Theme {
+            code_block_indent: "  ".into(),
             name: name.to_string(),
             depth,
             colors,
@@ -254,6 +258,7 @@ impl Theme {
             .unwrap_or("custom")
             .to_string();
         Ok(Theme {
+            code_block_indent: "  ".into(),
             name,
             depth,
             colors,

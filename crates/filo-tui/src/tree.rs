@@ -44,11 +44,31 @@ type Links<'a> = (
     HashMap<Option<&'a str>, Vec<&'a str>>,
 );
 
+/// Where a row sits, while [`Tree::rows`] lays the tree out.
+struct Layout<'a> {
+    id: &'a str,
+    /// Levels in (before the shift left when there are several roots).
+    indent: usize,
+    /// The row's parent branches (its children go one level further in).
+    after_branch: bool,
+    /// The row starts a branch: `├─ `/`└─ `.
+    connector: bool,
+    /// The last of its siblings.
+    last: bool,
+    /// Levels with a vertical line: (level, whether the branch there continues below).
+    gutters: Vec<(usize, bool)>,
+}
+
 /// A row of the visible tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     pub id: String,
-    pub depth: usize,
+    /// pi's gutter before the row: `│  ` for each open branch above, then `├─ `/`└─ ` where the
+    /// row starts a branch (`⊟`/`⊞` for the dash when it folds / is folded).
+    pub gutter: String,
+    /// The row starts a branch (its gutter ends in a connector); a folded row without one shows
+    /// `⊞ ` after the gutter instead.
+    pub connector: bool,
     pub text: String,
     pub label: Option<String>,
     pub label_ms: Option<i64>,
@@ -58,8 +78,22 @@ pub struct Row {
     pub folded: bool,
 }
 
+/// pi's one-line form: newlines and tabs become spaces, the ends trimmed.
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    s.replace(['\n', '\t'], " ").trim().to_string()
+}
+
+/// At most `n` characters of `s` (pi cuts message text at 200 before showing it).
+fn cut(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// pi's path form: the home directory as `~`.
+fn short_path(p: &str) -> String {
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() && p.starts_with(&home) => format!("~{}", &p[home.len()..]),
+        _ => p.to_string(),
+    }
 }
 
 fn blocks_text(b: &[ContentBlock]) -> String {
@@ -67,19 +101,58 @@ fn blocks_text(b: &[ContentBlock]) -> String {
 }
 
 fn tool_call_text(name: &str, args: &serde_json::Value) -> String {
-    let s = |k: &str| args.get(k).and_then(|v| v.as_str()).unwrap_or("");
+    let s = |k: &str| match args.get(k) {
+        Some(serde_json::Value::String(v)) => v.clone(),
+        Some(serde_json::Value::Null) | None => String::new(),
+        Some(v) => v.to_string(),
+    };
+    let path = |dflt: &str| {
+        let p = [s("path"), s("file_path")]
+            .into_iter()
+            .find(|p| !p.is_empty())
+            .unwrap_or_else(|| dflt.to_string());
+        short_path(&p)
+    };
     match name {
-        "read" | "write" | "edit" | "ls" => format!("[{name}: {}]", s("path")),
-        "bash" => {
-            let cmd = one_line(s("command"));
-            let short: String = cmd.chars().take(50).collect();
-            let more = if cmd.chars().count() > 50 { "..." } else { "" };
-            format!("[bash: {short}{more}]")
+        "read" => {
+            let (offset, limit) = (args.get("offset"), args.get("limit"));
+            let mut shown = path("");
+            if offset.is_some() || limit.is_some() {
+                let start = offset.and_then(serde_json::Value::as_i64).unwrap_or(1);
+                shown.push_str(&format!(":{start}"));
+                if let Some(l) = limit.and_then(serde_json::Value::as_i64) {
+                    shown.push_str(&format!("-{}", start + l - 1));
+                }
+            }
+            format!("[read: {shown}]")
         }
-        "grep" => format!("[grep: /{}/ in {}]", s("pattern"), s("path")),
-        "find" => format!("[find: {} in {}]", s("pattern"), s("path")),
-        _ => format!("[{name}]"),
+        "write" | "edit" => format!("[{name}: {}]", path("")),
+        "ls" => format!("[ls: {}]", short_path(&non_empty(s("path"), "."))),
+        "bash" => {
+            let raw = s("command");
+            let more = if raw.chars().count() > 50 { "..." } else { "" };
+            format!("[bash: {}{more}]", cut(&one_line(&raw), 50))
+        }
+        "grep" => format!(
+            "[grep: /{}/ in {}]",
+            s("pattern"),
+            short_path(&non_empty(s("path"), "."))
+        ),
+        "find" => format!(
+            "[find: {} in {}]",
+            s("pattern"),
+            short_path(&non_empty(s("path"), "."))
+        ),
+        _ => {
+            let json = args.to_string();
+            let more = if json.chars().count() > 40 { "..." } else { "" };
+            format!("[{name}: {}{more}]", cut(&json, 40))
+        }
     }
+}
+
+fn non_empty(s: String, dflt: &str) -> String {
+    if s.is_empty() { dflt.to_string() } else { s }
 }
 
 fn node_of(e: &SessionEntry, calls: &HashMap<String, (String, serde_json::Value)>) -> Node {
@@ -89,10 +162,10 @@ fn node_of(e: &SessionEntry, calls: &HashMap<String, (String, serde_json::Value)
                 UserContent::Text(t) => t.clone(),
                 UserContent::Blocks(b) => blocks_text(b),
             };
-            (NodeKind::User, format!("user: {}", one_line(&t)))
+            (NodeKind::User, format!("user: {}", one_line(&cut(&t, 200))))
         }
         EntryKind::Message(SessionMessage::Llm(Message::Assistant(a))) => {
-            let t = one_line(&a.text());
+            let t = one_line(&cut(&a.text(), 200));
             if !t.is_empty() {
                 (NodeKind::Assistant, format!("assistant: {t}"))
             } else if a.stop_reason == StopReason::Aborted {
@@ -117,7 +190,7 @@ fn node_of(e: &SessionEntry, calls: &HashMap<String, (String, serde_json::Value)
         EntryKind::Message(_) => (NodeKind::Other, "[message]".into()),
         EntryKind::Compaction { tokens_before, .. } => (
             NodeKind::Other,
-            format!("[compaction: {}k tokens]", tokens_before / 1000),
+            format!("[compaction: {}k tokens]", (tokens_before + 500) / 1000),
         ),
         EntryKind::BranchSummary { summary, .. } => (
             NodeKind::Other,
@@ -152,10 +225,17 @@ fn node_of(e: &SessionEntry, calls: &HashMap<String, (String, serde_json::Value)
     }
 }
 
+/// Siblings as pi orders them: oldest first, the one on the current path before the rest.
+fn pi_order<'a>(mut v: Vec<&'a SessionEntry>, path: &HashSet<String>) -> Vec<&'a SessionEntry> {
+    v.sort_by_key(|e| filo_session::ids::ms_from_iso(&e.timestamp).unwrap_or(i64::MIN));
+    v.sort_by_key(|e| !path.contains(&e.id));
+    v
+}
+
 /// The session's tree, with what the view adds: filter, search, folds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tree {
-    /// Depth-first, children in file order.
+    /// Depth-first; siblings oldest first, the one on the current path first of all (as pi).
     pub nodes: Vec<Node>,
     pub leaf: Option<String>,
     path: HashSet<String>,
@@ -167,9 +247,11 @@ pub struct Tree {
 impl Tree {
     /// Read the session's entries; `filter` is one of [`FILTERS`] (else `default`).
     pub fn from_session(m: &SessionManager, filter: &str) -> Tree {
+        let path: HashSet<String> = m.branch_path(None).iter().map(|e| e.id.clone()).collect();
+        let ordered = |v| pi_order(v, &path);
         let mut calls = HashMap::new();
         let mut all = Vec::new();
-        let mut stack: Vec<&SessionEntry> = m.roots().into_iter().rev().collect();
+        let mut stack: Vec<&SessionEntry> = ordered(m.roots()).into_iter().rev().collect();
         while let Some(e) = stack.pop() {
             if let EntryKind::Message(SessionMessage::Llm(Message::Assistant(a))) = &e.kind {
                 for c in a.tool_calls() {
@@ -177,7 +259,7 @@ impl Tree {
                 }
             }
             all.push(e);
-            stack.extend(m.children(&e.id).into_iter().rev());
+            stack.extend(ordered(m.children(&e.id)).into_iter().rev());
         }
         // When each entry's label was last set (the newest label entry naming it).
         let mut label_ms: HashMap<&str, i64> = HashMap::new();
@@ -201,7 +283,7 @@ impl Tree {
         Tree {
             nodes,
             leaf: m.leaf_id().map(str::to_string),
-            path: m.branch_path(None).iter().map(|e| e.id.clone()).collect(),
+            path,
             filter: FILTERS
                 .iter()
                 .copied()
@@ -263,23 +345,63 @@ impl Tree {
         (parent_of, children)
     }
 
-    /// The rows shown: filtered, searched, folded branches closed.
+    /// The rows shown: filtered, searched, folded branches closed, with pi's gutters. pi's
+    /// layout: a chain of single children stays at its parent's indent; the children of a
+    /// branch point go one level in, and so does the first row after a branch start; each level
+    /// is three cells wide, `├─ `/`└─ ` where a branch starts and `│  ` down the levels whose
+    /// branch has more siblings below. Several visible roots hang off an invisible common root.
     pub fn rows(&self) -> Vec<Row> {
         let (parent_of, children) = self.visible_links();
         let by_id: HashMap<&str, &Node> = self.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
         let mut rows = Vec::new();
         let roots = children.get(&None).cloned().unwrap_or_default();
-        let mut stack: Vec<(&str, usize)> = roots.iter().rev().map(|id| (*id, 0)).collect();
-        while let Some((id, depth)) = stack.pop() {
+        let many_roots = roots.len() > 1;
+        let mut stack: Vec<Layout<'_>> = roots
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, id)| Layout {
+                id,
+                indent: usize::from(many_roots),
+                after_branch: many_roots,
+                connector: false,
+                last: i + 1 == roots.len(),
+                gutters: Vec::new(),
+            })
+            .collect();
+        while let Some(at) = stack.pop() {
+            let id = at.id;
             let kids = children.get(&Some(id)).cloned().unwrap_or_default();
             let parent = parent_of.get(id).copied().flatten();
             let siblings = children.get(&parent).map_or(0, Vec::len);
             let foldable = !kids.is_empty() && (parent.is_none() || siblings > 1);
             let folded = self.folded.contains(id);
+            let shown_indent = if many_roots {
+                at.indent.saturating_sub(1)
+            } else {
+                at.indent
+            };
+            let mut gutter = String::new();
+            for level in 0..shown_indent {
+                if let Some(&(_, open)) = at.gutters.iter().find(|(l, _)| *l == level) {
+                    gutter.push_str(if open { "│  " } else { "   " });
+                } else if at.connector && level + 1 == shown_indent {
+                    gutter.push(if at.last { '└' } else { '├' });
+                    gutter.push(match (folded, foldable) {
+                        (true, _) => '⊞',
+                        (false, true) => '⊟',
+                        _ => '─',
+                    });
+                    gutter.push(' ');
+                } else {
+                    gutter.push_str("   ");
+                }
+            }
             let n = by_id[id];
             rows.push(Row {
                 id: id.to_string(),
-                depth,
+                gutter,
+                connector: at.connector,
                 text: n.text.clone(),
                 label: n.label.clone(),
                 label_ms: n.label_ms,
@@ -290,9 +412,25 @@ impl Tree {
             if folded {
                 continue;
             }
-            let child_depth = if kids.len() > 1 { depth + 1 } else { depth };
-            for k in kids.iter().rev() {
-                stack.push((k, child_depth));
+            let branches = kids.len() > 1;
+            let indent = if branches || (at.after_branch && at.indent > 0) {
+                at.indent + 1
+            } else {
+                at.indent
+            };
+            let mut gutters = at.gutters.clone();
+            if at.connector {
+                gutters.push((shown_indent.saturating_sub(1), !at.last));
+            }
+            for (i, k) in kids.iter().enumerate().rev() {
+                stack.push(Layout {
+                    id: k,
+                    indent,
+                    after_branch: branches,
+                    connector: branches,
+                    last: i + 1 == kids.len(),
+                    gutters: gutters.clone(),
+                });
             }
         }
         rows

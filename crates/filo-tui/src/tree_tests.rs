@@ -29,7 +29,7 @@ fn assistant(m: &mut SessionManager, content: Vec<ContentBlock>) -> String {
 fn texts(t: &Tree) -> Vec<String> {
     t.rows()
         .iter()
-        .map(|r| format!("{}{}", "  ".repeat(r.depth), r.text))
+        .map(|r| format!("{}{}", r.gutter, r.text))
         .collect()
 }
 
@@ -70,14 +70,16 @@ fn session() -> (SessionManager, String, String) {
 fn filters_hide_and_keep_children_visible() {
     let (m, _, _) = session();
     let t = Tree::from_session(&m, "default");
+    // pi's order and gutters: the branch on the current path first, `├─`/`└─` where a branch
+    // starts (`⊟`: it folds), the first row after a branch start one level further in.
     assert_eq!(
         texts(&t),
         [
             "user: first",
-            "  user: abandoned",
-            "  [bash: ls -la]",
-            "  assistant: listed",
-            "  user: kept",
+            "├─ user: kept",
+            "└⊟ user: abandoned",
+            "      [bash: ls -la]",
+            "      assistant: listed",
         ]
     );
     let mut t = Tree::from_session(&m, "no-tools");
@@ -85,14 +87,14 @@ fn filters_hide_and_keep_children_visible() {
     t.filter = "user-only";
     assert_eq!(
         texts(&t),
-        ["user: first", "  user: abandoned", "  user: kept"]
+        ["user: first", "├─ user: kept", "└─ user: abandoned"]
     );
     t.filter = "labeled-only";
     assert_eq!(texts(&t), ["user: kept"]);
     assert_eq!(t.rows()[0].label.as_deref(), Some("good"));
     t.filter = "all";
     assert!(
-        texts(&t).contains(&"  [label: good]".to_string()),
+        texts(&t).contains(&"│     [label: good]".to_string()),
         "{:?}",
         texts(&t)
     );
@@ -107,16 +109,53 @@ fn folding_closes_a_branch_and_branch_moves_jump_between_segments() {
     let mut t = Tree::from_session(&m, "default");
     let rows = t.rows();
     assert!(rows[0].foldable, "a root with children folds");
-    assert!(rows[1].foldable, "a branch start folds");
-    assert!(!rows[2].foldable);
-    assert_eq!(t.branch_move(&rows, 3, true), 1);
+    assert!(rows[2].foldable, "a branch start with children folds");
+    assert!(
+        !rows[1].foldable,
+        "a branch start without children does not"
+    );
+    assert!(!rows[3].foldable);
+    assert_eq!(t.branch_move(&rows, 4, true), 2);
     assert_eq!(t.branch_move(&rows, 0, false), 1);
-    t.folded.insert(rows[1].id.clone());
+    t.folded.insert(rows[2].id.clone());
     assert_eq!(
         texts(&t),
-        ["user: first", "  user: abandoned", "  user: kept"]
+        ["user: first", "├─ user: kept", "└⊞ user: abandoned"]
     );
-    assert!(t.rows()[1].folded);
+    assert!(t.rows()[2].folded);
+    // A folded root keeps an empty gutter (the view draws `⊞ ` after it).
+    t.folded.insert(rows[0].id.clone());
+    let rows = t.rows();
+    assert_eq!(rows.len(), 1);
+    assert!(rows[0].folded && !rows[0].connector && rows[0].gutter.is_empty());
+}
+
+/// Several roots hang off an invisible common root: no connector of their own, their branches
+/// drawn one level in; gutters stay open while a branch has siblings below.
+#[test]
+fn several_roots_and_nested_branches_draw_pis_gutters() {
+    let mut m = SessionManager::in_memory("/tmp");
+    let a = user(&mut m, "a");
+    let a1 = user(&mut m, "a1");
+    user(&mut m, "a1x");
+    m.branch(&a1).unwrap();
+    user(&mut m, "a1y");
+    m.branch(&a).unwrap();
+    user(&mut m, "a2");
+    m.reset_leaf();
+    user(&mut m, "b");
+    let t = Tree::from_session(&m, "default");
+    assert_eq!(
+        texts(&t),
+        [
+            "user: b",
+            "user: a",
+            "├⊟ user: a1",
+            "│  ├─ user: a1x",
+            "│  └─ user: a1y",
+            "└─ user: a2",
+        ]
+    );
 }
 
 #[test]

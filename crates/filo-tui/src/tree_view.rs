@@ -234,6 +234,27 @@ impl TreeView {
     }
 }
 
+/// `s` cut to `max` cells as pi cuts tree rows: the end replaced by `...`.
+fn truncate_dots(s: &str, max: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    if crate::text::width(s) <= max {
+        return s.to_string();
+    }
+    let room = max.saturating_sub(3);
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in s.chars() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > room {
+            break;
+        }
+        out.push(ch);
+        used += w;
+    }
+    out.push_str(&"...".chars().take(max).collect::<String>());
+    out
+}
+
 /// Draw the tree over `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, v: &TreeView, theme: &Theme) {
     let block = Block::default()
@@ -281,11 +302,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, v: &TreeView, theme: &Theme) {
     let rows = v.tree.rows();
     if rows.is_empty() {
         lines.push(Line::from(Span::styled(
-            "No entries found",
+            "  No entries found",
             theme.fg("muted"),
         )));
         lines.push(Line::from(Span::styled(
-            format!("(0/0){}", v.status()),
+            format!("  (0/0){}", v.status()),
             theme.fg("muted"),
         )));
         frame.render_widget(Paragraph::new(lines).block(block), area);
@@ -300,15 +321,13 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, v: &TreeView, theme: &Theme) {
         .min(rows.len().saturating_sub(height));
     for (i, r) in rows.iter().enumerate().skip(start).take(height) {
         let sel = i == at;
-        let fold = match (r.folded, r.foldable) {
-            (true, _) => "⊞ ",
-            (false, true) => "⊟ ",
-            _ => "",
-        };
         let mut spans = vec![
             Span::styled(if sel { "› " } else { "  " }, theme.fg("accent")),
-            Span::styled(format!("{}{fold}", "  ".repeat(r.depth)), theme.fg("dim")),
+            Span::styled(r.gutter.clone(), theme.fg("dim")),
         ];
+        if r.folded && !r.connector {
+            spans.push(Span::styled("⊞ ", theme.fg("accent")));
+        }
         if r.on_path {
             spans.push(Span::styled("• ", theme.fg("accent")));
         }
@@ -327,7 +346,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, v: &TreeView, theme: &Theme) {
             }
         }
         spans.push(Span::styled(
-            truncate(&r.text, width.saturating_sub(used)),
+            truncate_dots(&r.text, width.saturating_sub(used)),
             theme.fg("text"),
         ));
         let line = Line::from(spans);
@@ -338,7 +357,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, v: &TreeView, theme: &Theme) {
         });
     }
     lines.push(Line::from(Span::styled(
-        format!("({}/{}){}", at + 1, rows.len(), v.status()),
+        format!("  ({}/{}){}", at + 1, rows.len(), v.status()),
         theme.fg("muted"),
     )));
     frame.render_widget(Paragraph::new(lines).block(block), area);

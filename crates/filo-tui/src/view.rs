@@ -168,8 +168,12 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
     let area = frame.area();
     let w = usize::from(area.width);
     let theme = state.theme.clone();
-    let inner_w = w.saturating_sub(2).max(1);
-    let (rows, cursor) = editor_rows(&state.editor.text, state.editor.cursor, inner_w);
+    // pi's editor: `editorPaddingX` blank columns each side (at most half the width); without
+    // padding one column stays free for the cursor at the end of a line.
+    let pad = usize::from(state.prefs.editor_padding).min(w.saturating_sub(1) / 2);
+    let content_w = w.saturating_sub(2 * pad).max(1);
+    let layout_w = content_w.saturating_sub(usize::from(pad == 0)).max(1);
+    let (rows, cursor) = editor_rows(&state.editor.text, state.editor.cursor, layout_w);
     let editor_h = rows.len().clamp(1, EDITOR_MAX_ROWS);
     let mut above: Vec<Line<'static>> = Vec::new();
     for q in &state.queued {
@@ -189,8 +193,14 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
         above.push(s);
     }
     if let Some(c) = &state.editor.completion {
-        let start = c.selected.saturating_sub(7);
-        for (i, (label, detail)) in c.items.iter().enumerate().skip(start).take(8) {
+        // pi's list: `autocompleteMaxVisible` rows, the selection kept in the middle, and where
+        // rows are hidden a `(i/n)` line.
+        let max = state.prefs.autocomplete_max.max(1);
+        let start = c
+            .selected
+            .saturating_sub(max / 2)
+            .min(c.items.len().saturating_sub(max));
+        for (i, (label, detail)) in c.items.iter().enumerate().skip(start).take(max) {
             let line = Line::from(vec![
                 Span::styled(
                     format!("  {label}"),
@@ -210,6 +220,12 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
             } else {
                 line
             });
+        }
+        if start > 0 || start + max < c.items.len() {
+            above.push(Line::from(Span::styled(
+                format!("  ({}/{})", c.selected + 1, c.items.len()),
+                theme.fg("muted"),
+            )));
         }
     }
     let above_h = u16::try_from(above.len()).unwrap_or(u16::MAX);
@@ -242,16 +258,17 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
         .borders(Borders::TOP | Borders::BOTTOM)
         .border_style(border);
     let editor_inner = block.inner(editor_area);
-    frame.render_widget(
-        Paragraph::new(shown).block(block),
-        Rect {
-            x: editor_area.x + 1,
-            width: editor_area.width.saturating_sub(1),
-            ..editor_area
-        },
-    );
+    frame.render_widget(block, editor_area);
+    let pad16 = u16::try_from(pad).unwrap_or(0);
+    let text_area = Rect {
+        x: editor_inner.x + pad16,
+        width: editor_inner.width.saturating_sub(2 * pad16),
+        ..editor_inner
+    };
+    frame.render_widget(Paragraph::new(shown), text_area);
     let footer = footer_lines(&state.footer, &theme, w);
     frame.render_widget(Paragraph::new(footer), footer_area);
+    state.cursor_at = None;
     match &state.overlay {
         Some(o) => {
             let (x_pad, y_pad) = match o {
@@ -267,9 +284,20 @@ pub fn draw(frame: &mut Frame<'_>, state: &mut AppState) {
             crate::overlay::draw(frame, ov, o, &theme);
         }
         None => {
-            let x = editor_inner.x + 1 + u16::try_from(cursor.1).unwrap_or(0);
-            let y = editor_inner.y + u16::try_from(cursor.0 - first).unwrap_or(0);
-            frame.set_cursor_position(Position { x, y });
+            // The editor draws its cursor (a reversed cell, as pi's); the terminal's own is
+            // shown there only with `showHardwareCursor`, else the loop keeps it hidden but
+            // placed there (for input methods).
+            let x = text_area.x + u16::try_from(cursor.1).unwrap_or(0);
+            let y = text_area.y + u16::try_from(cursor.0 - first).unwrap_or(0);
+            let at = Position { x, y };
+            if frame.area().contains(at) {
+                let cell = &mut frame.buffer_mut()[at];
+                cell.set_style(cell.style().add_modifier(Modifier::REVERSED));
+            }
+            state.cursor_at = Some(at);
+            if state.prefs.hardware_cursor {
+                frame.set_cursor_position(at);
+            }
         }
     }
 }

@@ -32,3 +32,5 @@ mod signals;
 mod tui;
 mod tui_keys;
 mod tui_pi073;
+mod tui_pi073_settings;
+mod tui_pi073_tree;
