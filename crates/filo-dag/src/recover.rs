@@ -346,12 +346,12 @@ fn load_parts<'h>(store: &Store, hashes: &'h PartHashes, how: BlobRead) -> Resul
     };
     let how = match (how, store.sqlite()) {
         (BlobRead::Auto, Some(conn)) => {
-            let rows: Option<i64> = conn.query_row(sql::BLOBS_LAST_ROWID, [], |r| r.get(0))?;
+            // A table without rowids (not a layout any writer uses) reads by hash.
+            let rows = conn.query_row(sql::BLOBS_LAST_ROWID, [], |r| r.get::<_, Option<i64>>(0));
             let unique = i64::try_from(unique.len()).unwrap_or(i64::MAX);
-            if unique.saturating_mul(SCAN_RATIO) >= rows.unwrap_or(0) {
-                BlobRead::Scan
-            } else {
-                BlobRead::Lookup
+            match rows {
+                Ok(Some(rows)) if unique.saturating_mul(SCAN_RATIO) >= rows => BlobRead::Scan,
+                _ => BlobRead::Lookup,
             }
         }
         (_, None) => BlobRead::Lookup,

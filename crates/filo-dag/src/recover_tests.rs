@@ -157,3 +157,31 @@ fn the_blob_pass_and_the_lookups_give_the_same_entries() {
     assert!(lookup.iter().all(|e| e["id"] != json!("e00700")));
     assert_ne!(lookup.first().map(|e| &e["id"]), Some(&Value::Null));
 }
+
+/// A `blobs` table without rowids (no writer makes one, but SQLite allows it) is read by hash.
+#[test]
+fn a_blobs_table_without_rowids_is_read_by_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("norowid.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE blobs (hash TEXT PRIMARY KEY, type TEXT NOT NULL, content TEXT NOT NULL, \
+             thought_signature TEXT) WITHOUT ROWID;",
+        )
+        .unwrap();
+    let store = Store::open(&path).unwrap();
+    let done = store
+        .commit_batch(&[kind(0), kind(1).parent(Parent::Previous)])
+        .unwrap();
+    let entries = store.load_entries(Some(&done[1].id)).unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(
+        entries[0]["message"]["content"][0]["text"],
+        json!("question 0\nwith two lines")
+    );
+    assert_eq!(
+        entries[1]["message"]["content"].as_array().unwrap().len(),
+        3
+    );
+}
