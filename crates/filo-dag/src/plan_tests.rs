@@ -143,3 +143,26 @@ fn the_check_catches_scans() {
     );
     assert!(full_scans(conn, "SELECT id FROM nodes WHERE id = ?1").is_empty());
 }
+
+/// Session loading's deliberate pass over `blobs` (when a lineage needs a large share of the
+/// table) reads it in rowid order without a sort, and finds the table's end without reading it.
+#[test]
+fn the_blob_pass_of_session_loading_reads_in_rowid_order() {
+    let store = Store::open_in_memory().unwrap();
+    let conn = store.sqlite().unwrap();
+    for setting in ["no statistics", "statistics"] {
+        if setting == "statistics" {
+            fake_stats(conn, 100_000, 1);
+        }
+        assert_eq!(
+            plan(conn, sql::BLOBS_FROM_ROWID),
+            ["SEARCH blobs USING INTEGER PRIMARY KEY (rowid>?)"],
+            "{setting}"
+        );
+        let last = plan(conn, sql::BLOBS_LAST_ROWID);
+        assert!(
+            last.iter().all(|l| !l.starts_with("SCAN")),
+            "{setting}: {last:?}"
+        );
+    }
+}

@@ -10,14 +10,16 @@
 //! * #15 — meta entries get their `parentId` rewritten from the DAG parent.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Range;
 
 use serde_json::{Map, Value, json};
 
 use crate::canon;
-use crate::db::P;
+use crate::db::{Cols, P};
 use crate::error::Result;
 use crate::model::{blob_type, role};
-use crate::read::{MAX_WALK_NODES, parse_parts};
+use crate::read::MAX_WALK_NODES;
 use crate::render::preview_truthy as truthy;
 use crate::sql;
 use crate::store::Store;
@@ -39,7 +41,8 @@ const ENTRY_TYPES: &[&str] = &[
 
 impl Store {
     /// The pi session entries of the lineage ending at `head`, root first: one walk over the
-    /// nodes in rowid order ([`crate::walk`]), then the blobs in batches.
+    /// nodes in rowid order ([`crate::walk`]), then their blobs: in one pass over the table when
+    /// the lineage needs a large share of it, else by hash in batches.
     pub fn load_entries(&self, head: Option<&str>) -> Result<Vec<Value>> {
         let Some(head) = head else {
             return Ok(Vec::new());
@@ -55,9 +58,19 @@ impl Store {
         head: &str,
         after: Option<(&str, &str)>,
     ) -> Result<Vec<Value>> {
+        self.entries_read_with(head, after, BlobRead::Auto)
+    }
+
+    /// [`Store::load_entries_after`] with the blobs read as `how` says.
+    pub(crate) fn entries_read_with(
+        &self,
+        head: &str,
+        after: Option<(&str, &str)>,
+        how: BlobRead,
+    ) -> Result<Vec<Value>> {
         self.read(|| {
             let stop = after.map(|(node, _)| node);
-            let steps = steps(self, head, stop)?;
+            let steps = steps(self, head, stop, how)?;
             let met = stop.is_some() && steps.last().is_some_and(|s| s.stopped_before);
             let mut out = Vec::with_capacity(steps.len());
             let mut parent: Option<String> = match after {
@@ -122,15 +135,94 @@ fn loaded_type(kind: &str) -> Option<&'static str> {
     .find(|t| *t == kind)
 }
 
-/// Nodes whose blobs are loaded per query.
-const BLOB_BATCH: usize = 2_048;
+/// Hashes looked up per query when the blobs are read by hash.
+const BLOB_BATCH: usize = 4_096;
+
+/// The blobs are read in one pass over the table, in rowid order, when the lineage needs at
+/// least one in this many of its rows: a sequential row costs a fraction of a primary-key
+/// lookup (one descent of the hash index, then one of the table, per blob).
+const SCAN_RATIO: i64 = 8;
+
+/// Every part hash of the walked nodes in one buffer (no string per hash): hash `i` is
+/// `text[ranges[i]]`, and a step's hashes are a range of indices into `ranges`.
+#[derive(Default)]
+struct PartHashes {
+    text: String,
+    ranges: Vec<Range<usize>>,
+}
+
+impl PartHashes {
+    fn get(&self, i: usize) -> &str {
+        &self.text[self.ranges[i].clone()]
+    }
+
+    /// Appends the hashes of a `parts_list` as `json_each` over it yields them (the string
+    /// elements of a JSON array, in order; text that is not an array has none); returns their
+    /// indices.
+    fn push_list(&mut self, parts_list: &str) -> Range<usize> {
+        let start = self.ranges.len();
+        let text_start = self.text.len();
+        if !self.push_simple(parts_list) {
+            self.ranges.truncate(start);
+            self.text.truncate(text_start);
+            let items = serde_json::from_str::<Vec<Value>>(parts_list).unwrap_or_default();
+            for item in items {
+                if let Value::String(h) = item {
+                    self.push(&h);
+                }
+            }
+        }
+        start..self.ranges.len()
+    }
+
+    /// The writers' form, `["<hex>","<hex>"]`, split without a parser; `false` for anything else.
+    fn push_simple(&mut self, parts_list: &str) -> bool {
+        let Some(inner) = parts_list
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+        else {
+            return false;
+        };
+        if inner.is_empty() {
+            return true;
+        }
+        for item in inner.split(',') {
+            let Some(h) = item.strip_prefix('"').and_then(|i| i.strip_suffix('"')) else {
+                return false;
+            };
+            if !h.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return false;
+            }
+            self.push(h);
+        }
+        true
+    }
+
+    fn push(&mut self, hash: &str) {
+        let start = self.text.len();
+        self.text.push_str(hash);
+        self.ranges.push(start..self.text.len());
+    }
+}
+
+/// How [`steps`] reads the blobs: chosen by size, or forced (tests compare the two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlobRead {
+    /// A scan when the lineage needs a large share of the table, else lookups.
+    Auto,
+    /// One query per [`BLOB_BATCH`] hashes, by primary key.
+    Lookup,
+    /// One pass over the table in rowid order (SQLite; PostgreSQL looks up).
+    Scan,
+}
 
 /// The lineage of `head`, head first, with every node's loaded parts in part order: one walk
-/// ([`walk`]) over the nodes, then one query per [`BLOB_BATCH`] nodes for their blobs. The walk
+/// ([`walk`](crate::walk)) over the nodes, then the blobs they list ([`load_parts`]). The walk
 /// ends before the node `stop` (the last step is then marked `stopped_before`).
-fn steps(store: &Store, head: &str, stop: Option<&str>) -> Result<Vec<Step>> {
+fn steps(store: &Store, head: &str, stop: Option<&str>, how: BlobRead) -> Result<Vec<Step>> {
     let mut steps: Vec<Step> = Vec::new();
-    let mut hashes: Vec<Vec<String>> = Vec::new();
+    let mut hashes = PartHashes::default();
+    let mut lists: Vec<Range<usize>> = Vec::new();
     store.walk(&sql::WALK_ENTRIES, head, MAX_WALK_NODES, |row| {
         let id = row.text(1)?.unwrap_or_default();
         if stop == Some(id) {
@@ -159,89 +251,125 @@ fn steps(store: &Store, head: &str, stop: Option<&str>) -> Result<Vec<Step>> {
             signatures,
             stopped_before: false,
         });
-        hashes.push(part_hashes(row.text(7)?.unwrap_or_default()));
+        lists.push(hashes.push_list(row.text(7)?.unwrap_or_default()));
         Ok(true)
     })?;
-    for (chunk, chunk_hashes) in steps.chunks_mut(BLOB_BATCH).zip(hashes.chunks(BLOB_BATCH)) {
-        let mut parts = load_parts(store, chunk_hashes)?;
-        for (step, list) in chunk.iter_mut().zip(chunk_hashes) {
-            for (index, hash) in list.iter().enumerate() {
-                let Some(part) = parts.get_mut(hash.as_str()) else {
-                    continue;
-                };
-                step.found += 1;
-                part.uses -= 1;
-                let value = match (&part.value, part.uses) {
-                    (None, _) => continue,
-                    (Some(_), 0) => part.value.take(),
-                    (Some(v), _) => Some(v.clone()),
-                };
-                if let (Some(kind), Some(value)) = (part.kind, value) {
-                    step.parts.push((index, kind, value));
-                }
+    let mut parts = load_parts(store, &hashes, how)?;
+    for (step, list) in steps.iter_mut().zip(lists) {
+        step.parts.reserve_exact(list.len());
+        for (index, i) in list.enumerate() {
+            let Some(part) = parts.get_mut(hashes.get(i)).filter(|p| p.found) else {
+                continue;
+            };
+            step.found += 1;
+            part.uses -= 1;
+            let value = match (&part.value, part.uses) {
+                (None, _) => continue,
+                (Some(_), 0) => part.value.take(),
+                (Some(v), _) => Some(v.clone()),
+            };
+            if let (Some(kind), Some(value)) = (part.kind, value) {
+                step.parts.push((index, kind, value));
             }
         }
     }
     Ok(steps)
 }
 
-/// A blob as the loader sees it: its type if the loader reads it, its parsed content (`None`
-/// for other types and content that is not JSON), and how many parts still refer to it.
+/// A multiply-rotate hasher (FxHash's) for the part map: its keys are content hashes of the
+/// file's own blobs, and SipHash's resistance to chosen keys cost a tenth of a whole load.
+#[derive(Default)]
+struct PartHasher(u64);
+
+impl Hasher for PartHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type PartMap<'h> = HashMap<&'h str, Part, BuildHasherDefault<PartHasher>>;
+
+/// A blob as the loader sees it: whether it exists, its type if the loader reads it, its parsed
+/// content (`None` for other types and content that is not JSON), and how many parts still
+/// refer to it.
 struct Part {
+    found: bool,
     kind: Option<&'static str>,
     value: Option<Value>,
     uses: usize,
 }
 
-/// The blobs of a batch of nodes in one query, parsed straight from the row (no copy of the
-/// content), keyed by hash.
-fn load_parts<'h>(store: &Store, hashes: &'h [Vec<String>]) -> Result<HashMap<&'h str, Part>> {
-    let mut uses: HashMap<&'h str, usize> = HashMap::new();
-    for hash in hashes.iter().flatten() {
-        *uses.entry(hash.as_str()).or_default() += 1;
+/// The blobs that `hashes` name, parsed straight from the rows (no copy of the content), keyed
+/// by hash: by primary key in batches, or in one pass over the table when the lineage needs a
+/// large share of it ([`SCAN_RATIO`]).
+fn load_parts<'h>(store: &Store, hashes: &'h PartHashes, how: BlobRead) -> Result<PartMap<'h>> {
+    let mut parts = PartMap::default();
+    for i in 0..hashes.ranges.len() {
+        parts
+            .entry(hashes.get(i))
+            .or_insert(Part {
+                found: false,
+                kind: None,
+                value: None,
+                uses: 0,
+            })
+            .uses += 1;
     }
-    let unique: Vec<&str> = uses.keys().copied().collect();
-    let mut out = HashMap::with_capacity(unique.len());
-    store.each(&sql::Q_BLOBS_BY_HASHES, &[P::List(&unique)], |row| {
-        let Some((&hash, &n)) = row.text(0)?.and_then(|h| uses.get_key_value(h)) else {
+    if parts.is_empty() {
+        return Ok(parts);
+    }
+    let unique: Vec<&'h str> = parts.keys().copied().collect();
+    let mut take = |row: &dyn Cols| -> Result<bool> {
+        let Some(part) = row.text(0)?.and_then(|h| parts.get_mut(h)) else {
             return Ok(true);
         };
-        let kind = row.text(1)?.and_then(loaded_type);
-        let value = match (kind, row.text(2)?) {
-            (Some(_), Some(content)) => serde_json::from_str::<Value>(content).ok(),
-            _ => None,
-        };
-        out.insert(
-            hash,
-            Part {
-                kind,
-                value,
-                uses: n,
-            },
-        );
+        if part.found {
+            return Ok(true);
+        }
+        part.found = true;
+        part.kind = row.text(1)?.and_then(loaded_type);
+        if part.kind.is_some() {
+            part.value = row
+                .text(2)?
+                .and_then(|c| serde_json::from_str::<Value>(c).ok());
+        }
         Ok(true)
-    })?;
-    Ok(out)
-}
-
-/// The hashes of a `parts_list`, as `json_each` over it yields them: the string elements of a
-/// JSON array, in order (text that is not an array has none).
-fn part_hashes(parts_list: &str) -> Vec<String> {
-    let simple = parse_parts(parts_list);
-    if !simple.is_empty() || parts_list == "[]" {
-        return simple;
+    };
+    let how = match (how, store.sqlite()) {
+        (BlobRead::Auto, Some(conn)) => {
+            // A table without rowids (not a layout any writer uses) reads by hash.
+            let rows = conn.query_row(sql::BLOBS_LAST_ROWID, [], |r| r.get::<_, Option<i64>>(0));
+            let unique = i64::try_from(unique.len()).unwrap_or(i64::MAX);
+            match rows {
+                Ok(Some(rows)) if unique.saturating_mul(SCAN_RATIO) >= rows => BlobRead::Scan,
+                _ => BlobRead::Lookup,
+            }
+        }
+        (_, None) => BlobRead::Lookup,
+        (how, Some(_)) => how,
+    };
+    let scan_on = store.sqlite().filter(|_| how == BlobRead::Scan);
+    if let Some(conn) = scan_on {
+        let mut stmt = conn.prepare_cached(sql::BLOBS_FROM_ROWID)?;
+        let mut rows = stmt.query([i64::MIN])?;
+        while let Some(row) = rows.next()? {
+            take(row)?;
+        }
+    } else {
+        for chunk in unique.chunks(BLOB_BATCH) {
+            store.each(&sql::Q_BLOBS_BY_HASHES, &[P::List(chunk)], &mut take)?;
+        }
     }
-    serde_json::from_str::<Vec<Value>>(parts_list)
-        .map(|items| {
-            items
-                .into_iter()
-                .filter_map(|v| match v {
-                    Value::String(s) => Some(s),
-                    _ => None,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    Ok(parts)
 }
 
 fn is_meta(step: &Step, v: &Value) -> bool {
@@ -435,7 +563,7 @@ fn provider_model(config: Option<&str>) -> (String, String) {
 
 fn plain_message(step: &mut Step, content: Vec<Value>, models: &mut ModelCache) -> Value {
     let is_assistant = step.role == role::ASSISTANT;
-    let mut message = Map::with_capacity(8);
+    let mut message = Map::with_capacity(if is_assistant { 8 } else { 3 });
     message.insert("role".into(), Value::String(std::mem::take(&mut step.role)));
     message.insert("content".into(), Value::Array(content));
     if is_assistant {
@@ -455,3 +583,7 @@ fn plain_message(step: &mut Step, content: Vec<Value>, models: &mut ModelCache) 
     message.insert("timestamp".into(), step.timestamp.into());
     Value::Object(message)
 }
+
+#[cfg(test)]
+#[path = "recover_tests.rs"]
+mod tests;

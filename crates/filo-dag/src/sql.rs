@@ -42,6 +42,14 @@ pub(crate) const BLOB_BY_HASH: &str =
 pub(crate) const BLOBS_BY_HASHES: &str = "SELECT b.hash, b.type, b.content, b.thought_signature \
      FROM json_each(?1) j CROSS JOIN blobs b ON b.hash = j.value";
 
+/// The highest rowid of `blobs` (an upper bound of its row count), from the end of the table.
+pub(crate) const BLOBS_LAST_ROWID: &str = "SELECT max(rowid) FROM blobs";
+
+/// Every blob from rowid `?1` up, in rowid order: session loading reads the blobs this way when
+/// its lineage needs a large share of them (a sequential read instead of a lookup per blob).
+pub(crate) const BLOBS_FROM_ROWID: &str =
+    "SELECT hash, type, content FROM blobs WHERE rowid >= ?1 ORDER BY rowid";
+
 pub(crate) const ID_EXACT: &str = "SELECT id FROM nodes WHERE id = ?1";
 
 pub(crate) const IDS_IN_RANGE: &str =
