@@ -12,6 +12,8 @@
 #   filo-session  filo --no-dag -p (the session file written too)
 #   filo-dag      filo -p (session file and Playfilo memory)
 #   pi            node $PI --no-session -p (when PI is set)
+#   filo-before   $BEFORE --no-session -p (when BEFORE names another filo binary: a paired
+#                 before/after of the `filo` case)
 # Every run must exit 0 and (but fetch) print the whole answer. Wall time, peak RSS and CPU come
 # from measure.py; prints min / median per case and the overhead over `fetch`.
 set -euo pipefail
@@ -57,6 +59,7 @@ one() {
         filo-session) cmd=("$FILO" --no-dag "${MODEL[@]}" -p "Write at length.") ;;
         filo-dag) cmd=("$FILO" "${MODEL[@]}" -p "Write at length.") ;;
         pi) cmd=(node "$PI" --no-session "${MODEL[@]}" -p "Write at length.") ;;
+        filo-before) cmd=("$BEFORE" --no-session "${MODEL[@]}" -p "Write at length.") ;;
     esac
     (cd "$WORK/project" && python3 "$HERE/measure.py" "$WORK/time" "${ENV[@]}" "${cmd[@]}" \
         </dev/null >"$WORK/stdout" 2>"$WORK/stderr") || {
@@ -70,6 +73,7 @@ one() {
 }
 
 CASES=(fetch filo filo-session filo-dag)
+[ -n "${BEFORE:-}" ] && CASES+=(filo-before)
 [ -n "${PI:-}" ] && CASES+=(pi)
 for run in $(seq 0 "$RUNS"); do
     for case in "${CASES[@]}"; do one "$case" "$run"; done

@@ -441,14 +441,31 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
         .to_string();
     let html = is_html(&content_type);
     let mut start = BodyStart::default();
+    // One cancellation future and one idle timer for the whole body: a stream of many small
+    // chunks would otherwise register a fresh timer per chunk. The timer is re-armed only when
+    // it fires early, from the time the last chunk came.
+    let cancelled = call.cancel.cancelled();
+    tokio::pin!(cancelled);
+    let idle = tokio::time::sleep(call.idle_timeout);
+    tokio::pin!(idle);
+    let mut last_chunk = tokio::time::Instant::now();
     loop {
         let next = tokio::select! {
             biased;
-            () = call.cancel.cancelled() => return Attempt::Failed(acc, out, AiError::Aborted),
-            n = tokio::time::timeout(call.idle_timeout, response.body.next()) => n,
+            () = &mut cancelled => return Attempt::Failed(acc, out, AiError::Aborted),
+            n = response.body.next() => Ok(n),
+            () = &mut idle => {
+                let deadline = last_chunk + call.idle_timeout;
+                if tokio::time::Instant::now() < deadline {
+                    idle.as_mut().reset(deadline);
+                    continue;
+                }
+                Err(())
+            }
         };
+        last_chunk = tokio::time::Instant::now();
         let step = match next {
-            Err(_) => Err(AiError::IdleTimeout(call.idle_timeout)),
+            Err(()) => Err(AiError::IdleTimeout(call.idle_timeout)),
             Ok(Some(Err(e))) => Err(e),
             Ok(Some(Ok(chunk))) if html => {
                 start.keep(&chunk);

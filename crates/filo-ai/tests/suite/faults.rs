@@ -91,6 +91,85 @@ async fn idle_timeout_on_a_silent_stream() {
     }
 }
 
+/// The idle timeout is the longest silence, not the stream's length: a stream that trickles one
+/// frame every 120 ms for well over the 300 ms limit completes.
+#[tokio::test]
+async fn a_slow_stream_whose_gaps_stay_under_the_idle_timeout_completes() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        // The request's headers and body (small): read until the body's length is in.
+        loop {
+            let n = socket.read(&mut buf).await.unwrap();
+            request.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&request);
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap())
+                    })
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length {
+                    break;
+                }
+            }
+        }
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        socket.write_all(head.as_bytes()).await.unwrap();
+        let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+            let frame = format!(
+                "data: {}\n\n",
+                serde_json::json!({"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            );
+            format!("{:x}\r\n{frame}\r\n", frame.len())
+        };
+        let mut frames = vec![chunk(
+            serde_json::json!({"role": "assistant", "content": ""}),
+            None,
+        )];
+        for word in ["one ", "two ", "three ", "four ", "five"] {
+            frames.push(chunk(serde_json::json!({"content": word}), None));
+        }
+        frames.push(chunk(serde_json::json!({}), Some("stop")));
+        frames.push("e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n".to_owned());
+        for frame in frames {
+            socket.write_all(frame.as_bytes()).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(120)).await;
+        }
+    });
+    let mock = MockProvider::start(vec![]).await;
+    let mut m = model(Protocol::OpenAiCompletions, &mock);
+    m.base_url = format!("http://{addr}/v1");
+    let started = Instant::now();
+    let (_, msg) = collect(
+        &m,
+        &user("x"),
+        &StreamOptions {
+            idle_timeout: Some(Duration::from_millis(300)),
+            ..StreamOptions::default()
+        },
+        CancellationToken::new(),
+    )
+    .await;
+    assert!(
+        started.elapsed() > Duration::from_millis(600),
+        "the stream trickled"
+    );
+    assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
+    assert_eq!(
+        msg.content,
+        vec![filo_ai::ContentBlock::text("one two three four five")]
+    );
+    server.await.unwrap();
+}
+
 #[tokio::test]
 async fn malformed_frame_is_an_error() {
     for protocol in PROTOCOLS {

@@ -17,13 +17,16 @@ fn main() -> anyhow::Result<()> {
         .strip_prefix("http://")
         .context("only http:// URLs are fetched")?;
     let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let mut stream = TcpStream::connect(host).with_context(|| format!("cannot connect to {host}"))?;
+    let mut stream =
+        TcpStream::connect(host).with_context(|| format!("cannot connect to {host}"))?;
     let request = format!(
         "POST /{path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n\
          content-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
-    stream.write_all(request.as_bytes()).context("cannot send the request")?;
+    stream
+        .write_all(request.as_bytes())
+        .context("cannot send the request")?;
     let mut buf = vec![0u8; 64 * 1024];
     let mut total = 0usize;
     loop {
