@@ -13,9 +13,8 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
-use crate::line::MessageLine;
 use crate::migrate::migrate_to_current;
-use crate::store::{Item, LazyLine, Role};
+use crate::store::{Item, LazyLine};
 
 /// Errors of the session layer.
 #[derive(Debug, thiserror::Error)]
@@ -222,20 +221,30 @@ impl Parser {
         if text.trim().is_empty() {
             return Parsed::Blank;
         }
-        if self.current
-            && let Some(line) = crate::line::parse_message_parts(text)
-        {
-            self.items
-                .push(match (self.lazy, u32::try_from(bytes.len())) {
-                    (true, Ok(len)) => Item::Lazy(lazy_line(line, self.offset, len)),
-                    _ => Item::Entry(Box::new(SessionEntry {
-                        id: line.id.into_owned(),
-                        parent_id: line.parent_id.map(Cow::into_owned),
-                        timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
-                        kind: EntryKind::Message(SessionMessage::Llm(line.message)),
-                    })),
-                });
-            return Parsed::Loaded;
+        if self.current {
+            // A lazy line is checked, not built; the check accepts exactly the lines the typed
+            // fast path does, so a line it refuses goes down the general path as before.
+            let lazy_len = self.lazy.then(|| u32::try_from(bytes.len()).ok()).flatten();
+            if let Some(len) = lazy_len {
+                if let Some(line) = crate::line::index_message_line(text) {
+                    self.items.push(Item::Lazy(LazyLine {
+                        id: Box::from(line.id.as_ref()),
+                        parent: line.parent_id.as_deref().map(Box::from),
+                        role: line.role,
+                        offset: self.offset,
+                        len,
+                    }));
+                    return Parsed::Loaded;
+                }
+            } else if let Some(line) = crate::line::parse_message_parts(text) {
+                self.items.push(Item::Entry(Box::new(SessionEntry {
+                    id: line.id.into_owned(),
+                    parent_id: line.parent_id.map(Cow::into_owned),
+                    timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
+                    kind: EntryKind::Message(SessionMessage::Llm(line.message)),
+                })));
+                return Parsed::Loaded;
+            }
         }
         match serde_json::from_str::<Value>(text) {
             Ok(v) => Parsed::Value(v),
@@ -356,22 +365,6 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
         p.feed(i + 1, seg, torn_possible && i == last);
     }
     p.finish_eager()
-}
-
-fn lazy_line(line: MessageLine<'_>, offset: u64, len: u32) -> LazyLine {
-    use filo_ai::Message;
-    let role = match line.message {
-        Message::User(_) => Role::User,
-        Message::Assistant(_) => Role::Assistant,
-        Message::ToolResult(_) => Role::ToolResult,
-    };
-    LazyLine {
-        id: Box::from(line.id.as_ref()),
-        parent: line.parent_id.as_deref().map(Box::from),
-        role,
-        offset,
-        len,
-    }
 }
 
 fn push_entry(out: &mut LoadedFile, items: &mut Vec<Item>, line: usize, v: &Value) {

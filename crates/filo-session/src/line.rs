@@ -7,6 +7,7 @@ use filo_ai::Message;
 use serde::Deserialize;
 
 use crate::entry::{EntryKind, SessionEntry, SessionMessage};
+use crate::store::Role;
 
 /// A plain message line, its fields borrowed from the line where they need no unescaping.
 pub(crate) struct MessageLine<'a> {
@@ -31,6 +32,54 @@ pub(crate) fn parse_message_line(text: &str) -> Option<SessionEntry> {
 
 /// [`parse_message_line`] without making the entry: `Some` exactly when it gives one.
 pub(crate) fn parse_message_parts(text: &str) -> Option<MessageLine<'_>> {
+    let head = parse_head(text)?;
+    let message = match head.role {
+        Role::User => Message::User(serde_json::from_str(head.raw).ok()?),
+        Role::Assistant => Message::Assistant(serde_json::from_str(head.raw).ok()?),
+        Role::ToolResult => Message::ToolResult(serde_json::from_str(head.raw).ok()?),
+    };
+    Some(MessageLine {
+        id: head.id,
+        parent_id: head.parent_id,
+        timestamp: head.timestamp,
+        message,
+    })
+}
+
+/// What the open pass keeps of a plain message line: `Some` exactly when
+/// [`parse_message_parts`] gives one (the message is checked, not built: see
+/// `filo_ai::message::check`).
+pub(crate) struct IndexedLine<'a> {
+    pub id: Cow<'a, str>,
+    pub parent_id: Option<Cow<'a, str>>,
+    pub role: Role,
+}
+
+pub(crate) fn index_message_line(text: &str) -> Option<IndexedLine<'_>> {
+    use filo_ai::message::check;
+    let head = parse_head(text)?;
+    let ok = match head.role {
+        Role::User => check::accepts_user(head.raw),
+        Role::Assistant => check::accepts_assistant(head.raw),
+        Role::ToolResult => check::accepts_tool_result(head.raw),
+    };
+    ok.then_some(IndexedLine {
+        id: head.id,
+        parent_id: head.parent_id,
+        role: head.role,
+    })
+}
+
+/// A `message` line's fields and its message's role and text, before the message is read.
+struct Head<'a> {
+    id: Cow<'a, str>,
+    parent_id: Option<Cow<'a, str>>,
+    timestamp: Option<Cow<'a, str>>,
+    role: Role,
+    raw: &'a str,
+}
+
+fn parse_head(text: &str) -> Option<Head<'_>> {
     use serde_json::value::RawValue;
 
     #[derive(Deserialize)]
@@ -47,7 +96,7 @@ pub(crate) fn parse_message_parts(text: &str) -> Option<MessageLine<'_>> {
         message: Option<&'a RawValue>,
     }
     #[derive(Deserialize)]
-    struct Role<'a> {
+    struct RoleField<'a> {
         #[serde(borrow)]
         role: Cow<'a, str>,
     }
@@ -58,19 +107,20 @@ pub(crate) fn parse_message_parts(text: &str) -> Option<MessageLine<'_>> {
     let raw = line.message?.get();
     let role = match leading_role(raw) {
         Some(r) => Cow::Borrowed(r),
-        None => serde_json::from_str::<Role<'_>>(raw).ok()?.role,
+        None => serde_json::from_str::<RoleField<'_>>(raw).ok()?.role,
     };
-    let message = match role.as_ref() {
-        "user" => Message::User(serde_json::from_str(raw).ok()?),
-        "assistant" => Message::Assistant(serde_json::from_str(raw).ok()?),
-        "toolResult" => Message::ToolResult(serde_json::from_str(raw).ok()?),
+    let role = match role.as_ref() {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "toolResult" => Role::ToolResult,
         _ => return None,
     };
-    Some(MessageLine {
+    Some(Head {
         id: line.id?,
         parent_id: line.parent_id,
         timestamp: line.timestamp,
-        message,
+        role,
+        raw,
     })
 }
 
@@ -111,5 +161,88 @@ mod tests {
         // The same line through the full path: a duplicate `role` is not a message line.
         let dup = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","role":"user","content":"x","timestamp":1}}"#;
         assert_eq!(parse_message_line(dup), None);
+    }
+
+    /// What the open pass keeps of a line, by the typed path and by the check.
+    fn both(
+        text: &str,
+    ) -> (
+        Option<(String, Option<String>, Role)>,
+        Option<(String, Option<String>, Role)>,
+    ) {
+        let typed = parse_message_parts(text).map(|l| {
+            let role = match l.message {
+                Message::User(_) => Role::User,
+                Message::Assistant(_) => Role::Assistant,
+                Message::ToolResult(_) => Role::ToolResult,
+            };
+            (l.id.into_owned(), l.parent_id.map(Cow::into_owned), role)
+        });
+        let checked = index_message_line(text)
+            .map(|l| (l.id.into_owned(), l.parent_id.map(Cow::into_owned), l.role));
+        (typed, checked)
+    }
+
+    #[test]
+    fn the_index_keeps_exactly_the_lines_the_typed_path_keeps() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../filo-cli/tests/fixtures/pi073");
+        let mut lines = Vec::new();
+        for name in ["edit", "branch", "filo"] {
+            let text = std::fs::read_to_string(dir.join(format!("{name}.session.jsonl"))).unwrap();
+            lines.extend(text.lines().map(String::from));
+        }
+        let user = r#"{"role":"user","content":"x","timestamp":1}"#;
+        let base = format!(
+            r#"{{"type":"message","id":"a","parentId":"p","timestamp":"t","message":{user}}}"#
+        );
+        lines.push(base.clone());
+        // The line's own fields: wrong types, missing, null, escaped, duplicated, the array form.
+        for (from, to) in [
+            (r#""id":"a""#, r#""id":null"#),
+            (r#""id":"a""#, r#""id":1"#),
+            (r#""id":"a","#, ""),
+            (r#""id":"a""#, r#""id":"a""#),
+            (r#""id":"a""#, r#""id":"a","id":"b""#),
+            (r#""parentId":"p""#, r#""parentId":null"#),
+            (r#""parentId":"p""#, r#""parentId":false"#),
+            (r#""parentId":"p","#, ""),
+            (r#""timestamp":"t""#, r#""timestamp":5"#),
+            (r#""timestamp":"t","#, ""),
+            (r#""type":"message""#, r#""type":"messages""#),
+            (r#""type":"message""#, r#""type":"message""#),
+            (
+                r#""type":"message""#,
+                r#""type":"message","type":"message""#,
+            ),
+            (r#""role":"user""#, r#""role":"users""#),
+            (r#""role":"user""#, r#""role":"assistant""#),
+            (r#""role":"user""#, r#""role":"toolResult""#),
+            (r#""role":"user""#, r#""role":"user""#),
+            (r#""role":"user","#, ""),
+            (r#""role":"user""#, r#""role":"user","role":"user""#),
+            (r#""timestamp":1"#, r#""timestamp":1,"role":"assistant""#),
+            (r#""timestamp":1"#, r#""timestamp":1.0"#),
+            (r#""content":"x""#, r#""content":7"#),
+        ] {
+            assert!(base.contains(from), "{from}");
+            lines.push(base.replacen(from, to, 1));
+        }
+        lines.push(format!(r#"["message","a","p","t",{user}]"#));
+        lines.push(format!(r#"["message","a","p",{user}]"#));
+        lines.push(format!(r#"{{"type":"message","id":"a","message":{user}}}"#));
+        lines.push(format!(
+            r#"{{"type":"message","id":"a","message":["user"]}}"#
+        ));
+        lines.push(format!(r#"{{"type":"message","id":"a","message":null}}"#));
+        lines.push(format!(r#" {base} "#));
+        lines.push(format!(r#"{base}x"#));
+        let mut kept = 0;
+        for line in &lines {
+            let (typed, checked) = both(line);
+            assert_eq!(checked, typed, "{line}");
+            kept += usize::from(typed.is_some());
+        }
+        assert!(kept > 20 && kept < lines.len(), "{kept} of {}", lines.len());
     }
 }
