@@ -50,20 +50,162 @@ pub fn accepts_tool_result(json: &str) -> bool {
     serde_json::from_str::<ToolResultShape>(json).is_ok()
 }
 
-// The mirrors of the message structs: same names, order, defaults and skips as in `message.rs`
-// (`AssistantMessage::error_status` is `#[serde(skip)]`, so it has no mirror field).
-
-#[derive(Deserialize)]
-#[allow(dead_code)]
-struct UserShape {
-    content: UserContentShape,
-    timestamp: i64,
+/// The role a message object names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    ToolResult,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct AssistantShape {
+/// A message object read in place inside a larger JSON document (a session line) and checked
+/// in the same pass, for an object that names its role first, as pi writes it.
+///
+/// It deserializes when the object's first key is `role` with a string naming role R, no other
+/// key is `role`, and R's typed message deserializes from the object (the `role` key is unknown
+/// to it). That is exactly "a `{role: R}` struct and R's message both deserialize from the
+/// object's text on its own", with one difference: nested one level deeper, the object meets
+/// serde_json's nesting limit one level sooner. A failure therefore proves nothing; the caller
+/// decides it from the object's text alone (with the `accepts_*` functions).
+pub struct RoleFirst(pub Role);
+
+impl<'de> Deserialize<'de> for RoleFirst {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(RoleFirstVisitor)
+    }
+}
+
+struct RoleFirstVisitor;
+
+impl<'de> Visitor<'de> for RoleFirstVisitor {
+    type Value = RoleFirst;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a message object with its role first")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RoleFirst, A::Error> {
+        if map.next_key_seed(Key)? != Some(Field::Role) {
+            return Err(de::Error::custom("the role is not the first key"));
+        }
+        let role = map.next_value_seed(RoleName)?;
+        // The mirrors with a `role` field see it again first, so a second `role` is a duplicate.
+        let rest = Replay {
+            map,
+            state: ReplayState::Key,
+        };
+        match role {
+            Role::User => UserShapeWithRole::deserialize(rest).map(|_| RoleFirst(role)),
+            Role::Assistant => AssistantShapeWithRole::deserialize(rest).map(|_| RoleFirst(role)),
+            Role::ToolResult => ToolResultShapeWithRole::deserialize(rest).map(|_| RoleFirst(role)),
+        }
+    }
+}
+
+/// A role name, as the `{role: String}` struct reads it.
+struct RoleName;
+
+impl<'de> DeserializeSeed<'de> for RoleName {
+    type Value = Role;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Role, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for RoleName {
+    type Value = Role;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a message role")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Role, E> {
+        match s {
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            "toolResult" => Ok(Role::ToolResult),
+            _ => Err(E::custom("unknown role")),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ReplayState {
+    Key,
+    Value,
+    Rest,
+}
+
+/// The rest of a map whose first entry was read, given again as a map that starts with a
+/// `role` key (whose value is nothing).
+struct Replay<A> {
+    map: A,
+    state: ReplayState,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Replay<A> {
+    type Error = A::Error;
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        if self.state == ReplayState::Key {
+            self.state = ReplayState::Value;
+            return seed
+                .deserialize(de::value::BorrowedStrDeserializer::new("role"))
+                .map(Some);
+        }
+        self.map.next_key_seed(seed)
+    }
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        if self.state == ReplayState::Value {
+            self.state = ReplayState::Rest;
+            return seed.deserialize(de::value::UnitDeserializer::new());
+        }
+        self.map.next_value_seed(seed)
+    }
+}
+
+impl<'de, A: MapAccess<'de>> Deserializer<'de> for Replay<A> {
+    type Error = A::Error;
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, A::Error> {
+        visitor.visit_map(self)
+    }
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+        identifier ignored_any
+    }
+}
+
+// The mirrors of the message structs: same names, order, defaults and skips as in `message.rs`
+// (`AssistantMessage::error_status` is `#[serde(skip)]`, so it has no mirror field). Each comes
+// twice: as is, and with a `role` field in front for [`RoleFirst`].
+macro_rules! shapes {
+    ($name:ident, $with_role:ident { $($body:tt)* }) => {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct $name {
+            $($body)*
+        }
+
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct $with_role {
+            #[serde(default)]
+            role: Option<de::IgnoredAny>,
+            $($body)*
+        }
+    };
+}
+
+shapes!(
+    UserShape,
+    UserShapeWithRole {
+        content: UserContentShape,
+        timestamp: i64,
+    }
+);
+
+shapes!(AssistantShape, AssistantShapeWithRole {
     content: Blocks,
     api: Str,
     provider: Str,
@@ -76,12 +218,9 @@ struct AssistantShape {
     response_id: Option<Str>,
     #[serde(default)]
     error_message: Option<Str>,
-}
+});
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct ToolResultShape {
+shapes!(ToolResultShape, ToolResultShapeWithRole {
     tool_call_id: Str,
     tool_name: Str,
     content: Blocks,
@@ -89,7 +228,7 @@ struct ToolResultShape {
     details: Option<AnyValue>,
     is_error: bool,
     timestamp: i64,
-}
+});
 
 /// A `String`, kept nowhere.
 struct Str;
@@ -331,6 +470,8 @@ enum Field {
     ThoughtSignature,
     /// serde_json's private key for a raw value inside a `Value`.
     RawValueToken,
+    /// A message's role (only looked for by [`RoleFirst`]).
+    Role,
     Other,
 }
 
@@ -353,6 +494,7 @@ impl Field {
             "arguments" => Field::Arguments,
             "thoughtSignature" => Field::ThoughtSignature,
             RAW_VALUE_TOKEN => Field::RawValueToken,
+            "role" => Field::Role,
             _ => Field::Other,
         }
     }

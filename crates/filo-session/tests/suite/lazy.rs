@@ -20,7 +20,7 @@ use super::{texts, user};
 /// branch (an earlier entry continued, then a branch summary), a duplicate id, a duplicate
 /// header, a line that is not JSON, a `message` line whose message is not valid, and an
 /// entry of a type this version does not know.
-pub(super) fn generated(n: usize) -> String {
+fn generated(n: usize) -> String {
     let mut g = Gen::default();
     let ts = 1_793_491_200_000i64;
     g.push(json!({"type":"model_change","provider":"mock","modelId":"m0"}));

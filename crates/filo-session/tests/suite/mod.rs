@@ -3,7 +3,6 @@ mod faults;
 mod files;
 mod hostile;
 mod lazy;
-mod message_check;
 mod tree;
 
 use filo_ai::{AssistantMessage, ContentBlock, Message, StopReason, UserContent, UserMessage};
