@@ -13,6 +13,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
+use crate::key::Id;
 use crate::migrate::migrate_to_current;
 use crate::store::{Item, LazyLine};
 
@@ -228,8 +229,8 @@ impl Parser {
             if let Some(len) = lazy_len {
                 if let Some(line) = crate::line::index_message_line(text) {
                     self.items.push(Item::Lazy(LazyLine {
-                        id: Box::from(line.id.as_ref()),
-                        parent: line.parent_id.as_deref().map(Box::from),
+                        id: Id::new(&line.id),
+                        parent: line.parent_id.as_deref().map(Id::new),
                         role: line.role,
                         offset: self.offset,
                         len,
