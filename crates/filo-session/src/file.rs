@@ -400,36 +400,51 @@ pub(crate) fn index_session_file(
 }
 
 fn stream_file(path: &Path, lazy: bool) -> Result<(Parser, File), SessionError> {
-    use std::io::BufRead;
-    let file = File::open(path).map_err(|e| SessionError::io(path, e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    use std::io::Read;
+    let mut file = File::open(path).map_err(|e| SessionError::io(path, e))?;
     let mut p = Parser {
         lazy,
         ..Parser::default()
     };
-    let mut buf = Vec::new();
-    let mut line = 0;
     p.out.ends_with_newline = true;
     p.out.empty = true;
+    // Lines are fed in place from a chunk of the file (a line longer than the chunk grows it);
+    // `buf[start..end]` is what is read and not fed yet.
+    let mut buf = vec![0u8; 1 << 18];
+    let (mut start, mut end, mut line) = (0, 0, 0);
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| SessionError::io(path, e))?;
+        if let Some(nl) = memchr::memchr(b'\n', &buf[start..end]) {
+            line += 1;
+            p.out.empty = false;
+            p.feed(line, &buf[start..start + nl], false);
+            p.offset += nl as u64 + 1;
+            start += nl + 1;
+            continue;
+        }
+        buf.copy_within(start..end, 0);
+        end -= start;
+        start = 0;
+        if end == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match file.read(&mut buf[end..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(SessionError::io(path, e)),
+        };
         if n == 0 {
+            if end > 0 {
+                // The last line, without a newline.
+                line += 1;
+                p.out.empty = false;
+                p.out.ends_with_newline = false;
+                p.feed(line, &buf[..end], true);
+            }
             break;
         }
-        p.out.empty = false;
-        line += 1;
-        let terminated = buf.last() == Some(&b'\n');
-        if terminated {
-            buf.pop();
-        }
-        p.out.ends_with_newline = terminated;
-        p.feed(line, &buf, !terminated);
-        p.offset += n as u64;
+        end += n;
     }
-    Ok((p, reader.into_inner()))
+    Ok((p, file))
 }
 
 /// The lines of a whole file: header then entries, each followed by `\n`.

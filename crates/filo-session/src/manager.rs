@@ -236,14 +236,16 @@ impl SessionManager {
     }
 
     fn insert_item(&mut self, item: Item) {
-        let at = match self.index.get(item.id()) {
-            Some(&i) => {
+        use std::collections::hash_map::Entry;
+        let at = match self.index.entry(Id::new(item.id())) {
+            Entry::Occupied(o) => {
+                let i = *o.get();
                 self.entries.put(Some(i), item);
                 i
             }
-            None => {
+            Entry::Vacant(v) => {
                 let i = self.entries.len();
-                self.index.insert(Id::new(item.id()), i);
+                v.insert(i);
                 self.entries.put(None, item);
                 i
             }
