@@ -262,10 +262,8 @@ mod tests {
         lines.push(format!(r#"["message","a","p","t",{user}]"#));
         lines.push(format!(r#"["message","a","p",{user}]"#));
         lines.push(format!(r#"{{"type":"message","id":"a","message":{user}}}"#));
-        lines.push(format!(
-            r#"{{"type":"message","id":"a","message":["user"]}}"#
-        ));
-        lines.push(format!(r#"{{"type":"message","id":"a","message":null}}"#));
+        lines.push(r#"{"type":"message","id":"a","message":["user"]}"#.to_string());
+        lines.push(r#"{"type":"message","id":"a","message":null}"#.to_string());
         lines.push(format!(r#" {base} "#));
         lines.push(format!(r#"{base}x"#));
         let mut kept = 0;
