@@ -240,6 +240,8 @@ mod tests {
             (r#""parentId":"p","#, ""),
             (r#""timestamp":"t""#, r#""timestamp":5"#),
             (r#""timestamp":"t","#, ""),
+            (r#""timestamp":"t","#, r#""timestamp":"t","message":null,"#),
+            (r#""timestamp":"t","#, r#""timestamp":"t","zz":[1e400,"\ud800"],"#),
             (r#""type":"message""#, r#""type":"messages""#),
             (r#""type":"message""#, r#""type":"message""#),
             (
