@@ -1,5 +1,6 @@
-//! Whether a JSON text deserializes into a [`UserMessage`], [`AssistantMessage`] or
-//! [`ToolResultMessage`], answered without building the message (issue 16: a session's open
+//! Whether a JSON text deserializes into a [`UserMessage`](super::UserMessage),
+//! [`AssistantMessage`](super::AssistantMessage) or
+//! [`ToolResultMessage`](super::ToolResultMessage), answered without building the message (issue 16: a session's open
 //! pass checks every message line but keeps none of them).
 //!
 //! Each check is exact: `accepts_user(s) == serde_json::from_str::<UserMessage>(s).is_ok()`, and
@@ -10,23 +11,27 @@
 //!
 //! The mirror follows what serde does with the types' attributes, and this is where it is
 //! subtle:
-//! - Plain structs (the messages, [`Usage`], [`Cost`]) use serde's derive here too, with the same
+//! - Plain structs (the messages, [`Usage`], [`Cost`](super::Cost)) use serde's derive here too, with the same
 //!   field names, order, defaults and skips, so duplicate and unknown fields, missing fields and
 //!   the array form of a struct (`[a, b, …]` by position) behave the same by construction.
-//! - [`ContentBlock`] is internally tagged (`type`): serde buffers the whole block as generic
+//! - [`ContentBlock`](super::ContentBlock) is internally tagged (`type`): serde buffers the whole block as generic
 //!   content first (every number range-checked, every string unescaped, nesting counted), then
 //!   reads the variant's struct from that buffer. The block may be an object (the tag anywhere
 //!   in it, at most once) or an array whose first element is the tag and the rest the variant's
 //!   fields by position.
-//! - [`UserContent`] is untagged: the whole value is buffered, then tried as a string, then as an
+//! - [`UserContent`](super::UserContent) is untagged: the whole value is buffered, then tried as a string, then as an
 //!   array of blocks. Blocks read back from a buffer accept a variant index (`0`–`3`) as the tag;
 //!   blocks read straight from the text (an assistant's or a tool result's content) only a name.
 //! - A [`Value`](serde_json::Value) (a tool call's `arguments`, a result's `details`) accepts any
 //!   JSON, except that an object whose first key is serde_json's raw-value token must hold just
 //!   that key with a string that itself parses as JSON.
 //!
+//! [`RoleFirst`] checks a message in place inside a larger document (a session line), in the
+//! same pass that reads the document.
+//!
 //! Changing the serde shape of a message type means changing its mirror here; the differential
-//! tests in `filo-session` compare the two on real files and on systematic mutations of them.
+//! tests in `filo-session` (`src/line_tests.rs`) compare the two on pi's files and on
+//! systematic mutations of every kind of message.
 
 use std::fmt;
 
