@@ -241,7 +241,10 @@ mod tests {
             (r#""timestamp":"t""#, r#""timestamp":5"#),
             (r#""timestamp":"t","#, ""),
             (r#""timestamp":"t","#, r#""timestamp":"t","message":null,"#),
-            (r#""timestamp":"t","#, r#""timestamp":"t","zz":[1e400,"\ud800"],"#),
+            (
+                r#""timestamp":"t","#,
+                r#""timestamp":"t","zz":[1e400,"\ud800"],"#,
+            ),
             (r#""type":"message""#, r#""type":"messages""#),
             (r#""type":"message""#, r#""type":"message""#),
             (
