@@ -2,9 +2,14 @@
 //!
 //! Field names and write order follow pi; optional fields are omitted when absent; unknown fields are
 //! tolerated on read (serde ignores them), so files written by newer pi versions still load.
+//!
+//! [`check`] mirrors the serde shapes of the three message structs to check a message without
+//! building it: a change to a `#[serde]` attribute or a field here must be made there too.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub mod check;
 
 /// Plain text. `text_signature` carries an OpenAI Responses message id or a Gemini thought signature.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

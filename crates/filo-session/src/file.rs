@@ -13,9 +13,9 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
-use crate::line::MessageLine;
+use crate::key::Id;
 use crate::migrate::migrate_to_current;
-use crate::store::{Item, LazyLine, Role};
+use crate::store::{Item, LazyLine};
 
 /// Errors of the session layer.
 #[derive(Debug, thiserror::Error)]
@@ -222,20 +222,30 @@ impl Parser {
         if text.trim().is_empty() {
             return Parsed::Blank;
         }
-        if self.current
-            && let Some(line) = crate::line::parse_message_parts(text)
-        {
-            self.items
-                .push(match (self.lazy, u32::try_from(bytes.len())) {
-                    (true, Ok(len)) => Item::Lazy(lazy_line(line, self.offset, len)),
-                    _ => Item::Entry(Box::new(SessionEntry {
-                        id: line.id.into_owned(),
-                        parent_id: line.parent_id.map(Cow::into_owned),
-                        timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
-                        kind: EntryKind::Message(SessionMessage::Llm(line.message)),
-                    })),
-                });
-            return Parsed::Loaded;
+        if self.current {
+            // A lazy line is checked, not built; the check accepts exactly the lines the typed
+            // fast path does, so a line it refuses goes down the general path as before.
+            let lazy_len = self.lazy.then(|| u32::try_from(bytes.len()).ok()).flatten();
+            if let Some(len) = lazy_len {
+                if let Some(line) = crate::line::index_message_line(text) {
+                    self.items.push(Item::Lazy(LazyLine {
+                        id: Id::new(&line.id),
+                        parent: line.parent_id.as_deref().map(Id::new),
+                        role: line.role,
+                        offset: self.offset,
+                        len,
+                    }));
+                    return Parsed::Loaded;
+                }
+            } else if let Some(line) = crate::line::parse_message_parts(text) {
+                self.items.push(Item::Entry(Box::new(SessionEntry {
+                    id: line.id.into_owned(),
+                    parent_id: line.parent_id.map(Cow::into_owned),
+                    timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
+                    kind: EntryKind::Message(SessionMessage::Llm(line.message)),
+                })));
+                return Parsed::Loaded;
+            }
         }
         match serde_json::from_str::<Value>(text) {
             Ok(v) => Parsed::Value(v),
@@ -358,22 +368,6 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
     p.finish_eager()
 }
 
-fn lazy_line(line: MessageLine<'_>, offset: u64, len: u32) -> LazyLine {
-    use filo_ai::Message;
-    let role = match line.message {
-        Message::User(_) => Role::User,
-        Message::Assistant(_) => Role::Assistant,
-        Message::ToolResult(_) => Role::ToolResult,
-    };
-    LazyLine {
-        id: Box::from(line.id.as_ref()),
-        parent: line.parent_id.as_deref().map(Box::from),
-        role,
-        offset,
-        len,
-    }
-}
-
 fn push_entry(out: &mut LoadedFile, items: &mut Vec<Item>, line: usize, v: &Value) {
     if v.get("type").and_then(Value::as_str) == Some("session") {
         out.warn(LoadWarning::DuplicateHeader { line });
@@ -406,36 +400,51 @@ pub(crate) fn index_session_file(
 }
 
 fn stream_file(path: &Path, lazy: bool) -> Result<(Parser, File), SessionError> {
-    use std::io::BufRead;
-    let file = File::open(path).map_err(|e| SessionError::io(path, e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    use std::io::Read;
+    let mut file = File::open(path).map_err(|e| SessionError::io(path, e))?;
     let mut p = Parser {
         lazy,
         ..Parser::default()
     };
-    let mut buf = Vec::new();
-    let mut line = 0;
     p.out.ends_with_newline = true;
     p.out.empty = true;
+    // Lines are fed in place from a chunk of the file (a line longer than the chunk grows it);
+    // `buf[start..end]` is what is read and not fed yet.
+    let mut buf = vec![0u8; 1 << 18];
+    let (mut start, mut end, mut line) = (0, 0, 0);
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| SessionError::io(path, e))?;
+        if let Some(nl) = memchr::memchr(b'\n', &buf[start..end]) {
+            line += 1;
+            p.out.empty = false;
+            p.feed(line, &buf[start..start + nl], false);
+            p.offset += nl as u64 + 1;
+            start += nl + 1;
+            continue;
+        }
+        buf.copy_within(start..end, 0);
+        end -= start;
+        start = 0;
+        if end == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match file.read(&mut buf[end..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(SessionError::io(path, e)),
+        };
         if n == 0 {
+            if end > 0 {
+                // The last line, without a newline.
+                line += 1;
+                p.out.empty = false;
+                p.out.ends_with_newline = false;
+                p.feed(line, &buf[..end], true);
+            }
             break;
         }
-        p.out.empty = false;
-        line += 1;
-        let terminated = buf.last() == Some(&b'\n');
-        if terminated {
-            buf.pop();
-        }
-        p.out.ends_with_newline = terminated;
-        p.feed(line, &buf, !terminated);
-        p.offset += n as u64;
+        end += n;
     }
-    Ok((p, reader.into_inner()))
+    Ok((p, file))
 }
 
 /// The lines of a whole file: header then entries, each followed by `\n`.

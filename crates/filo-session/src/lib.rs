@@ -19,6 +19,7 @@ pub mod context;
 pub mod entry;
 pub mod file;
 pub mod ids;
+mod key;
 mod line;
 pub mod list;
 pub mod lock;

@@ -7,6 +7,7 @@ use filo_ai::Message;
 use serde::Deserialize;
 
 use crate::entry::{EntryKind, SessionEntry, SessionMessage};
+use crate::store::Role;
 
 /// A plain message line, its fields borrowed from the line where they need no unescaping.
 pub(crate) struct MessageLine<'a> {
@@ -31,6 +32,105 @@ pub(crate) fn parse_message_line(text: &str) -> Option<SessionEntry> {
 
 /// [`parse_message_line`] without making the entry: `Some` exactly when it gives one.
 pub(crate) fn parse_message_parts(text: &str) -> Option<MessageLine<'_>> {
+    let head = parse_head(text)?;
+    let message = match head.role {
+        Role::User => Message::User(serde_json::from_str(head.raw).ok()?),
+        Role::Assistant => Message::Assistant(serde_json::from_str(head.raw).ok()?),
+        Role::ToolResult => Message::ToolResult(serde_json::from_str(head.raw).ok()?),
+    };
+    Some(MessageLine {
+        id: head.id,
+        parent_id: head.parent_id,
+        timestamp: head.timestamp,
+        message,
+    })
+}
+
+/// What the open pass keeps of a plain message line: `Some` exactly when
+/// [`parse_message_parts`] gives one (the message is checked, not built: see
+/// `filo_ai::message::check`).
+pub(crate) struct IndexedLine<'a> {
+    pub id: Cow<'a, str>,
+    pub parent_id: Option<Cow<'a, str>>,
+    pub role: Role,
+}
+
+pub(crate) fn index_message_line(text: &str) -> Option<IndexedLine<'_>> {
+    match index_in_one_pass(text) {
+        Ok(indexed) => indexed,
+        Err(NotDecided) => index_in_two_passes(text),
+    }
+}
+
+/// The one-pass check found nothing that settles the line.
+struct NotDecided;
+
+/// [`index_message_line`] in one pass over the line, for the line as pi writes it (the message's
+/// role first); `Err` when that pass cannot decide (it then leaves nothing settled).
+fn index_in_one_pass(text: &str) -> Result<Option<IndexedLine<'_>>, NotDecided> {
+    use filo_ai::message::check::{self, RoleFirst};
+
+    /// The fields of `parse_head`'s line, the message checked in place.
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: Cow<'a, str>,
+        #[serde(borrow)]
+        id: Option<Cow<'a, str>>,
+        #[serde(rename = "parentId", default, borrow)]
+        parent_id: Option<Cow<'a, str>>,
+        #[serde(default, borrow)]
+        #[allow(dead_code)]
+        timestamp: Option<Cow<'a, str>>,
+        message: Option<RoleFirst>,
+    }
+    // A line this reads is read the same by `parse_head` but for its message, which `RoleFirst`
+    // accepts only where the two-pass check does too; so an accepted line is decided, and so is a
+    // line that reads but is not a message entry. Anything else is left to the two passes.
+    let line: Line<'_> = serde_json::from_str(text).map_err(|_| NotDecided)?;
+    if line.kind != "message" {
+        return Ok(None);
+    }
+    let (Some(id), Some(RoleFirst(role))) = (line.id, line.message) else {
+        return Ok(None);
+    };
+    let role = match role {
+        check::Role::User => Role::User,
+        check::Role::Assistant => Role::Assistant,
+        check::Role::ToolResult => Role::ToolResult,
+    };
+    Ok(Some(IndexedLine {
+        id,
+        parent_id: line.parent_id,
+        role,
+    }))
+}
+
+fn index_in_two_passes(text: &str) -> Option<IndexedLine<'_>> {
+    use filo_ai::message::check;
+    let head = parse_head(text)?;
+    let ok = match head.role {
+        Role::User => check::accepts_user(head.raw),
+        Role::Assistant => check::accepts_assistant(head.raw),
+        Role::ToolResult => check::accepts_tool_result(head.raw),
+    };
+    ok.then_some(IndexedLine {
+        id: head.id,
+        parent_id: head.parent_id,
+        role: head.role,
+    })
+}
+
+/// A `message` line's fields and its message's role and text, before the message is read.
+struct Head<'a> {
+    id: Cow<'a, str>,
+    parent_id: Option<Cow<'a, str>>,
+    timestamp: Option<Cow<'a, str>>,
+    role: Role,
+    raw: &'a str,
+}
+
+fn parse_head(text: &str) -> Option<Head<'_>> {
     use serde_json::value::RawValue;
 
     #[derive(Deserialize)]
@@ -47,7 +147,7 @@ pub(crate) fn parse_message_parts(text: &str) -> Option<MessageLine<'_>> {
         message: Option<&'a RawValue>,
     }
     #[derive(Deserialize)]
-    struct Role<'a> {
+    struct RoleField<'a> {
         #[serde(borrow)]
         role: Cow<'a, str>,
     }
@@ -58,19 +158,20 @@ pub(crate) fn parse_message_parts(text: &str) -> Option<MessageLine<'_>> {
     let raw = line.message?.get();
     let role = match leading_role(raw) {
         Some(r) => Cow::Borrowed(r),
-        None => serde_json::from_str::<Role<'_>>(raw).ok()?.role,
+        None => serde_json::from_str::<RoleField<'_>>(raw).ok()?.role,
     };
-    let message = match role.as_ref() {
-        "user" => Message::User(serde_json::from_str(raw).ok()?),
-        "assistant" => Message::Assistant(serde_json::from_str(raw).ok()?),
-        "toolResult" => Message::ToolResult(serde_json::from_str(raw).ok()?),
+    let role = match role.as_ref() {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "toolResult" => Role::ToolResult,
         _ => return None,
     };
-    Some(MessageLine {
+    Some(Head {
         id: line.id?,
         parent_id: line.parent_id,
         timestamp: line.timestamp,
-        message,
+        role,
+        raw,
     })
 }
 
@@ -112,4 +213,74 @@ mod tests {
         let dup = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","role":"user","content":"x","timestamp":1}}"#;
         assert_eq!(parse_message_line(dup), None);
     }
+
+    #[test]
+    fn the_index_keeps_exactly_the_lines_the_typed_path_keeps() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../filo-cli/tests/fixtures/pi073");
+        let mut lines = Vec::new();
+        for name in ["edit", "branch", "filo"] {
+            let text = std::fs::read_to_string(dir.join(format!("{name}.session.jsonl"))).unwrap();
+            lines.extend(text.lines().map(String::from));
+        }
+        let user = r#"{"role":"user","content":"x","timestamp":1}"#;
+        let base = format!(
+            r#"{{"type":"message","id":"a","parentId":"p","timestamp":"t","message":{user}}}"#
+        );
+        lines.push(base.clone());
+        // The line's own fields: wrong types, missing, null, escaped, duplicated, the array form.
+        for (from, to) in [
+            (r#""id":"a""#, r#""id":null"#),
+            (r#""id":"a""#, r#""id":1"#),
+            (r#""id":"a","#, ""),
+            (r#""id":"a""#, r#""id":"a""#),
+            (r#""id":"a""#, r#""id":"a","id":"b""#),
+            (r#""parentId":"p""#, r#""parentId":null"#),
+            (r#""parentId":"p""#, r#""parentId":false"#),
+            (r#""parentId":"p","#, ""),
+            (r#""timestamp":"t""#, r#""timestamp":5"#),
+            (r#""timestamp":"t","#, ""),
+            (r#""timestamp":"t","#, r#""timestamp":"t","message":null,"#),
+            (
+                r#""timestamp":"t","#,
+                r#""timestamp":"t","zz":[1e400,"\ud800"],"#,
+            ),
+            (r#""type":"message""#, r#""type":"messages""#),
+            (r#""type":"message""#, r#""type":"message""#),
+            (
+                r#""type":"message""#,
+                r#""type":"message","type":"message""#,
+            ),
+            (r#""role":"user""#, r#""role":"users""#),
+            (r#""role":"user""#, r#""role":"assistant""#),
+            (r#""role":"user""#, r#""role":"toolResult""#),
+            (r#""role":"user""#, r#""role":"user""#),
+            (r#""role":"user","#, ""),
+            (r#""role":"user""#, r#""role":"user","role":"user""#),
+            (r#""timestamp":1"#, r#""timestamp":1,"role":"assistant""#),
+            (r#""timestamp":1"#, r#""timestamp":1.0"#),
+            (r#""content":"x""#, r#""content":7"#),
+        ] {
+            assert!(base.contains(from), "{from}");
+            lines.push(base.replacen(from, to, 1));
+        }
+        lines.push(format!(r#"["message","a","p","t",{user}]"#));
+        lines.push(format!(r#"["message","a","p",{user}]"#));
+        lines.push(format!(r#"{{"type":"message","id":"a","message":{user}}}"#));
+        lines.push(r#"{"type":"message","id":"a","message":["user"]}"#.to_string());
+        lines.push(r#"{"type":"message","id":"a","message":null}"#.to_string());
+        lines.push(format!(r#" {base} "#));
+        lines.push(format!(r#"{base}x"#));
+        let mut kept = 0;
+        for line in &lines {
+            let (typed, checked) = super::tests_diff::both(line);
+            assert_eq!(checked, typed, "{line}");
+            kept += usize::from(typed.is_some());
+        }
+        assert!(kept > 20 && kept < lines.len(), "{kept} of {}", lines.len());
+    }
 }
+
+#[cfg(test)]
+#[path = "line_tests.rs"]
+mod tests_diff;

@@ -11,7 +11,7 @@
 //! missing; [`SessionManager::unsaved_entries`] and [`SessionManager::write_error`] say what is
 //! not on disk and why.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use filo_ai::UserContent;
@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
 use crate::file::{LoadWarning, SessionError, index_session_file, read_session_file};
 use crate::ids::{file_timestamp, iso_from_ms, new_entry_id, new_session_id, now_ms};
+use crate::key::{Id, IdIndex};
 use crate::store::{EntryStore, Item, Role, Shape};
 use crate::write::{append_lines, backup_copy, write_atomic};
 
@@ -34,7 +35,7 @@ pub use query::Entries;
 pub struct SessionManager {
     header: SessionHeader,
     entries: EntryStore,
-    index: HashMap<String, usize>,
+    index: IdIndex,
     leaf: Option<String>,
     /// Where new session files go; `None` for an in-memory session.
     session_dir: Option<PathBuf>,
@@ -71,7 +72,7 @@ impl SessionManager {
         SessionManager {
             header,
             entries: EntryStore::default(),
-            index: HashMap::new(),
+            index: IdIndex::default(),
             leaf: None,
             session_dir,
             file,
@@ -128,7 +129,7 @@ impl SessionManager {
         let mut s = SessionManager {
             header,
             entries: EntryStore::default(),
-            index: HashMap::new(),
+            index: IdIndex::default(),
             leaf: None,
             session_dir: dir,
             file: Some(path.to_path_buf()),
@@ -169,7 +170,7 @@ impl SessionManager {
         let mut s = SessionManager {
             header,
             entries: EntryStore::default(),
-            index: HashMap::new(),
+            index: IdIndex::default(),
             leaf: None,
             session_dir: None,
             file: None,
@@ -235,14 +236,16 @@ impl SessionManager {
     }
 
     fn insert_item(&mut self, item: Item) {
-        let at = match self.index.get(item.id()) {
-            Some(&i) => {
+        use std::collections::hash_map::Entry;
+        let at = match self.index.entry(Id::new(item.id())) {
+            Entry::Occupied(o) => {
+                let i = *o.get();
                 self.entries.put(Some(i), item);
                 i
             }
-            None => {
+            Entry::Vacant(v) => {
                 let i = self.entries.len();
-                self.index.insert(item.id().to_string(), i);
+                v.insert(i);
                 self.entries.put(None, item);
                 i
             }
@@ -470,7 +473,7 @@ impl SessionManager {
     pub fn merge_in_memory(&mut self, entries: Vec<SessionEntry>) {
         let mut added = false;
         for e in entries {
-            if self.flushed && self.file.is_some() && !self.index.contains_key(&e.id) {
+            if self.flushed && self.file.is_some() && !self.index.contains_key(e.id.as_str()) {
                 self.pending.push(e.to_line());
                 added = true;
             }

@@ -17,6 +17,7 @@ use std::fs::File;
 use std::sync::{Arc, OnceLock};
 
 use crate::entry::{EntryKind, SessionEntry};
+use crate::key::Id;
 
 /// The role of a message entry held as a file position (the only kind held that way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,8 +30,8 @@ pub(crate) enum Role {
 /// A message line of the opened file, not parsed yet.
 #[derive(Debug, Clone)]
 pub(crate) struct LazyLine {
-    pub id: Box<str>,
-    pub parent: Option<Box<str>>,
+    pub id: Id,
+    pub parent: Option<Id>,
     pub role: Role,
     pub offset: u64,
     pub len: u32,
@@ -47,7 +48,7 @@ impl Item {
     pub(crate) fn id(&self) -> &str {
         match self {
             Item::Entry(e) => &e.id,
-            Item::Lazy(l) => &l.id,
+            Item::Lazy(l) => l.id.as_str(),
         }
     }
 }
@@ -170,14 +171,14 @@ impl EntryStore {
 
     pub(crate) fn id(&self, i: usize) -> &str {
         match &self.slots[i].lazy {
-            Some(l) => &l.id,
+            Some(l) => l.id.as_str(),
             None => &self.get(i).id,
         }
     }
 
     pub(crate) fn parent(&self, i: usize) -> Option<&str> {
         match &self.slots[i].lazy {
-            Some(l) => l.parent.as_deref(),
+            Some(l) => l.parent.as_ref().map(Id::as_str),
             None => self.get(i).parent_id.as_deref(),
         }
     }
@@ -207,7 +208,7 @@ impl EntryStore {
         read.ok()
             .and_then(|()| std::str::from_utf8(&buf).ok())
             .and_then(crate::line::parse_message_line)
-            .filter(|e| *e.id == *l.id)
+            .filter(|e| e.id == l.id.as_str())
             .unwrap_or_else(|| unreadable(l))
     }
 }
@@ -228,8 +229,8 @@ fn read_at(mut f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
 /// The stand-in for a line that changed on disk under the open session.
 fn unreadable(l: &LazyLine) -> SessionEntry {
     SessionEntry {
-        id: l.id.to_string(),
-        parent_id: l.parent.as_deref().map(str::to_string),
+        id: l.id.as_str().to_string(),
+        parent_id: l.parent.as_ref().map(|p| p.as_str().to_string()),
         timestamp: String::new(),
         kind: EntryKind::Unknown {
             entry_type: "message".into(),
