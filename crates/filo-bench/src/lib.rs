@@ -96,7 +96,7 @@ impl Scenario {
                 Turn::Reply(filo_testkit::Reply::text(TOOL_ANSWER).with_usage(usage)),
             ],
             Scenario::Stream => vec![Turn::Reply(
-                filo_testkit::Reply::text(&stream_answer()).with_usage(Usage::new(120, 20_000)),
+                filo_testkit::Reply::text(stream_answer()).with_usage(Usage::new(120, 20_000)),
             )],
         }
     }
