@@ -338,6 +338,21 @@ fn every_key_of_pi_073_is_typed() {
     assert_eq!(budgets.len(), 4);
     let home = Path::new("/home/u");
     assert_eq!(v.session_dir(home), Some(home.join("pi-sessions")));
+    // What filo does not act on is named, each once.
+    let unapplied = v.unapplied();
+    assert_eq!(unapplied.len(), 5, "{unapplied:?}");
+    for key in ["packages", "extensions", "skills", "prompts", "themes"] {
+        assert!(
+            unapplied.iter().any(|w| w.contains(&format!("`{key}`"))),
+            "{key}: {unapplied:?}"
+        );
+    }
+    assert!(
+        Settings::in_memory(json!({"skills": []}))
+            .values()
+            .unapplied()
+            .is_empty()
+    );
 }
 
 #[test]

@@ -260,6 +260,43 @@ pub struct SettingsValues {
 }
 
 impl SettingsValues {
+    /// One warning per key of pi's settings that is set (non-empty) but that filo does not act
+    /// on, so that a setting shared with pi is never ignored without a word.
+    pub fn unapplied(&self) -> Vec<String> {
+        let set = |list: &Option<Vec<String>>| list.as_ref().is_some_and(|l| !l.is_empty());
+        let mut out = Vec::new();
+        if self.packages.as_ref().is_some_and(|l| !l.is_empty()) {
+            out.push(
+                "settings: `packages` is pi's package manager, which filo does not have; ignored"
+                    .to_owned(),
+            );
+        }
+        if set(&self.extensions) {
+            out.push(
+                "settings: `extensions` names pi's TypeScript extensions, which filo does not load; ignored"
+                    .to_owned(),
+            );
+        }
+        for (key, flag) in [
+            ("skills", "--skill"),
+            ("prompts", "--prompt-template"),
+            ("themes", "--theme"),
+        ] {
+            let list = match key {
+                "skills" => &self.skills,
+                "prompts" => &self.prompts,
+                _ => &self.themes,
+            };
+            if set(list) {
+                out.push(format!(
+                    "settings: `{key}` (resource paths and filters) is not applied by filo yet; \
+                     pass paths with {flag}"
+                ));
+            }
+        }
+        out
+    }
+
     pub fn default_thinking_level(&self) -> ThinkingLevel {
         self.default_thinking_level
             .unwrap_or(defaults::THINKING_LEVEL)

@@ -185,6 +185,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     let dirs = &paths.dirs;
     let settings = Settings::load_in(dirs, Some(&paths.cwd));
     warnings.extend(settings.errors.iter().cloned());
+    warnings.extend(settings.values().unapplied());
     let (registry, w) = load_registry(dirs.source(AgentItem::Models));
     warnings.extend(w);
     let resolved = resolve_cli_model(args.provider.as_deref(), args.model.as_deref(), &registry)?;
