@@ -35,6 +35,6 @@ fn main() -> anyhow::Result<()> {
             n => total += n,
         }
     }
-    println!("{total}");
+    writeln!(std::io::stdout(), "{total}").context("cannot write to stdout")?;
     Ok(())
 }
