@@ -430,6 +430,22 @@ where
     Ok((placed, screen.shrunk(rows, clear, state.overlay.is_some())))
 }
 
+/// Clear the screen and make the next draw paint every cell. Not ratatui's `Terminal::clear`:
+/// that one first asks the terminal where its cursor is and waits for the answer on stdin, which
+/// the input stream may read first — the clear then stalls for seconds and fails.
+fn clear_screen<B: Backend>(terminal: &mut Terminal<B>) -> Result<(), TuiError>
+where
+    B::Error: Into<std::io::Error>,
+{
+    terminal
+        .backend_mut()
+        .clear_region(ratatui::backend::ClearType::All)
+        .map_err(|e| TuiError::Io(e.into()))?;
+    // Both buffers are blank after one more swap, so the next frame is diffed against nothing.
+    terminal.swap_buffers();
+    Ok(())
+}
+
 /// Drive the app until the user quits.
 pub(crate) async fn run_loop<B: Backend>(
     terminal: &mut Terminal<B>,
@@ -456,7 +472,7 @@ where
             let (mut placed, shrunk) = draw_frame(terminal, &mut app.state, &mut screen)?;
             if shrunk {
                 // The content got shorter (`terminal.clearOnShrink`): clear, paint it all.
-                terminal.clear().map_err(|e| TuiError::Io(e.into()))?;
+                clear_screen(terminal)?;
                 app.state.shown_images.clear();
                 placed = draw_frame(terminal, &mut app.state, &mut screen)?.0;
             }
@@ -492,7 +508,7 @@ where
             // it is polled. (Dropping it instead would leave a wake-up pending that makes the
             // next cursor query fail.)
             crate::term::run_job(job, app);
-            terminal.clear().map_err(|e| TuiError::Io(e.into()))?;
+            clear_screen(terminal)?;
             app.state.shown_images.clear();
             dirty = true;
             continue;

@@ -67,6 +67,25 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// Wait until the pane no longer shows `needle` (an overlay closed, …): a key sent right
+    /// after Escape could otherwise reach the terminal with it and be read as Alt+key.
+    pub(super) async fn wait_gone(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.capture();
+            if !screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the pane still shows {needle:?}:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.cmd(&["kill-server"]);

@@ -463,6 +463,7 @@ async fn settings_items_change_what_the_ui_does() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("doubleEscapeAction   fork").await;
     tmux.keys(&["Escape"]);
+    tmux.wait_gone("hideThinkingBlock").await;
     // Two separate Escapes (sent together, a terminal reads them as one alt+escape).
     for _ in 0..2 {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -484,6 +485,7 @@ async fn settings_items_change_what_the_ui_does() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("images.blockImages   true").await;
     tmux.keys(&["Escape"]);
+    tmux.wait_gone("hideThinkingBlock").await;
     tmux.keys(&["-l", "/skil"]);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let screen = tmux.capture();
