@@ -10,10 +10,10 @@ use crate::agent_dirs::{AgentDirs, AgentItem};
 use crate::agent_session::{ApiKeyResolver, Resources};
 use crate::auth::oauth::TokenEndpoints;
 use crate::auth::{AuthStorage, KeyCommands};
-use crate::resource_paths::{self, ResourceKind, Resolved, Scope, ScopeInput};
+use crate::resource_paths::{self, Resolved, ResourceKind, Scope, ScopeInput};
 use crate::resources::{
-    PromptTemplate, Skill, Source, load_context_files, load_prompt_template,
-    load_prompt_templates, load_skill_files, load_skill_paths,
+    PromptTemplate, Skill, Source, load_context_files, load_prompt_template, load_prompt_templates,
+    load_skill_files, load_skill_paths,
 };
 use crate::settings::Settings;
 

@@ -192,7 +192,11 @@ fn relative(base: &Path, path: &Path) -> String {
     let p: Vec<_> = path.components().collect();
     let common = b.iter().zip(&p).take_while(|(x, y)| x == y).count();
     let mut parts: Vec<String> = vec!["..".to_owned(); b.len() - common];
-    parts.extend(p[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
+    parts.extend(
+        p[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
     parts.join("/")
 }
 
@@ -345,7 +349,12 @@ impl Ignores {
                 }
                 let (neg, rest) = match line.strip_prefix('!') {
                     Some(r) => (true, r),
-                    None => (false, line.strip_prefix('\\').filter(|r| r.starts_with('!')).unwrap_or(line)),
+                    None => (
+                        false,
+                        line.strip_prefix('\\')
+                            .filter(|r| r.starts_with('!'))
+                            .unwrap_or(line),
+                    ),
                 };
                 let rest = rest.strip_prefix('/').unwrap_or(rest);
                 self.lines

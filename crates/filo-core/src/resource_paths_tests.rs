@@ -22,7 +22,12 @@ impl Tree {
         Tree { _t: t, root }
     }
 
-    fn scopes(&self, project: &[&str], user: &[&str], kind: ResourceKind) -> (ScopeInput, ScopeInput) {
+    fn scopes(
+        &self,
+        project: &[&str],
+        user: &[&str],
+        kind: ResourceKind,
+    ) -> (ScopeInput, ScopeInput) {
         let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
         let pbase = self.root.join("proj/.pi");
         let ubase = self.root.join("agent");
@@ -43,10 +48,22 @@ impl Tree {
     /// Enabled paths relative to the root.
     fn enabled(&self, kind: ResourceKind, project: &[&str], user: &[&str]) -> Vec<String> {
         let (p, u) = self.scopes(project, user, kind);
-        enabled(kind, &p, &u, &self.root.join("proj"), &self.root.join("home"))
-            .into_iter()
-            .map(|r| r.path.strip_prefix(&self.root).unwrap().to_string_lossy().into_owned())
-            .collect()
+        enabled(
+            kind,
+            &p,
+            &u,
+            &self.root.join("proj"),
+            &self.root.join("home"),
+        )
+        .into_iter()
+        .map(|r| {
+            r.path
+                .strip_prefix(&self.root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
     }
 }
 
@@ -62,28 +79,52 @@ fn lists_globs_excludes_and_forced_paths() {
     ]);
     let k = ResourceKind::Prompts;
     // Nothing set: the discovered ones, project first.
-    assert_eq!(t.enabled(k, &[], &[]), ["proj/.pi/prompts/p.md", "agent/prompts/a.md", "agent/prompts/b.md"]);
+    assert_eq!(
+        t.enabled(k, &[], &[]),
+        [
+            "proj/.pi/prompts/p.md",
+            "agent/prompts/a.md",
+            "agent/prompts/b.md"
+        ]
+    );
     // A directory is scanned recursively; listed files come before the discovered ones.
     assert_eq!(
         t.enabled(k, &[], &["extra"]),
-        ["proj/.pi/prompts/p.md", "agent/extra/c.md", "agent/extra/sub/d.md", "agent/prompts/a.md", "agent/prompts/b.md"]
+        [
+            "proj/.pi/prompts/p.md",
+            "agent/extra/c.md",
+            "agent/extra/sub/d.md",
+            "agent/prompts/a.md",
+            "agent/prompts/b.md"
+        ]
     );
     // A glob keeps the listed files it matches; `!` drops discovered ones too.
     assert_eq!(
         t.enabled(k, &[], &["extra", "extra/sub/*", "!a.md"]),
-        ["proj/.pi/prompts/p.md", "agent/extra/sub/d.md", "agent/prompts/b.md"]
+        [
+            "proj/.pi/prompts/p.md",
+            "agent/extra/sub/d.md",
+            "agent/prompts/b.md"
+        ]
     );
     // `+` brings back an exact path, `-` removes one over everything.
     assert_eq!(
-        t.enabled(k, &[], &["extra", "!**/*.md", "+extra/c.md", "-prompts/b.md"]),
+        t.enabled(
+            k,
+            &[],
+            &["extra", "!**/*.md", "+extra/c.md", "-prompts/b.md"]
+        ),
         ["proj/.pi/prompts/p.md", "agent/extra/c.md"]
     );
     // Project lists are relative to `.pi` and filter the project's discovered files only.
-    assert_eq!(t.enabled(k, &["!p.md", "../../agent/extra/c.md"], &["!nothing"]), [
-        "agent/extra/c.md",
-        "agent/prompts/a.md",
-        "agent/prompts/b.md"
-    ]);
+    assert_eq!(
+        t.enabled(k, &["!p.md", "../../agent/extra/c.md"], &["!nothing"]),
+        [
+            "agent/extra/c.md",
+            "agent/prompts/a.md",
+            "agent/prompts/b.md"
+        ]
+    );
 }
 
 #[test]
@@ -103,10 +144,18 @@ fn skills_by_directory_name_hidden_and_ignored_entries() {
     let k = ResourceKind::Skills;
     assert_eq!(
         t.enabled(k, &[], &[]),
-        ["proj/.agents/skills/ag/SKILL.md", "agent/skills/one/SKILL.md", "agent/skills/top.md", "agent/skills/two/SKILL.md"]
+        [
+            "proj/.agents/skills/ag/SKILL.md",
+            "agent/skills/one/SKILL.md",
+            "agent/skills/top.md",
+            "agent/skills/two/SKILL.md"
+        ]
     );
     // A skill is also matched by its directory: name, relative path, absolute path.
-    assert_eq!(t.enabled(k, &[], &["!one", "-skills/two"]), ["proj/.agents/skills/ag/SKILL.md", "agent/skills/top.md"]);
+    assert_eq!(
+        t.enabled(k, &[], &["!one", "-skills/two"]),
+        ["proj/.agents/skills/ag/SKILL.md", "agent/skills/top.md"]
+    );
     let abs = format!("-{}", t.root.join("agent/skills/one").display());
     assert_eq!(
         t.enabled(k, &["!ag"], &[abs.as_str(), "!top.md"]),
@@ -122,6 +171,12 @@ fn home_paths_and_missing_entries() {
         t.enabled(k, &[], &["~/mine", "missing", "~/mine/x.json"]),
         ["home/mine/x.json", "agent/themes/t.json"]
     );
-    assert_eq!(path_from_base("~", Path::new("/b"), Path::new("/h")), PathBuf::from("/h"));
-    assert_eq!(path_from_base(" ../x ", Path::new("/b/c"), Path::new("/h")), PathBuf::from("/b/x"));
+    assert_eq!(
+        path_from_base("~", Path::new("/b"), Path::new("/h")),
+        PathBuf::from("/h")
+    );
+    assert_eq!(
+        path_from_base(" ../x ", Path::new("/b/c"), Path::new("/h")),
+        PathBuf::from("/b/x")
+    );
 }

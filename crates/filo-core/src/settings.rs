@@ -372,7 +372,11 @@ impl Settings {
         let list = |m: &Map<String, Value>| -> Vec<String> {
             m.get(key)
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         (list(&self.global), list(&self.project))
