@@ -286,7 +286,7 @@ fn apply_patterns(files: &[PathBuf], patterns: &[&String], base: &Path) -> HashS
         .iter()
         .filter(|f| {
             let included = (s.includes.is_empty() || matches_any_glob(f, &s.includes, base))
-                && !(!s.excludes.is_empty() && matches_any_glob(f, &s.excludes, base));
+                && !matches_any_glob(f, &s.excludes, base);
             let forced = !s.force_in.is_empty() && matches_any_exact(f, &s.force_in, base);
             (included || forced) && !matches_any_exact(f, &s.force_out, base)
         })
@@ -303,7 +303,7 @@ fn enabled_by_overrides(file: &Path, entries: &[String], base: &Path) -> bool {
             .map(String::as_str)
             .filter(|e| e.starts_with(['!', '+', '-'])),
     );
-    let mut on = !(!s.excludes.is_empty() && matches_any_glob(file, &s.excludes, base));
+    let mut on = !matches_any_glob(file, &s.excludes, base);
     if matches_any_exact(file, &s.force_in, base) {
         on = true;
     }
