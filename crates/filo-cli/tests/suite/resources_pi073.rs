@@ -110,3 +110,47 @@ async fn skills_and_prompts_settings_reach_the_model_as_pi_073() {
         }
     }
 }
+
+/// The `themes` settings list (pi's resolver, as for skills and prompts): a directory it names
+/// provides the theme the `theme` setting picks, and its `!` entry hides a discovered theme from
+/// the `/settings` theme list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn themes_setting_adds_and_hides_themes() {
+    use super::tui::{launch, tmux_or_skip};
+    use super::tui_pi073::{quit, red_theme, submit};
+    if !tmux_or_skip("themes_setting_adds_and_hides_themes") {
+        eprintln!("SKIPPED themes_setting_adds_and_hides_themes: tmux is not installed");
+        return;
+    }
+    let mock = MockProvider::start(Vec::new()).await;
+    let home = Home::new(&mock);
+    red_theme(&home.project().join("my-themes/sunset.json"), "sunset");
+    red_theme(&home.path().join(".filo/agent/themes/ocean.json"), "ocean");
+    red_theme(
+        &home.path().join(".filo/agent/themes/forest.json"),
+        "forest",
+    );
+    // Relative to the agent dir `<HOME>/.filo/agent`.
+    home.write_settings(&serde_json::json!({
+        "theme": "sunset",
+        "themes": ["../../project/my-themes", "!ocean.json"],
+    }));
+    let tmux = launch(&home);
+    let screen = tmux.wait_for("enter to send").await;
+    assert!(!screen.contains("unknown theme"), "{screen}");
+    assert!(
+        tmux.capture_escapes().contains("38;5;196"),
+        "the sunset theme's red is on screen"
+    );
+    submit(&tmux, "/settings");
+    tmux.wait_for("autoCompaction").await;
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("forest").await;
+    assert!(screen.contains("sunset"), "{screen}");
+    assert!(
+        !screen.contains("ocean"),
+        "`!ocean.json` hides it:\n{screen}"
+    );
+    tmux.keys(&["Escape"]);
+    quit(&tmux).await;
+}
