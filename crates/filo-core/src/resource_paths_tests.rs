@@ -180,3 +180,51 @@ fn home_paths_and_missing_entries() {
         PathBuf::from("/b/x")
     );
 }
+
+/// pi discovers `.pi/skills` in the cwd only, `.agents/skills` in the cwd and each parent up to
+/// the git root (without their top-level `*.md` files).
+#[test]
+fn discovered_skill_directories_as_pi() {
+    let t = Tree::new(&[
+        "repo/.git/HEAD",
+        "repo/.pi/skills/parent-pi/SKILL.md",
+        "repo/.agents/skills/repo-agents/SKILL.md",
+        "repo/.agents/skills/loose.md",
+        "repo/proj/.pi/skills/here/SKILL.md",
+        "repo/proj/.agents/skills/here-agents/SKILL.md",
+        ".agents/skills/above-git/SKILL.md",
+        "home/.agents/skills/user-agents/SKILL.md",
+        "home/.agents/skills/user-loose.md",
+    ]);
+    let cwd = t.root.join("repo/proj");
+    let scope = |base: PathBuf, dir: &str| ScopeInput {
+        entries: Vec::new(),
+        auto_dir: base.join(dir),
+        base,
+    };
+    let found: Vec<String> = enabled(
+        ResourceKind::Skills,
+        &scope(cwd.join(".pi"), "skills"),
+        &scope(t.root.join("agent"), "skills"),
+        &cwd,
+        &t.root.join("home"),
+    )
+    .into_iter()
+    .map(|r| {
+        r.path
+            .strip_prefix(&t.root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    })
+    .collect();
+    assert_eq!(
+        found,
+        [
+            "repo/proj/.pi/skills/here/SKILL.md",
+            "repo/proj/.agents/skills/here-agents/SKILL.md",
+            "repo/.agents/skills/repo-agents/SKILL.md",
+            "home/.agents/skills/user-agents/SKILL.md",
+        ]
+    );
+}

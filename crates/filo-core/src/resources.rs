@@ -251,22 +251,6 @@ pub fn load_skill_paths(paths: &[PathBuf]) -> Skills {
     out
 }
 
-/// pi's skill directories for `cwd`: project `.pi/skills` and `.agents/skills` from `cwd` up to the
-/// git root, then the user's `<agent_dir>/skills` and `~/.agents/skills`.
-pub fn default_skill_dirs(agent_dir: &Path, home: &Path, cwd: &Path) -> Vec<(PathBuf, Source)> {
-    let mut dirs = Vec::new();
-    for dir in cwd.ancestors() {
-        dirs.push((dir.join(".pi").join("skills"), Source::Project));
-        dirs.push((dir.join(".agents").join("skills"), Source::Project));
-        if dir.join(".git").exists() {
-            break;
-        }
-    }
-    dirs.push((agent_dir.join("skills"), Source::User));
-    dirs.push((home.join(".agents").join("skills"), Source::User));
-    dirs
-}
-
 fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
