@@ -9,7 +9,7 @@ resume_picker_case,
 http_error_cases, refusal_case, compaction_thinking_case, list_models_case, branch_case,
 filo_session_case (which reads `filo.session.jsonl` from the output directory: a session filo
 wrote, made by filo-cli's ignored test `write_the_filo_session_fixture`), tree_screen_case (pi's
-/tree screen in tmux; needs tmux).
+/tree screen in tmux; needs tmux), resource_settings_case.
 
 A scripted OpenAI-chat-completions mock listens on 127.0.0.1 only; pi runs with a temporary HOME
 and agent dir whose models.json names it as provider `mock`, PI_OFFLINE=1. Each case keeps the
@@ -831,6 +831,88 @@ def tree_screen_case():
     save("tree-screens.json", out)
 
 
+# `resource_settings_case`: the files (`<AGENT>` the agent dir, `<HOME>` HOME, `<TMP>` the
+# temporary directory; the project is `<TMP>/project`) and the settings cases.
+RESOURCE_FILES = {
+    "<AGENT>/skills/alpha/SKILL.md": "---\nname: alpha\ndescription: Alpha skill.\n---\nAlpha.\n",
+    "<AGENT>/skills/beta/SKILL.md": "---\nname: beta\ndescription: Beta skill.\n---\nBeta.\n",
+    "<AGENT>/extra-skills/gamma/SKILL.md": "---\nname: gamma\ndescription: Gamma skill.\n---\nGamma.\n",
+    "<AGENT>/extra-skills/delta/SKILL.md": "---\nname: delta\ndescription: Delta skill.\n---\nDelta.\n",
+    "<AGENT>/extra-skills/.gitignore": "delta/\n",
+    "<AGENT>/extra-skills/node_modules/nm/SKILL.md": "---\nname: nm\ndescription: Never.\n---\nNo.\n",
+    "<AGENT>/prompts/greet.md": "Greet $1.\n",
+    "<AGENT>/prompts/bye.md": "Bye $1.\n",
+    "<AGENT>/extra-prompts/sub/deep.md": "Deep $@.\n",
+    "<AGENT>/extra-prompts/.hidden.md": "Hidden.\n",
+    "<HOME>/hp/tilde.md": "Tilde $1.\n",
+    "<TMP>/project/.pi/skills/proj/SKILL.md": "---\nname: proj\ndescription: Project skill.\n---\nProj.\n",
+    "<TMP>/project/.pi/prompts/greet.md": "Project greet $1.\n",
+    "<TMP>/project/.agents/skills/agentsk/SKILL.md":
+        "---\nname: agentsk\ndescription: Agents skill.\n---\nAgents.\n",
+    "<TMP>/shared/skills/omega/SKILL.md": "---\nname: omega\ndescription: Shared skill.\n---\nOmega.\n",
+    "<TMP>/shared/prompts/share.md": "Share $1.\n",
+}
+RESOURCE_PROMPTS = ["/greet Ann", "/bye Bob", "/deep x y", "/share z", "/tilde t"]
+RESOURCE_CASES = [
+    ("nothing set", {}, {}),
+    ("global plain paths", {"skills": ["extra-skills"], "prompts": ["extra-prompts", "~/hp"]}, {}),
+    ("global globs", {"skills": ["extra-skills", "extra-skills/g*"], "prompts": ["extra-prompts", "**/deep.md"]}, {}),
+    ("global excludes", {"skills": ["!beta"], "prompts": ["!bye.md"]}, {}),
+    ("global force include and exclude",
+     {"skills": ["extra-skills", "!*", "+extra-skills/gamma", "+skills/alpha", "+skills/beta", "-skills/beta"],
+      "prompts": ["!*", "+prompts/bye.md"]}, {}),
+    ("global overrides leave project skills", {"skills": ["!agentsk", "!proj"]}, {}),
+    ("project paths and excludes", {},
+     {"skills": ["../../shared/skills", "!proj"], "prompts": ["../../shared/prompts", "-prompts/greet.md"]}),
+    ("project and global", {"skills": ["extra-skills", "-skills/alpha"], "prompts": ["!greet.md"]},
+     {"skills": ["!agentsk", "../../shared/skills/*"], "prompts": ["../../shared/prompts/share.md"]}),
+]
+
+
+def resource_settings_case():
+    """The `skills` / `prompts` settings lists of global and project settings (plain paths, globs,
+    `!` excludes, `+` / `-` exact paths) as they reach the model: the skills block of the system
+    prompt and the expansion of `/template` prompts (`resource-settings.json`)."""
+    places = {"<AGENT>": AGENT, "<HOME>": HOME, "<TMP>": WORK}
+    written = []
+    for key, text in RESOURCE_FILES.items():
+        tag, rest = key.split("/", 1)
+        path = os.path.join(places[tag], rest)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").write(text)
+        written.append(path)
+    out = {"files": RESOURCE_FILES, "prompts": RESOURCE_PROMPTS, "cases": {}}
+    global_settings, project_settings = f"{AGENT}/settings.json", f"{PROJECT}/.pi/settings.json"
+    try:
+        for name, global_, project in RESOURCE_CASES:
+            json.dump(global_, open(global_settings, "w"))
+            json.dump(project, open(project_settings, "w"))
+            case = {"global": global_, "project": project, "skills": None, "user": []}
+            for i, prompt in enumerate(RESOURCE_PROMPTS):
+                TURNS[:] = [{"text": "ok"}]
+                REQUESTS.clear()
+                r = pi(["-p", "--no-session", prompt])
+                body = REQUESTS[-1] if REQUESTS else {}
+                messages = body.get("messages", [])
+                if i == 0:
+                    system = next((m["content"] for m in messages if m["role"] in ("system", "developer")), "")
+                    start, end = system.find("\n\nThe following skills"), system.find("</available_skills>")
+                    case["skills"] = system[start:end + len("</available_skills>")] if start >= 0 else None
+                    case["code"] = r.returncode
+                user = [m["content"] for m in messages if m["role"] == "user"]
+                case["user"].append(user[-1] if user else None)
+            out["cases"][name] = case
+    finally:
+        for f in (global_settings, project_settings):
+            if os.path.exists(f):
+                os.remove(f)
+        for d in [f"{AGENT}/skills", f"{AGENT}/extra-skills", f"{AGENT}/prompts", f"{AGENT}/extra-prompts",
+                  f"{HOME}/hp", f"{PROJECT}/.pi/skills", f"{PROJECT}/.pi/prompts", f"{PROJECT}/.agents",
+                  f"{WORK}/shared"]:
+            shutil.rmtree(d, ignore_errors=True)
+    save("resource-settings.json", out)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[3:]
@@ -853,6 +935,7 @@ if __name__ == "__main__":
         branch_case()
         filo_session_case()
         tree_screen_case()
+        resource_settings_case()
     finally:
         server.shutdown()
         shutil.rmtree(WORK, ignore_errors=True)

@@ -10,10 +10,12 @@ use crate::agent_dirs::{AgentDirs, AgentItem};
 use crate::agent_session::{ApiKeyResolver, Resources};
 use crate::auth::oauth::TokenEndpoints;
 use crate::auth::{AuthStorage, KeyCommands};
+use crate::resource_paths::{self, Resolved, ResourceKind, Scope, ScopeInput};
 use crate::resources::{
-    Skill, Source, default_skill_dirs, load_context_files, load_prompt_template,
-    load_prompt_templates, load_skill_paths, load_skills,
+    PromptTemplate, Skill, Source, load_context_files, load_prompt_template, load_prompt_templates,
+    load_skill_files, load_skill_paths,
 };
+use crate::settings::Settings;
 
 /// What the command line asks of resource loading (pi's `--skill`, `-ns`, `--prompt-template`,
 /// `-np`, `-nc`, `--system-prompt`, `--append-system-prompt`).
@@ -49,6 +51,41 @@ fn first_file(paths: &[std::path::PathBuf]) -> Option<String> {
     paths.iter().find_map(|p| std::fs::read_to_string(p).ok())
 }
 
+/// The enabled files of `kind` for `cwd` in pi 0.73.1's precedence order: the project's and the
+/// user's `skills` / `prompts` / `themes` settings lists (relative to `<cwd>/.pi` and to the
+/// directory of the global settings file), then the discovered directories, which the lists'
+/// `!` / `+` / `-` entries filter too (see [`resource_paths`]).
+pub fn resource_files(
+    dirs: &AgentDirs,
+    settings: &Settings,
+    home: &Path,
+    cwd: &Path,
+    kind: ResourceKind,
+) -> Vec<Resolved> {
+    let (global, project) = settings.scoped_strings(kind.key());
+    let project_base = cwd.join(".pi");
+    let global_base = settings
+        .global_source()
+        .parent()
+        .map_or_else(|| dirs.own().to_path_buf(), Path::to_path_buf);
+    let item = match kind {
+        ResourceKind::Skills => AgentItem::Skills,
+        ResourceKind::Prompts => AgentItem::Prompts,
+        ResourceKind::Themes => AgentItem::Themes,
+    };
+    let project = ScopeInput {
+        entries: project,
+        auto_dir: project_base.join(kind.key()),
+        base: project_base,
+    };
+    let user = ScopeInput {
+        entries: global,
+        base: global_base,
+        auto_dir: dirs.read_path(item),
+    };
+    resource_paths::enabled(kind, &project, &user, cwd, home)
+}
+
 /// Load resources for `cwd`. `system_prompt` / `append` are the flag values, if given.
 pub fn load_resources(
     agent_dir: &Path,
@@ -77,13 +114,20 @@ pub fn load_resources_in(
 ) -> (Resources, Vec<String>) {
     let agent_dir = dirs.own();
     let mut warnings = Vec::new();
+    let settings = Settings::load_in(dirs, Some(cwd));
+    let source = |r: &Resolved| match r.scope {
+        Scope::Project => Source::Project,
+        Scope::User => Source::User,
+    };
     let mut skills: Vec<Skill> = Vec::new();
     if !options.no_skills {
-        let found = load_skills(&default_skill_dirs(
-            dirs.source(AgentItem::Skills),
-            home,
-            cwd,
-        ));
+        let files: Vec<(PathBuf, Source)> =
+            resource_files(dirs, &settings, home, cwd, ResourceKind::Skills)
+                .iter()
+                .filter(|r| r.path.extension().is_some_and(|e| e == "md"))
+                .map(|r| (r.path.clone(), source(r)))
+                .collect();
+        let found = load_skill_files(&files);
         skills = found.skills;
         warnings.extend(found.warnings);
     }
@@ -100,11 +144,15 @@ pub fn load_resources_in(
             skills.push(skill);
         }
     }
-    let mut templates = Vec::new();
+    let mut templates: Vec<PromptTemplate> = Vec::new();
     if !options.no_prompt_templates {
-        templates = load_prompt_templates(&cwd.join(".pi").join("prompts"), Source::Project);
-        for t in load_prompt_templates(&dirs.read_path(AgentItem::Prompts), Source::User) {
-            if !templates.iter().any(|x| x.name == t.name) {
+        for r in resource_files(dirs, &settings, home, cwd, ResourceKind::Prompts) {
+            if r.path.extension().is_none_or(|e| e != "md") {
+                continue;
+            }
+            if let Some(t) = load_prompt_template(&r.path, source(&r))
+                && !templates.iter().any(|x| x.name == t.name)
+            {
                 templates.push(t);
             }
         }

@@ -193,30 +193,39 @@ pub struct Skills {
 /// Load skills from `(directory, source)` pairs in precedence order: the first skill of a name
 /// wins; a later one with the same name is dropped with a warning.
 pub fn load_skills(dirs: &[(PathBuf, Source)]) -> Skills {
+    let mut files = Vec::new();
+    for (dir, source) in dirs {
+        let mut found = Vec::new();
+        scan_dir(dir, true, &mut found);
+        files.extend(found.into_iter().map(|f| (f, *source)));
+    }
+    load_skill_files(&files)
+}
+
+/// Load skill files in precedence order: a file met again (by its real path) is skipped, and
+/// the first skill of a name wins; a later one with the same name is dropped with a warning.
+pub fn load_skill_files(files: &[(PathBuf, Source)]) -> Skills {
     let mut out = Skills::default();
     let mut real_paths = HashSet::new();
-    for (dir, source) in dirs {
-        let mut files = Vec::new();
-        scan_dir(dir, true, &mut files);
-        for f in files {
-            let real = fs::canonicalize(&f).unwrap_or_else(|_| f.clone());
-            if !real_paths.insert(real) {
-                continue;
-            }
-            let (skill, warnings) = load_skill(&f, *source);
-            out.warnings.extend(warnings);
-            let Some(skill) = skill else { continue };
-            if let Some(first) = out.skills.iter().find(|s| s.name == skill.name) {
-                out.warnings.push(format!(
-                    "{}: skill \"{}\" is already defined by {}; skipped",
-                    skill.file_path.display(),
-                    skill.name,
-                    first.file_path.display()
-                ));
-                continue;
-            }
-            out.skills.push(skill);
+    for (f, source) in files {
+        let real = fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        if real_paths.contains(&real) {
+            continue;
         }
+        let (skill, warnings) = load_skill(f, *source);
+        out.warnings.extend(warnings);
+        let Some(skill) = skill else { continue };
+        if let Some(first) = out.skills.iter().find(|s| s.name == skill.name) {
+            out.warnings.push(format!(
+                "{}: skill \"{}\" is already defined by {}; skipped",
+                skill.file_path.display(),
+                skill.name,
+                first.file_path.display()
+            ));
+            continue;
+        }
+        real_paths.insert(real);
+        out.skills.push(skill);
     }
     out
 }
@@ -240,22 +249,6 @@ pub fn load_skill_paths(paths: &[PathBuf]) -> Skills {
         }
     }
     out
-}
-
-/// pi's skill directories for `cwd`: project `.pi/skills` and `.agents/skills` from `cwd` up to the
-/// git root, then the user's `<agent_dir>/skills` and `~/.agents/skills`.
-pub fn default_skill_dirs(agent_dir: &Path, home: &Path, cwd: &Path) -> Vec<(PathBuf, Source)> {
-    let mut dirs = Vec::new();
-    for dir in cwd.ancestors() {
-        dirs.push((dir.join(".pi").join("skills"), Source::Project));
-        dirs.push((dir.join(".agents").join("skills"), Source::Project));
-        if dir.join(".git").exists() {
-            break;
-        }
-    }
-    dirs.push((agent_dir.join("skills"), Source::User));
-    dirs.push((home.join(".agents").join("skills"), Source::User));
-    dirs
 }
 
 fn xml_escape(s: &str) -> String {

@@ -365,6 +365,22 @@ impl Settings {
     pub fn project_path(&self) -> Option<&Path> {
         self.project_path.as_deref()
     }
+
+    /// A list of strings as each file has it: `(global, project)`, empty when unset (pi reads
+    /// `skills` / `prompts` / `themes` per scope, each against its own base directory).
+    pub fn scoped_strings(&self, key: &str) -> (Vec<String>, Vec<String>) {
+        let list = |m: &Map<String, Value>| -> Vec<String> {
+            m.get(key)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        (list(&self.global), list(&self.project))
+    }
 }
 
 #[cfg(test)]

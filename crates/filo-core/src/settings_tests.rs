@@ -338,20 +338,22 @@ fn every_key_of_pi_073_is_typed() {
     assert_eq!(budgets.len(), 4);
     let home = Path::new("/home/u");
     assert_eq!(v.session_dir(home), Some(home.join("pi-sessions")));
-    // What filo does not act on is named, each once.
+    // What filo does not act on is named, each once (`skills`/`prompts`/`themes` are applied).
     let unapplied = v.unapplied();
-    assert_eq!(unapplied.len(), 5, "{unapplied:?}");
-    for key in ["packages", "extensions", "skills", "prompts", "themes"] {
+    assert_eq!(unapplied.len(), 2, "{unapplied:?}");
+    for key in ["packages", "extensions"] {
         assert!(
             unapplied.iter().any(|w| w.contains(&format!("`{key}`"))),
             "{key}: {unapplied:?}"
         );
     }
     assert!(
-        Settings::in_memory(json!({"skills": []}))
-            .values()
-            .unapplied()
-            .is_empty()
+        Settings::in_memory(
+            json!({"extensions": [], "skills": ["x"], "prompts": ["!y"], "themes": ["z"]})
+        )
+        .values()
+        .unapplied()
+        .is_empty()
     );
 }
 

@@ -261,7 +261,8 @@ pub struct SettingsValues {
 
 impl SettingsValues {
     /// One warning per key of pi's settings that is set (non-empty) but that filo does not act
-    /// on, so that a setting shared with pi is never ignored without a word.
+    /// on, so that a setting shared with pi is never ignored without a word. (`skills`,
+    /// `prompts` and `themes` are applied: see [`crate::loader::resource_files`].)
     pub fn unapplied(&self) -> Vec<String> {
         let set = |list: &Option<Vec<String>>| list.as_ref().is_some_and(|l| !l.is_empty());
         let mut out = Vec::new();
@@ -276,23 +277,6 @@ impl SettingsValues {
                 "settings: `extensions` names pi's TypeScript extensions, which filo does not load; ignored"
                     .to_owned(),
             );
-        }
-        for (key, flag) in [
-            ("skills", "--skill"),
-            ("prompts", "--prompt-template"),
-            ("themes", "--theme"),
-        ] {
-            let list = match key {
-                "skills" => &self.skills,
-                "prompts" => &self.prompts,
-                _ => &self.themes,
-            };
-            if set(list) {
-                out.push(format!(
-                    "settings: `{key}` (resource paths and filters) is not applied by filo yet; \
-                     pass paths with {flag}"
-                ));
-            }
         }
         out
     }

@@ -250,18 +250,32 @@ async fn run_interactive(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where themes come from: `<agent dir>/themes/` and `.pi/themes/` (not with `--no-themes`), and
-/// the `--theme` paths.
+/// Where themes come from: the `themes` settings lists and the discovered `.pi/themes/` and
+/// `<agent dir>/themes/` (not with `--no-themes`), then the `--theme` paths.
 fn theme_sources(args: &AgentArgs, paths: &setup::Paths) -> filo_tui::theme_catalog::ThemeSources {
+    use filo_core::resource_paths::ResourceKind;
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    if !args.no_themes {
+        // pi 0.73.1: the `themes` settings lists and the discovered `themes/` directories
+        // (project first), filtered by the lists' patterns (resource-loader.js `reload`).
+        let settings = filo_core::Settings::load_in(&paths.dirs, Some(&paths.cwd));
+        files.extend(
+            filo_core::loader::resource_files(
+                &paths.dirs,
+                &settings,
+                &paths.home,
+                &paths.cwd,
+                ResourceKind::Themes,
+            )
+            .into_iter()
+            .map(|r| r.path),
+        );
+    }
+    // `--theme` files come last: a theme of the same name found above wins, as in pi.
+    files.extend(args.theme.iter().map(|p| paths.cwd.join(p)));
     filo_tui::theme_catalog::ThemeSources {
-        dirs: vec![
-            paths
-                .dirs
-                .source(filo_core::AgentItem::Themes)
-                .join("themes"),
-            paths.cwd.join(".pi").join("themes"),
-        ],
-        paths: args.theme.iter().map(|p| paths.cwd.join(p)).collect(),
+        dirs: Vec::new(),
+        paths: files,
         no_themes: args.no_themes,
     }
 }

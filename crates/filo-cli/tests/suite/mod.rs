@@ -20,6 +20,7 @@ mod pi073;
 mod pi_dir;
 mod picker_pi073;
 mod refusal_pi073;
+mod resources_pi073;
 mod rpc;
 mod rpc_hostile;
 mod rpc_pi073;

@@ -26,14 +26,14 @@ async fn two_sessions(home: &Home) {
     assert_eq!(home.sessions().len(), 2);
 }
 
-async fn quit(tmux: &Tmux) -> String {
+pub(super) async fn quit(tmux: &Tmux) -> String {
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("FILO_EXIT=").await
 }
 
 /// Type `text` and press Enter.
-fn submit(tmux: &Tmux, text: &str) {
+pub(super) fn submit(tmux: &Tmux, text: &str) {
     tmux.keys(&["-l", text]);
     tmux.keys(&["Enter"]);
 }
@@ -104,7 +104,7 @@ async fn resume_flag_escape_quits_without_a_session() {
 }
 
 /// A theme file whose accent colour is pure red (ANSI-256 index 196 in this pane).
-fn red_theme(path: &std::path::Path, name: &str) {
+pub(super) fn red_theme(path: &std::path::Path, name: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let theme =
         serde_json::json!({"name": name, "colors": {"accent": "#ff0000", "border": "#ff0000"}});
