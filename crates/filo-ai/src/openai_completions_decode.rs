@@ -15,6 +15,9 @@ use crate::event::AssistantEvent;
 use crate::message::ToolCall;
 use crate::sse::SseFrame;
 
+#[path = "openai_completions_fast.rs"]
+mod fast;
+
 #[derive(Deserialize)]
 struct Chunk<'a> {
     /// The completion's id; every chunk of a stream repeats it.
@@ -117,6 +120,8 @@ pub struct CompletionsDecoder {
     next_index: usize,
     /// `reasoning.encrypted` details by tool-call id, for calls not yet seen.
     details: Vec<(String, String)>,
+    /// Try the plain-chunk fast path before serde (off only in the tests that compare them).
+    fast: bool,
 }
 
 impl Default for CompletionsDecoder {
@@ -126,6 +131,7 @@ impl Default for CompletionsDecoder {
             calls: Vec::new(),
             next_index: 0,
             details: Vec::new(),
+            fast: true,
         }
     }
 }
@@ -298,7 +304,10 @@ impl Decoder for CompletionsDecoder {
         if data.is_empty() {
             return Ok(());
         }
-        let chunk: Chunk<'_> = parse_frame(data)?;
+        let chunk: Chunk<'_> = match self.fast.then(|| fast::parse(data)).flatten() {
+            Some(chunk) => chunk,
+            None => parse_frame(data)?,
+        };
         if let Some(error) = &chunk.error {
             return Err(AiError::Provider(error_text(error)));
         }
