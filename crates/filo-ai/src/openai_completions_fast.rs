@@ -110,20 +110,20 @@ impl<'a> Parser<'a> {
             return None;
         }
         let start = self.i;
-        self.i += 1;
+        let mut from = start + 1;
         let mut escaped = false;
-        loop {
-            match *self.b.get(self.i)? {
-                b'"' => break,
-                b'\\' => {
-                    escaped = true;
-                    self.i += 2;
-                }
-                c if c < 0x20 => return None,
-                _ => self.i += 1,
+        let end = loop {
+            let at = from + memchr::memchr2(b'"', b'\\', self.b.get(from..)?)?;
+            if self.b[at] == b'"' {
+                break at;
             }
+            escaped = true;
+            from = at + 2;
+        };
+        if self.b[start + 1..end].iter().any(|&c| c < 0x20) {
+            return None;
         }
-        self.i += 1;
+        self.i = end + 1;
         Some((&self.s[start..self.i], escaped))
     }
 
