@@ -122,6 +122,8 @@ pub struct CompletionsDecoder {
     details: Vec<(String, String)>,
     /// Try the plain-chunk fast path before serde (off only in the tests that compare them).
     fast: bool,
+    /// The last plain frame's shape around its content (see [`fast::Template`]).
+    template: Option<fast::Template>,
 }
 
 impl Default for CompletionsDecoder {
@@ -132,11 +134,27 @@ impl Default for CompletionsDecoder {
             next_index: 0,
             details: Vec::new(),
             fast: true,
+            template: None,
         }
     }
 }
 
 impl CompletionsDecoder {
+    /// The chunk read without serde, when its shape allows.
+    fn fast_chunk<'a>(&mut self, data: &'a str) -> Option<Chunk<'a>> {
+        if !self.fast {
+            return None;
+        }
+        if let Some(chunk) = self.template.as_ref().and_then(|t| t.read(data)) {
+            return Some(chunk);
+        }
+        let (chunk, template) = fast::parse_with_template(data)?;
+        if template.is_some() {
+            self.template = template;
+        }
+        Some(chunk)
+    }
+
     fn close_current(&mut self, out: &mut DecodeOut) {
         match std::mem::replace(&mut self.current, Current::None) {
             Current::None => {}
@@ -304,7 +322,7 @@ impl Decoder for CompletionsDecoder {
         if data.is_empty() {
             return Ok(());
         }
-        let chunk: Chunk<'_> = match self.fast.then(|| fast::parse(data)).flatten() {
+        let chunk: Chunk<'_> = match self.fast_chunk(data) {
             Some(chunk) => chunk,
             None => parse_frame(data)?,
         };

@@ -12,10 +12,75 @@ use crate::codec::FewVec;
 
 /// The chunk in `data`, when it has the plain shape.
 pub(super) fn parse(data: &str) -> Option<Chunk<'_>> {
+    parse_with_template(data).map(|(chunk, _)| chunk)
+}
+
+/// A frame cut around its content string: every later frame that is `prefix`, one JSON string,
+/// `suffix` reads as the same chunk with that string as its content, because the scanner's state
+/// after a string value does not depend on the string. So a stream's chunks, which differ only in
+/// their content, are read by comparing the two ends and scanning the one string.
+#[derive(Debug)]
+pub(super) struct Template {
+    prefix: String,
+    suffix: String,
+    /// Where the borrowed, unescaped id lies in the prefix.
+    id: Option<(usize, usize)>,
+}
+
+impl Template {
+    /// The chunk in `data` when it is this template around one string.
+    pub(super) fn read<'a>(&self, data: &'a str) -> Option<Chunk<'a>> {
+        let middle = data
+            .strip_prefix(self.prefix.as_str())?
+            .strip_suffix(self.suffix.as_str())?;
+        let mut p = Parser {
+            s: middle,
+            b: middle.as_bytes(),
+            i: 0,
+            content: None,
+            id: None,
+        };
+        if p.b.first() != Some(&b'"') {
+            return None;
+        }
+        let content = p.string()?;
+        if p.i != middle.len() {
+            return None;
+        }
+        let id = self.id.map(|(start, end)| Cow::Borrowed(&data[start..end]));
+        Some(plain(id, Some(content)))
+    }
+}
+
+fn plain<'a>(id: Option<Cow<'a, str>>, content: Option<Cow<'a, str>>) -> Chunk<'a> {
+    Chunk {
+        id,
+        choices: FewVec::from_first(Some(Choice {
+            delta: Some(ChunkDelta {
+                content,
+                reasoning_content: None,
+                reasoning: None,
+                reasoning_text: None,
+                tool_calls: None,
+                reasoning_details: Vec::new(),
+            }),
+            finish_reason: None,
+            usage: None,
+        })),
+        usage: None,
+        error: None,
+    }
+}
+
+/// [`parse`], plus the frame's [`Template`] when it has one: a content string, and an id that is
+/// absent or unescaped and before the content.
+pub(super) fn parse_with_template(data: &str) -> Option<(Chunk<'_>, Option<Template>)> {
     let mut p = Parser {
         s: data,
         b: data.as_bytes(),
         i: 0,
+        content: None,
+        id: None,
     };
     let mut seen = 0u8;
     let mut id = None;
@@ -24,7 +89,13 @@ pub(super) fn parse(data: &str) -> Option<Chunk<'_>> {
         match key {
             "id" => {
                 once(&mut seen, 1)?;
-                id = Some(p.string()?);
+                p.peek()?;
+                let start = p.i;
+                let value = p.string()?;
+                if matches!(value, Cow::Borrowed(_)) {
+                    p.id = Some((start + 1, p.i - 1));
+                }
+                id = Some(value);
             }
             "choices" => {
                 once(&mut seen, 2)?;
@@ -43,12 +114,25 @@ pub(super) fn parse(data: &str) -> Option<Chunk<'_>> {
     if p.i != p.b.len() {
         return None;
     }
-    Some(Chunk {
+    let template = match (p.content, p.id, &id) {
+        (Some((start, end)), id_span, id)
+            if id.is_none() || id_span.is_some_and(|(_, id_end)| id_end < start) =>
+        {
+            Some(Template {
+                prefix: data[..start].to_string(),
+                suffix: data[end..].to_string(),
+                id: id_span,
+            })
+        }
+        _ => None,
+    };
+    let chunk = Chunk {
         id,
         choices: FewVec::from_first(choice),
         usage: None,
         error: None,
-    })
+    };
+    Some((chunk, template))
 }
 
 /// Serde rejects a struct field given twice; so does this path (by leaving the frame to serde).
@@ -64,6 +148,10 @@ struct Parser<'a> {
     s: &'a str,
     b: &'a [u8],
     i: usize,
+    /// Where the content string's token lies (quotes included).
+    content: Option<(usize, usize)>,
+    /// Where the id's text lies, when it is borrowed (quotes excluded).
+    id: Option<(usize, usize)>,
 }
 
 impl<'a> Parser<'a> {
@@ -229,7 +317,12 @@ impl<'a> Parser<'a> {
                     once(&mut seen, 1)?;
                     content = match p.peek()? {
                         b'n' => p.null().map(|()| None)?,
-                        _ => Some(p.string()?),
+                        _ => {
+                            let start = p.i;
+                            let value = p.string()?;
+                            p.content = Some((start, p.i));
+                            Some(value)
+                        }
                     };
                 }
                 "reasoning_content" | "reasoning" | "reasoning_text" | "tool_calls" => {

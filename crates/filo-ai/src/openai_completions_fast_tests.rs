@@ -168,3 +168,51 @@ fn edge_cases_decode_the_same_both_ways() {
         ]);
     }
 }
+
+#[test]
+fn the_template_reads_the_next_chunks_and_only_them() {
+    let first = chunk(r#"{"content":"first"}"#);
+    let (_, template) = super::parse_with_template(&first).unwrap();
+    let template = template.expect("a plain chunk has a template");
+    for same_shape in [
+        chunk(r#"{"content":"second"}"#),
+        chunk(r#"{"content":""}"#),
+        chunk(r#"{"content":"esc \" \\ \n \u00e9"}"#),
+    ] {
+        assert!(template.read(&same_shape).is_some(), "{same_shape}");
+    }
+    let others = [
+        chunk(r#"{"content":"a","content":"b"}"#),
+        chunk(r#"{"content":"a","x":"b"}"#),
+        chunk(r#"{"content":null}"#),
+        chunk(r#"{"content":5}"#),
+        chunk(r#"{"content":"a" }"#),
+        chunk(r#"{"content":"bad \x escape"}"#),
+        chunk(r#"{"content":"lone \ud800"}"#),
+        chunk("{\"content\":\"raw \u{1} control\"}"),
+        chunk(r#"{"content":"unterminated}"#),
+        chunk(r#"{"content":"a"},"finish_reason":"stop"#),
+        r#"{"id":"chatcmpl-2","object":"chat.completion.chunk","created":1700000000,"model":"m","choices":[{"index":0,"delta":{"content":"other id"},"logprobs":null,"finish_reason":null}]}"#.into(),
+    ];
+    for other in &others {
+        assert!(template.read(other).is_none(), "{other}");
+    }
+    // Through the decoder: the template learnt from the first frame, then every other shape.
+    let mut frames = vec![first.clone(), chunk(r#"{"content":"second"}"#)];
+    for other in others {
+        frames.push(other);
+        frames.push(chunk(r#"{"content":"again"}"#));
+    }
+    frames.push("[DONE]".into());
+    same_both_ways(&frames);
+    // An escaped id or one after the content gives no template; the chunk still reads fast.
+    for no_template in [
+        r#"{"id":"e\u0041","choices":[{"delta":{"content":"a"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"a"}}],"id":"late"}"#,
+        r#"{"id":"x","choices":[{"delta":{"content":null}}]}"#,
+    ] {
+        let (_, template) = super::parse_with_template(no_template).unwrap();
+        assert!(template.is_none(), "{no_template}");
+        same_both_ways(&[no_template.into(), no_template.into()]);
+    }
+}
