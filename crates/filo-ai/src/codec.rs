@@ -357,6 +357,14 @@ impl<T> FewVec<T> {
         self.first.is_none()
     }
 
+    /// At most one element.
+    pub fn from_first(first: Option<T>) -> Self {
+        FewVec {
+            first,
+            rest: Vec::new(),
+        }
+    }
+
     /// The first element.
     pub fn into_first(self) -> Option<T> {
         self.first

@@ -15,6 +15,9 @@ use crate::event::AssistantEvent;
 use crate::message::ToolCall;
 use crate::sse::SseFrame;
 
+#[path = "openai_completions_fast.rs"]
+mod fast;
+
 #[derive(Deserialize)]
 struct Chunk<'a> {
     /// The completion's id; every chunk of a stream repeats it.
@@ -117,6 +120,10 @@ pub struct CompletionsDecoder {
     next_index: usize,
     /// `reasoning.encrypted` details by tool-call id, for calls not yet seen.
     details: Vec<(String, String)>,
+    /// Try the plain-chunk fast path before serde (off only in the tests that compare them).
+    fast: bool,
+    /// The last plain frame's shape around its content (see [`fast::Template`]).
+    template: Option<fast::Template>,
 }
 
 impl Default for CompletionsDecoder {
@@ -126,11 +133,28 @@ impl Default for CompletionsDecoder {
             calls: Vec::new(),
             next_index: 0,
             details: Vec::new(),
+            fast: true,
+            template: None,
         }
     }
 }
 
 impl CompletionsDecoder {
+    /// The chunk read without serde, when its shape allows.
+    fn fast_chunk<'a>(&mut self, data: &'a str) -> Option<Chunk<'a>> {
+        if !self.fast {
+            return None;
+        }
+        if let Some(chunk) = self.template.as_ref().and_then(|t| t.read(data)) {
+            return Some(chunk);
+        }
+        let (chunk, template) = fast::parse_with_template(data)?;
+        if template.is_some() {
+            self.template = template;
+        }
+        Some(chunk)
+    }
+
     fn close_current(&mut self, out: &mut DecodeOut) {
         match std::mem::replace(&mut self.current, Current::None) {
             Current::None => {}
@@ -298,7 +322,10 @@ impl Decoder for CompletionsDecoder {
         if data.is_empty() {
             return Ok(());
         }
-        let chunk: Chunk<'_> = parse_frame(data)?;
+        let chunk: Chunk<'_> = match self.fast_chunk(data) {
+            Some(chunk) => chunk,
+            None => parse_frame(data)?,
+        };
         if let Some(error) = &chunk.error {
             return Err(AiError::Provider(error_text(error)));
         }

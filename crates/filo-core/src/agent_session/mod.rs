@@ -332,7 +332,15 @@ impl AgentSession {
         if let AgentEvent::MessageEnd { message } = ev {
             self.persist_message(message);
         }
-        self.emit(&SessionEvent::Agent(ev.clone()));
+        // Most deltas reach no session listener (print mode has none): clone only for some.
+        let listeners = lock(&self.inner.listeners).clone();
+        if listeners.is_empty() {
+            return;
+        }
+        let ev = SessionEvent::Agent(ev.clone());
+        for (_, l) in listeners.iter() {
+            l(&ev);
+        }
     }
 
     fn persist_message(&self, message: &filo_agent::AgentMessage) {
