@@ -17,29 +17,13 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BEFORE=$(realpath "${1:?usage: resume.sh BEFORE_FILO AFTER_FILO [RUNS]}")
 AFTER=$(realpath "${2:?usage: resume.sh BEFORE_FILO AFTER_FILO [RUNS]}")
 RUNS=${3:-7}
-MOCK="$ROOT/target/release/filo-mock-server"
 OUT=${OUT:-$ROOT/target/bench-vs-pi}
 CASES=${CASES:-"10000 100000"}
 MODES=${MODES:-nodag}
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/filo-resume.XXXXXX")
-exec {MOCK_FD}> >("$MOCK" text >"$WORK/url" 2>/dev/null)
-cleanup() {
-    exec {MOCK_FD}>&-
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-for _ in $(seq 100); do
-    [ -s "$WORK/url" ] && break
-    sleep 0.05
-done
-URL=$(cat "$WORK/url")
-[ -n "$URL" ] || { echo "the mock did not start" >&2; exit 1; }
-
-mkdir -p "$OUT" "$WORK/project" "$WORK/home/agent"
-printf '{"providers":{"mock":{"baseUrl":"%s/v1","api":"openai-completions","apiKey":"MOCK_API_KEY","models":[{"id":"mock-model","contextWindow":1000000,"maxTokens":4096}]}}}\n' \
-    "$URL" >"$WORK/home/agent/models.json"
+. "$HERE/mock.sh"
+start_mock resume text 4096
+mkdir -p "$OUT"
 RESULTS="$OUT/resume-pairs.tsv"
 printf 'case\tbinary\trun\twall_s\tmax_rss_kb\tuser_s\tsys_s\n' >"$RESULTS"
 

@@ -22,28 +22,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 RUNS=${1:-11}
 FILO=${FILO:-$ROOT/target/release/filo}
-MOCK="$ROOT/target/release/filo-mock-server"
 FETCH="$ROOT/target/release/filo-fetch"
 OUT=${OUT:-$ROOT/target/bench-vs-pi}
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/filo-stream.XXXXXX")
-exec {MOCK_FD}> >("$MOCK" stream >"$WORK/url" 2>/dev/null)
-cleanup() {
-    exec {MOCK_FD}>&-
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-for _ in $(seq 100); do
-    [ -s "$WORK/url" ] && break
-    sleep 0.05
-done
-URL=$(cat "$WORK/url")
-[ -n "$URL" ] || { echo "the mock did not start" >&2; exit 1; }
-
-mkdir -p "$OUT" "$WORK/project" "$WORK/home/agent"
-printf '{"providers":{"mock":{"baseUrl":"%s/v1","api":"openai-completions","apiKey":"MOCK_API_KEY","models":[{"id":"mock-model","contextWindow":1000000,"maxTokens":32000}]}}}\n' \
-    "$URL" >"$WORK/home/agent/models.json"
+. "$HERE/mock.sh"
+start_mock stream stream 32000
+mkdir -p "$OUT"
 BODY='{"model":"mock-model","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write at length."}]}'
 RESULTS="$OUT/stream-runs.tsv"
 printf 'case\trun\twall_s\tmax_rss_kb\tuser_s\tsys_s\n' >"$RESULTS"
