@@ -117,7 +117,8 @@ async fn skills_and_prompts_settings_reach_the_model_as_pi_073() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn themes_setting_adds_and_hides_themes() {
     use super::tui::{launch, tmux_or_skip};
-    use super::tui_pi073::{quit, red_theme, submit};
+    use super::tui::{quit, submit};
+    use super::tui_pi073::red_theme;
     if !tmux_or_skip("themes_setting_adds_and_hides_themes") {
         eprintln!("SKIPPED themes_setting_adds_and_hides_themes: tmux is not installed");
         return;

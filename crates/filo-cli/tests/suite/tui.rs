@@ -121,6 +121,46 @@ fn a_missing_tmux_fails_in_ci_and_skips_elsewhere() {
     assert!(!may_skip_without_tmux(Some("1")));
 }
 
+/// Return from a test (after saying so) when tmux is missing outside CI; see [`tmux_or_skip`].
+macro_rules! tmux_or_return {
+    ($name:expr) => {
+        if !$crate::suite::tui::tmux_or_skip($name) {
+            eprintln!("SKIPPED {}: tmux is not installed", $name);
+            return;
+        }
+    };
+}
+pub(super) use tmux_or_return;
+
+/// Type `text` and press Enter.
+pub(super) fn submit(tmux: &Tmux, text: &str) {
+    tmux.keys(&["-l", text]);
+    tmux.keys(&["Enter"]);
+}
+
+/// Ctrl+C until filo exits (the first may only clear the editor); the pane's last screen.
+pub(super) async fn quit(tmux: &Tmux) -> String {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for _ in 0..2 {
+        tmux.keys(&["C-c"]);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if tmux.capture().contains("again to exit") {
+            break;
+        }
+    }
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("FILO_EXIT=").await
+}
+
+/// The line of the pane that holds `needle`.
+pub(super) fn line_with(screen: &str, needle: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
+        .to_string()
+}
+
 pub(super) fn shell_quote(p: &Path) -> String {
     format!("'{}'", p.to_string_lossy().replace('\'', "'\\''"))
 }

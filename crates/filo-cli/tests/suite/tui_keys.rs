@@ -10,30 +10,9 @@ use filo_testkit::{Fault, MockProvider, Reply, Turn};
 use serde_json::json;
 
 use super::common::Home;
-use super::tui::{Tmux, launch, launch_env, server, shell_quote, tmux_or_skip};
-
-macro_rules! tmux_or_return {
-    ($name:expr) => {
-        if !tmux_or_skip($name) {
-            eprintln!("SKIPPED {}: tmux is not installed", $name);
-            return;
-        }
-    };
-}
-
-fn submit(tmux: &Tmux, text: &str) {
-    tmux.keys(&["-l", text]);
-    tmux.keys(&["Enter"]);
-}
-
-/// The line of the pane that holds `needle`.
-fn line_with(screen: &str, needle: &str) -> String {
-    screen
-        .lines()
-        .find(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
-        .to_string()
-}
+use super::tui::{
+    Tmux, launch, launch_env, line_with, quit, server, shell_quote, submit, tmux_or_return,
+};
 
 fn write_script(path: &Path, body: &str) {
     std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
@@ -48,20 +27,6 @@ fn write_script(path: &Path, body: &str) {
 async fn escape(tmux: &Tmux) {
     tmux.keys(&["Escape"]);
     tokio::time::sleep(Duration::from_millis(200)).await;
-}
-
-/// Ctrl+C until filo exits (the first may only clear the editor).
-async fn quit(tmux: &Tmux) -> String {
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    for _ in 0..2 {
-        tmux.keys(&["C-c"]);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        if tmux.capture().contains("again to exit") {
-            break;
-        }
-    }
-    tmux.keys(&["C-c"]);
-    tmux.wait_for("FILO_EXIT=").await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

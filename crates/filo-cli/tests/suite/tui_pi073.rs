@@ -6,16 +6,7 @@
 use filo_testkit::{MockProvider, Turn};
 
 use super::common::Home;
-use super::tui::{Tmux, launch, launch_with, tmux_or_skip};
-
-macro_rules! tmux_or_return {
-    ($name:expr) => {
-        if !tmux_or_skip($name) {
-            eprintln!("SKIPPED {}: tmux is not installed", $name);
-            return;
-        }
-    };
-}
+use super::tui::{launch, launch_with, quit, submit, tmux_or_return};
 
 /// Two sessions of the project, made with `-p`: "alpha topic" (older) and "beta topic".
 async fn two_sessions(home: &Home) {
@@ -24,18 +15,6 @@ async fn two_sessions(home: &Home) {
         assert_eq!(code, 0, "{err}");
     }
     assert_eq!(home.sessions().len(), 2);
-}
-
-pub(super) async fn quit(tmux: &Tmux) -> String {
-    tmux.keys(&["C-c"]);
-    tmux.keys(&["C-c"]);
-    tmux.wait_for("FILO_EXIT=").await
-}
-
-/// Type `text` and press Enter.
-pub(super) fn submit(tmux: &Tmux, text: &str) {
-    tmux.keys(&["-l", text]);
-    tmux.keys(&["Enter"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,35 +11,7 @@ use filo_testkit::{MockProvider, Turn};
 use serde_json::{Value, json};
 
 use super::common::Home;
-use super::tui::{Tmux, launch, shell_quote, tmux_or_skip};
-
-macro_rules! tmux_or_return {
-    ($name:expr) => {
-        if !tmux_or_skip($name) {
-            eprintln!("SKIPPED {}: tmux is not installed", $name);
-            return;
-        }
-    };
-}
-
-fn submit(tmux: &Tmux, text: &str) {
-    tmux.keys(&["-l", text]);
-    tmux.keys(&["Enter"]);
-}
-
-/// Ctrl+C until filo exits (the first may only clear the editor).
-async fn quit(tmux: &Tmux) {
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    for _ in 0..2 {
-        tmux.keys(&["C-c"]);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        if tmux.capture().contains("again to exit") {
-            break;
-        }
-    }
-    tmux.keys(&["C-c"]);
-    tmux.wait_for("FILO_EXIT=").await;
-}
+use super::tui::{Tmux, launch, line_with, quit, shell_quote, submit, tmux_or_return};
 
 /// filo with `settings`, the UI up.
 async fn with_settings(mock: &MockProvider, settings: Value) -> (Home, Tmux) {
@@ -78,15 +50,6 @@ async fn gone(tmux: &Tmux, needle: &str) -> String {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// The screen line holding `needle`.
-fn line_with(screen: &str, needle: &str) -> String {
-    screen
-        .lines()
-        .find(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
-        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
