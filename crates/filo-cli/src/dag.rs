@@ -88,6 +88,13 @@ enum DagCommand {
         /// Hash prefix, pi:<id> or external id.
         hash: String,
     },
+    /// The lineage ending at a node read back as pi session entries (what a resume from the
+    /// memory loads), root first, one JSON object per line.
+    Entries {
+        /// Hash prefix, pi:<id>, external id or HEAD.
+        #[arg(default_value = "HEAD")]
+        hash: String,
+    },
     /// Counts per role and blob type, size, refs.
     Stats,
     /// Recompute every hash and check every link; exit 1 on any problem. With `--session`, also
@@ -206,6 +213,7 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
             trace(&store, &opts, &SystemZone)?
         }
         DagCommand::Show { hash } => show(&store, &hash)?,
+        DagCommand::Entries { hash } => return entries(&store, &args.ref_name, &hash, out),
         DagCommand::Stats => stats(&store)?,
         DagCommand::Fsck { session } => return fsck(&store, &session, out),
         // Answered above, before --db is opened.
@@ -232,6 +240,29 @@ fn migrate(from: &str, to: &str, out: &mut dyn Write) -> Result<ExitCode> {
         source.location(),
         dest.location()
     )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `filo dag entries [HASH]`: one line per entry, written as it is serialized.
+fn entries(
+    store: &Store,
+    ref_name: &str,
+    reference: &str,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    let id = if reference == "HEAD" {
+        store
+            .get_ref(ref_name)?
+            .with_context(|| format!("no {ref_name} set"))?
+    } else {
+        store.resolve(reference)?
+    };
+    let mut out = std::io::BufWriter::new(out);
+    for entry in store.load_entries(Some(&id))? {
+        serde_json::to_writer(&mut out, &entry)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 

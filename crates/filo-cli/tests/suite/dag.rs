@@ -240,6 +240,65 @@ fn show_stats_and_fsck() {
     assert!(text.ends_with("1 problem(s)\n"));
 }
 
+#[test]
+fn entries_print_the_lineage_as_the_resume_loads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = golden_db(dir.path(), golden::ROWS);
+    let db_s = db.to_str().unwrap();
+    let store = Store::open(&db).unwrap();
+    let lines = |out: String| -> Vec<serde_json::Value> {
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+
+    // HEAD (#12): the six entries of the spec's post-tobe context, parents chained through the
+    // external ids, each line the store's entry as it serializes.
+    let out = stdout_ok(&filo(&["dag", "entries", "--db", db_s], &[]));
+    let head = store.get_ref("PI_HEAD").unwrap().unwrap();
+    let want = store.load_entries(Some(&head)).unwrap();
+    let expected: String = want
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap() + "\n")
+        .collect();
+    assert_eq!(out, expected);
+    let got = lines(out);
+    let ids: Vec<&str> = got.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "a1b2c3d4",
+            "e5f6a7b8",
+            "c9d0e1f2",
+            "11223344",
+            "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+            "bb000003"
+        ]
+    );
+    for pair in got.windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"]);
+    }
+    assert_eq!(got[2]["message"]["toolName"], "bash");
+
+    // A node by external id, and another ref as HEAD: the terminal's lineage (#1 then #13).
+    let out = lines(stdout_ok(&filo(
+        &["dag", "entries", "pi:e5f6a7b8", "--db", db_s],
+        &[],
+    )));
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[1]["message"]["role"], "assistant");
+    let out = lines(stdout_ok(&filo(
+        &["dag", "entries", "--ref", "terminal_head", "--db", db_s],
+        &[],
+    )));
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[1]["message"]["role"], "model");
+
+    // An unknown node is the one-line error every dag command gives.
+    let err = stderr_fail(&filo(&["dag", "entries", "nope00", "--db", db_s], &[]));
+    assert!(err.contains("nope00"), "{err}");
+}
+
 /// Adds a dangling ref through the store itself (no raw SQL needed).
 fn rusqlite_free_tamper(db: &Path) -> bool {
     Store::open(db).unwrap().set_ref("dangling", "abc").is_ok()
