@@ -128,6 +128,10 @@ echo "reference module: $(sha256sum "$PLAYFILO_DB_TS" | cut -c1-16)…  filo: $F
 for name in lineage-100000 lineage-30000 children-1000; do
     echo "written by the reference: $name $(cat "$REF_CACHE/data/$name/write.json")"
 done
+# The reference's write rate now, on this machine: a fresh 2,000-node lineage, statement by
+# statement as the pi shim writes (blobs, node, PI_HEAD after every node).
+mkdir -p "$WORK/write-home"
+echo "reference writing a fresh 2,000-node lineage now: $(HOME="$WORK/write-home" REF_BUNDLE="$BUNDLE" node "$HERE/ref.mjs" write lineage 2000 0)"
 echo
 echo "| case | reference in process: first / min / median | reference whole process | filo whole process: min / median · peak RSS | reference in-process min ÷ filo whole-process min | outputs |"
 echo "|---|---:|---:|---:|---:|---|"

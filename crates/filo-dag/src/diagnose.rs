@@ -89,6 +89,23 @@ impl Store {
     /// and SQLite's `quick_check` finds nothing wrong. Cost: one pass over the file (about 0.1 s
     /// for 150 MB).
     pub fn check_writable(&self) -> Result<()> {
+        self.check_not_read_only()?;
+        let Some(conn) = self.sqlite() else {
+            return Ok(());
+        };
+        let lines = integrity_lines(conn, "quick_check");
+        if lines != ["ok"] {
+            return Err(DagError::Damaged {
+                path: self.path().map(Path::to_path_buf).unwrap_or_default(),
+                details: lines.join("; "),
+            });
+        }
+        Ok(())
+    }
+
+    /// The cheap half of [`Store::check_writable`]: not opened read-only (file permissions; on
+    /// PostgreSQL, not a hot standby), without the pass over the file.
+    pub fn check_not_read_only(&self) -> Result<()> {
         let path = self.path().map(Path::to_path_buf).unwrap_or_default();
         let Some(conn) = self.sqlite() else {
             // PostgreSQL keeps its own integrity; a hot standby is the read-only case.
@@ -104,13 +121,6 @@ impl Store {
         };
         if conn.is_readonly(MAIN_DB)? {
             return Err(DagError::ReadOnly(path));
-        }
-        let lines = integrity_lines(conn, "quick_check");
-        if lines != ["ok"] {
-            return Err(DagError::Damaged {
-                path,
-                details: lines.join("; "),
-            });
         }
         Ok(())
     }

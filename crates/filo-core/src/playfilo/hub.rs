@@ -65,6 +65,8 @@ pub(crate) struct Core {
     /// The writer's queue; `None` only while the core is dropped.
     writer: Option<Sender<Job>>,
     thread: Option<JoinHandle<()>>,
+    /// Last, so that it runs after the connection above closed.
+    _stamp: super::verified::RecordOnClose,
 }
 
 impl Core {
@@ -141,10 +143,12 @@ pub struct MemoryHub {
 impl MemoryHub {
     /// Open (or create) the database and start its writer. A file that is not a Playfilo
     /// database, cannot be written or is damaged (SQLite's `quick_check`) is an error and is left
-    /// untouched.
+    /// untouched. The check's pass over the file is skipped when the file is exactly as a hub
+    /// that had checked it left it (see `verified.rs`).
     pub fn open(config: HubConfig) -> Result<MemoryHub, DagError> {
         let location = config.db_path.to_string_lossy();
-        let store = if filo_dag::is_postgres_url(&location) {
+        let remote = filo_dag::is_postgres_url(&location);
+        let store = if remote {
             Store::connect(&location)?
         } else {
             if let Some(dir) = config.db_path.parent() {
@@ -153,7 +157,19 @@ impl MemoryHub {
             Store::open(&config.db_path)?
         };
         store.set_busy_timeout(config.busy_timeout)?;
-        store.check_writable()?;
+        // Looked at before anything of this process writes the file.
+        let trusted = !remote && super::verified::unchanged_since_verified(&config.db_path);
+        let checked = if trusted {
+            store.check_not_read_only()
+        } else {
+            store.check_writable()
+        };
+        if let Err(e) = checked {
+            if !remote {
+                super::verified::forget(&config.db_path);
+            }
+            return Err(e);
+        }
         let seed = config
             .seed_path
             .as_ref()
@@ -168,12 +184,14 @@ impl MemoryHub {
                 path: config.db_path.clone(),
                 cause: e,
             })?;
+        let stamp_db = (!remote).then(|| config.db_path.clone());
         let core = Core {
             config,
             store: Mutex::new(store),
             seed,
             writer: Some(tx),
             thread: Some(thread),
+            _stamp: super::verified::RecordOnClose { db: stamp_db },
         };
         Ok(MemoryHub {
             core: Arc::new(core),

@@ -27,6 +27,7 @@ mod mirror;
 mod resume;
 mod tobe;
 mod tools;
+mod verified;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -293,3 +293,74 @@ fn a_view_can_hand_out_its_hub_and_open_is_a_hub_of_one() {
     assert!(lineage(&store, &head).ends_with(&ids));
     assert_chain(&db, &sid2, &ids2);
 }
+
+/// Pages 2.. of `db` overwritten with garbage (header and schema stay readable), keeping the
+/// file's length, inode and modification time: damage only a scan of the file can see.
+fn damage_keeping_identity(db: &Path) {
+    let meta = std::fs::metadata(db).unwrap();
+    let mut bytes = std::fs::read(db).unwrap();
+    assert!(bytes.len() > 8192, "{}", bytes.len());
+    for b in &mut bytes[4096..] {
+        *b = 0xA5;
+    }
+    let f = std::fs::OpenOptions::new().write(true).open(db).unwrap();
+    std::io::Write::write_all(&mut &f, &bytes).unwrap();
+    f.set_modified(meta.modified().unwrap()).unwrap();
+}
+
+/// Every open checks the file (SQLite's quick_check, one pass over it) unless it is exactly as
+/// a hub that had checked it left it: then the pass is skipped. Any write by anyone in between
+/// (here: another connection, then bytes written over the file) brings the check back, and a
+/// damaged file is refused and left as it is.
+#[test]
+fn the_integrity_pass_is_skipped_only_for_a_file_as_filo_left_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("playfilo.db");
+    let stamp = dir.path().join("playfilo.db-filo-verified");
+    let hub = hub_in(dir.path());
+    let (ids, sid) = drive(&hub.session(None), dir.path(), 40, "first");
+    hub.flush();
+    assert!(!stamp.exists(), "recorded when the hub closes");
+    drop(hub);
+    assert!(
+        stamp.exists(),
+        "a checked file is stamped when the hub closes"
+    );
+    assert!(
+        !dir.path().join("playfilo.db-wal").exists(),
+        "the log is checkpointed before the stamp is taken"
+    );
+    assert_chain(&db, &sid, &ids);
+
+    // As filo left it: the pass is skipped — damage that keeps the file's identity goes unseen
+    // at open (SQLite still refuses the damaged pages when they are read).
+    let pristine = std::fs::read(&db).unwrap();
+    damage_keeping_identity(&db);
+    assert!(MemoryHub::open(hub_config(dir.path())).is_ok());
+    std::fs::write(&db, &pristine).unwrap();
+
+    // Written since (bytes put back, a new time): checked again, fine, stamped again.
+    drop(hub_in(dir.path()));
+    assert!(stamp.exists());
+
+    // Another process's connection wrote a ref: the time moved, so the next open scans, and
+    // the damage that keeps the identity of *that* file is found.
+    Store::open(&db).unwrap().set_ref("OTHER", "x").unwrap();
+    damage_keeping_identity(&db);
+    let damaged = std::fs::read(&db).unwrap();
+    let err = MemoryHub::open(hub_config(dir.path()))
+        .err()
+        .expect("refused");
+    assert!(matches!(err, filo_dag::DagError::Damaged { .. }), "{err}");
+    assert_eq!(std::fs::read(&db).unwrap(), damaged, "left untouched");
+    assert!(!stamp.exists(), "a refused file keeps no stamp");
+    // And with no stamp, every open scans.
+    assert!(MemoryHub::open(hub_config(dir.path())).is_err());
+}
+
+fn hub_config(dir: &Path) -> HubConfig {
+    let mut config = HubConfig::under_home(dir);
+    config.db_path = dir.join("playfilo.db");
+    config.seed_path = None;
+    config
+}
