@@ -37,7 +37,7 @@ FILO=$(realpath "${FILO:-$ROOT/target/release/filo}")
 MEASURE="$ROOT/scripts/bench-vs-pi/measure.py"
 # After every write of every data set (node i is written at 2026-01-01 + i s).
 NOW=${REF_NOW:-1767426000000}
-CASES=${CASES:-"life-head life-no-children life-children recall-head trace-30k trace-100k entries-100k"}
+CASES=${CASES-"life-head life-no-children life-children recall-head trace-30k trace-100k entries-100k"}
 
 if [ ! -f "$PLAYFILO_DB_TS" ]; then
     echo "bench-vs-reference: the reference module is not at $PLAYFILO_DB_TS" >&2
@@ -124,6 +124,40 @@ print(f"| {label} | {ms(ref['first_ms'])} / {ms(ref['min_ms'])} / {ms(ref['media
 EOF
 }
 
+# agree DATASET REF_OP REF_ARGS FILO_ARGS...: one more read, outputs compared, not timed.
+AGREED=0
+agree() {
+    local name=$1 op=$2 args=$3; shift 3
+    local home="$REF_CACHE/data/$name" db="$REF_CACHE/data/$name/.playfilo/playfilo.db"
+    HOME="$home" REF_BUNDLE="$BUNDLE" REF_NOW="$NOW" node "$HERE/ref.mjs" once "$op" "$WORK/agree.ref" "$args" >/dev/null
+    "$FILO" dag --db "$db" --now "$NOW" "$@" >"$WORK/agree.filo"
+    if ! cmp -s "$WORK/agree.ref" "$WORK/agree.filo"; then
+        echo "bench-vs-reference: $name $op $args: filo's output differs from the reference's:" >&2
+        diff "$WORK/agree.ref" "$WORK/agree.filo" | head -20 >&2
+        exit 1
+    fi
+    AGREED=$((AGREED + 1))
+}
+if [ "${AGREE:-1}" = 1 ]; then
+    # Every filter mode, budgets past both ends, nodes named by pi:<id> and by bare external id.
+    mid=$(node -e 'const c=require("crypto");process.stdout.write(c.createHash("sha256").update("node-15001").digest("hex").slice(0,8))')
+    tc=$(node -e 'const c=require("crypto");process.stdout.write(c.createHash("sha256").update("node-15002").digest("hex").slice(0,8))')
+    for name in lineage-30000 lineage-100000; do
+        agree "$name" life '{"ancestors":10,"filter_mode":"all"}' life --ancestors 10 --filter-mode all
+        agree "$name" life '{"ancestors":12,"filter_mode":"no-tools"}' life --ancestors 12 --filter-mode no-tools
+        agree "$name" life '{"ancestors":9,"filter_mode":"user-only"}' life --ancestors 9 --filter-mode user-only
+        agree "$name" life "{\"focus_hash\":\"pi:$mid\",\"ancestors\":6}" life --focus-hash "pi:$mid" --ancestors 6
+        agree "$name" life "{\"focus_hash\":\"$tc\",\"max_depth\":2}" life --focus-hash "$tc" --max-depth 2
+        agree "$name" recall '{"budget":20000,"context_budget":50}' recall HEAD --budget 20000 --context-budget 50
+        agree "$name" recall '{"budget":300,"context_budget":900,"filter_mode":"user-only"}' recall HEAD --budget 300 --context-budget 900 --filter-mode user-only
+        agree "$name" recall "{\"hash\":\"pi:$mid\",\"filter_mode\":\"no-tools\"}" recall "pi:$mid" --filter-mode no-tools
+    done
+    agree lineage-30000 trace '{"limit":1000,"filter_mode":"all"}' trace --limit 1000 --filter-mode all
+    agree lineage-30000 trace '{"limit":200,"filter_mode":"switches"}' trace --limit 200 --filter-mode switches
+    agree children-1000 life '{"filter_mode":"all","ancestors":1}' life --filter-mode all --ancestors 1
+    agree children-1000 life '{"children":false}' life --children false
+fi
+
 echo "reference module: $(sha256sum "$PLAYFILO_DB_TS" | cut -c1-16)…  filo: $FILO  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for name in lineage-100000 lineage-30000 children-1000; do
     echo "written by the reference: $name $(cat "$REF_CACHE/data/$name/write.json")"
@@ -131,6 +165,7 @@ done
 # The reference's write rate now, on this machine: a fresh 2,000-node lineage, statement by
 # statement as the pi shim writes (blobs, node, PI_HEAD after every node).
 mkdir -p "$WORK/write-home"
+[ "$AGREED" -gt 0 ] && echo "further reads compared (not timed): $AGREED, every output byte-identical"
 echo "reference writing a fresh 2,000-node lineage now: $(HOME="$WORK/write-home" REF_BUNDLE="$BUNDLE" node "$HERE/ref.mjs" write lineage 2000 0)"
 echo
 echo "| case | reference in process: first / min / median | reference whole process | filo whole process: min / median · peak RSS | reference in-process min ÷ filo whole-process min | outputs |"
