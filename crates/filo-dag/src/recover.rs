@@ -26,7 +26,7 @@ use crate::store::Store;
 use crate::text::iso_utc;
 
 /// Entry types a whole-entry `pi_meta` can carry.
-const ENTRY_TYPES: &[&str] = &[
+pub(crate) const ENTRY_TYPES: &[&str] = &[
     "thinking_level_change",
     "model_change",
     "compaction",
@@ -70,7 +70,8 @@ impl Store {
     ) -> Result<Vec<Value>> {
         self.read(|| {
             let stop = after.map(|(node, _)| node);
-            let steps = steps(self, head, stop, how)?;
+            let mut parse = |c: &str| serde_json::from_str::<Value>(c).ok();
+            let steps = steps(self, head, stop, how, &mut parse)?;
             let met = stop.is_some() && steps.last().is_some_and(|s| s.stopped_before);
             let mut out = Vec::with_capacity(steps.len());
             let mut parent: Option<String> = match after {
@@ -90,22 +91,23 @@ impl Store {
     }
 }
 
-/// One node of the lineage, reduced to what its entry needs.
-struct Step {
+/// One node of the lineage, reduced to what its entry needs; `T` is a part's content as the
+/// entry builder takes it (a `Value`, or where its JSON text lies).
+pub(crate) struct Step<T> {
     /// `external_id`, else the first 8 characters of the hash.
-    entry_id: String,
-    role: String,
-    timestamp: i64,
+    pub(crate) entry_id: String,
+    pub(crate) role: String,
+    pub(crate) timestamp: i64,
     /// config_json, read for assistants only.
-    config: Option<String>,
+    pub(crate) config: Option<String>,
     /// Blobs found for the node, whatever their type.
-    found: usize,
+    pub(crate) found: usize,
     /// The parsed blobs the loader reads, with their part index.
-    parts: Vec<(usize, &'static str, Value)>,
+    pub(crate) parts: Vec<(usize, &'static str, T)>,
     /// Per-part provider signatures (`thought_signatures` as filo writes it), assistants only.
-    signatures: Vec<Value>,
+    pub(crate) signatures: Vec<Value>,
     /// The walk stopped at this node's parent because it was the node to stop before.
-    stopped_before: bool,
+    pub(crate) stopped_before: bool,
 }
 
 /// `{"parts": [null | {field: value}, …]}` → the per-part objects; anything else → none (the
@@ -217,10 +219,17 @@ pub(crate) enum BlobRead {
 }
 
 /// The lineage of `head`, head first, with every node's loaded parts in part order: one walk
-/// ([`walk`](crate::walk)) over the nodes, then the blobs they list ([`load_parts`]). The walk
-/// ends before the node `stop` (the last step is then marked `stopped_before`).
-fn steps(store: &Store, head: &str, stop: Option<&str>, how: BlobRead) -> Result<Vec<Step>> {
-    let mut steps: Vec<Step> = Vec::new();
+/// ([`walk`](crate::walk)) over the nodes, then the blobs they list ([`load_parts`]), each read
+/// blob's content decoded once by `decode` (`None`: not JSON). The walk ends before the node
+/// `stop` (the last step is then marked `stopped_before`).
+pub(crate) fn steps<T: Clone>(
+    store: &Store,
+    head: &str,
+    stop: Option<&str>,
+    how: BlobRead,
+    decode: &mut dyn FnMut(&str) -> Option<T>,
+) -> Result<Vec<Step<T>>> {
+    let mut steps: Vec<Step<T>> = Vec::new();
     let mut hashes = PartHashes::default();
     let mut lists: Vec<Range<usize>> = Vec::new();
     store.walk(&sql::WALK_ENTRIES, head, MAX_WALK_NODES, |row| {
@@ -254,7 +263,7 @@ fn steps(store: &Store, head: &str, stop: Option<&str>, how: BlobRead) -> Result
         lists.push(hashes.push_list(row.text(7)?.unwrap_or_default()));
         Ok(true)
     })?;
-    let mut parts = load_parts(store, &hashes, how)?;
+    let mut parts = load_parts(store, &hashes, how, decode)?;
     for (step, list) in steps.iter_mut().zip(lists) {
         step.parts.reserve_exact(list.len());
         for (index, i) in list.enumerate() {
@@ -296,22 +305,27 @@ impl Hasher for PartHasher {
     }
 }
 
-type PartMap<'h> = HashMap<&'h str, Part, BuildHasherDefault<PartHasher>>;
+type PartMap<'h, T> = HashMap<&'h str, Part<T>, BuildHasherDefault<PartHasher>>;
 
-/// A blob as the loader sees it: whether it exists, its type if the loader reads it, its parsed
+/// A blob as the loader sees it: whether it exists, its type if the loader reads it, its decoded
 /// content (`None` for other types and content that is not JSON), and how many parts still
 /// refer to it.
-struct Part {
+struct Part<T> {
     found: bool,
     kind: Option<&'static str>,
-    value: Option<Value>,
+    value: Option<T>,
     uses: usize,
 }
 
-/// The blobs that `hashes` name, parsed straight from the rows (no copy of the content), keyed
+/// The blobs that `hashes` name, decoded straight from the rows (no copy of the content), keyed
 /// by hash: by primary key in batches, or in one pass over the table when the lineage needs a
 /// large share of it ([`SCAN_RATIO`]).
-fn load_parts<'h>(store: &Store, hashes: &'h PartHashes, how: BlobRead) -> Result<PartMap<'h>> {
+fn load_parts<'h, T>(
+    store: &Store,
+    hashes: &'h PartHashes,
+    how: BlobRead,
+    decode: &mut dyn FnMut(&str) -> Option<T>,
+) -> Result<PartMap<'h, T>> {
     let mut parts = PartMap::default();
     for i in 0..hashes.ranges.len() {
         parts
@@ -338,9 +352,7 @@ fn load_parts<'h>(store: &Store, hashes: &'h PartHashes, how: BlobRead) -> Resul
         part.found = true;
         part.kind = row.text(1)?.and_then(loaded_type);
         if part.kind.is_some() {
-            part.value = row
-                .text(2)?
-                .and_then(|c| serde_json::from_str::<Value>(c).ok());
+            part.value = row.text(2)?.and_then(&mut *decode);
         }
         Ok(true)
     };
@@ -372,7 +384,7 @@ fn load_parts<'h>(store: &Store, hashes: &'h PartHashes, how: BlobRead) -> Resul
     Ok(parts)
 }
 
-fn is_meta(step: &Step, v: &Value) -> bool {
+fn is_meta(step: &Step<Value>, v: &Value) -> bool {
     let Some(kind) = v.get("type").filter(|t| truthy(t)) else {
         return false;
     };
@@ -401,7 +413,11 @@ impl ModelCache {
     }
 }
 
-fn entry_of(mut step: Step, parent: Option<String>, models: &mut ModelCache) -> Option<Value> {
+fn entry_of(
+    mut step: Step<Value>,
+    parent: Option<String>,
+    models: &mut ModelCache,
+) -> Option<Value> {
     let parent_id = parent.map_or(Value::Null, Value::String);
     let timestamp = iso_utc(step.timestamp);
     let mut meta: Option<Value> = None;
@@ -467,7 +483,7 @@ fn entry_of(mut step: Step, parent: Option<String>, models: &mut ModelCache) -> 
 }
 
 /// Whether a part of this type becomes a content block a signature belongs to.
-fn carries_signature(kind: &str) -> bool {
+pub(crate) fn carries_signature(kind: &str) -> bool {
     matches!(
         kind,
         blob_type::TEXT | blob_type::THINKING | blob_type::TOOL_CALL
@@ -539,7 +555,7 @@ fn tool_result_message(v: Option<&Value>, timestamp: i64) -> Value {
 }
 
 /// provider and model from config_json (§3.3): Pi unified, terminal, or unknown.
-fn provider_model(config: Option<&str>) -> (String, String) {
+pub(crate) fn provider_model(config: Option<&str>) -> (String, String) {
     let unknown = || ("unknown".to_owned(), "unknown".to_owned());
     let Some(v) = config.and_then(|c| serde_json::from_str::<Value>(c).ok()) else {
         return unknown();
@@ -561,7 +577,7 @@ fn provider_model(config: Option<&str>) -> (String, String) {
     }
 }
 
-fn plain_message(step: &mut Step, content: Vec<Value>, models: &mut ModelCache) -> Value {
+fn plain_message(step: &mut Step<Value>, content: Vec<Value>, models: &mut ModelCache) -> Value {
     let is_assistant = step.role == role::ASSISTANT;
     let mut message = Map::with_capacity(if is_assistant { 8 } else { 3 });
     message.insert("role".into(), Value::String(std::mem::take(&mut step.role)));

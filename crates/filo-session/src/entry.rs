@@ -409,6 +409,24 @@ impl SessionEntry {
         self.to_value().to_string()
     }
 
+    /// Read an entry from its JSON line: the entry [`SessionEntry::from_value`] gives for the
+    /// parsed line, a plain message line (user, assistant, tool result) read straight into its
+    /// typed message without the JSON tree, as a session file's lines are read.
+    pub fn from_line(line: &str) -> Result<Self, EntryError> {
+        // serde_json's raw-value token is read as a raw value from text but as a plain key
+        // from a `Value`: a line naming it (none but a forged one does) takes the `Value` path.
+        const RAW_VALUE_TOKEN: &[u8] = b"$serde_json::private::RawValue";
+        let forged = memchr::memmem::find(line.as_bytes(), RAW_VALUE_TOKEN).is_some();
+        if !forged && let Some(entry) = crate::line::parse_message_line(line) {
+            return Ok(entry);
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| EntryError::Invalid {
+            kind: "entry".into(),
+            message: e.to_string(),
+        })?;
+        Self::from_value(&v)
+    }
+
     /// Read an entry object.
     pub fn from_value(v: &Value) -> Result<Self, EntryError> {
         let obj = v.as_object().ok_or(EntryError::NotAnObject)?;
