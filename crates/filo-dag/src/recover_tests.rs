@@ -400,3 +400,42 @@ fn the_lines_are_the_text_of_the_entries_byte_for_byte() {
         assert!(all.contains(&needle), "{needle}");
     }
 }
+
+/// The split of the writers' `parts_list` form gives what the JSON reading gives, or declines.
+#[test]
+fn the_parts_list_split_is_the_json_reading() {
+    use proptest::prelude::*;
+    let json = |text: &str| -> Vec<String> {
+        serde_json::from_str::<Vec<Value>>(text)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    };
+    let mut runner = proptest::test_runner::TestRunner::default();
+    runner
+        .run(&"[\\[\\]\",a0Z ]{0,16}", |text| {
+            let mut hashes = super::PartHashes::default();
+            if hashes.push_simple(&text) {
+                let got: Vec<String> = (0..hashes.ranges.len())
+                    .map(|i| hashes.get(i).to_owned())
+                    .collect();
+                prop_assert_eq!(got, json(&text), "{}", text);
+            }
+            Ok(())
+        })
+        .unwrap();
+    for (text, simple) in [
+        ("[]", true),
+        (r#"["a","b0"]"#, true),
+        (r#"[""]"#, true),
+        (r#"["a",]"#, false),
+        (r#"["a" ,"b"]"#, false),
+        (r#"[,"a"]"#, false),
+        (r#"["a""b"]"#, false),
+        (r#"["a",1]"#, false),
+    ] {
+        let mut hashes = super::PartHashes::default();
+        assert_eq!(hashes.push_simple(text), simple, "{text}");
+    }
+}

@@ -404,9 +404,32 @@ impl SessionEntry {
         m.insert("timestamp".into(), self.timestamp.clone().into());
     }
 
-    /// The compact JSON line (without the newline).
+    /// The compact JSON line (without the newline): `to_value().to_string()`. A user,
+    /// assistant or tool-result message entry, nearly every line written, is serialized
+    /// straight from its typed message instead of through a JSON tree (the same text: the
+    /// message types serialize their fields in order, with no duplicate key).
     pub fn to_line(&self) -> String {
+        if let EntryKind::Message(SessionMessage::Llm(m)) = &self.kind
+            && let Some(line) = self.message_line(m)
+        {
+            return line;
+        }
         self.to_value().to_string()
+    }
+
+    /// `{"type":"message","id":…,"parentId":…,"timestamp":…,"message":…}` written directly.
+    fn message_line(&self, m: &Message) -> Option<String> {
+        let mut out: Vec<u8> = Vec::with_capacity(256);
+        out.extend_from_slice(br#"{"type":"message","id":"#);
+        serde_json::to_writer(&mut out, &self.id).ok()?;
+        out.extend_from_slice(br#","parentId":"#);
+        serde_json::to_writer(&mut out, &self.parent_id).ok()?;
+        out.extend_from_slice(br#","timestamp":"#);
+        serde_json::to_writer(&mut out, &self.timestamp).ok()?;
+        out.extend_from_slice(br#","message":"#);
+        serde_json::to_writer(&mut out, m).ok()?;
+        out.push(b'}');
+        String::from_utf8(out).ok()
     }
 
     /// Read an entry from its JSON line: the entry [`SessionEntry::from_value`] gives for the

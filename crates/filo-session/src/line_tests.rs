@@ -331,11 +331,16 @@ fn assert_agree(text: &str) -> [bool; 3] {
 fn assert_line_is_its_value(line: &str) {
     use crate::entry::SessionEntry;
     if let Ok(v) = serde_json::from_str::<Value>(line) {
+        let entry = SessionEntry::from_line(line).ok();
         assert_eq!(
-            SessionEntry::from_line(line).ok(),
+            entry,
             SessionEntry::from_value(&v).ok(),
             "from_line vs from_value on {line}"
         );
+        // And back: the direct writing of a message line is its JSON tree's text.
+        if let Some(e) = entry {
+            assert_eq!(e.to_line(), e.to_value().to_string(), "to_line on {line}");
+        }
     }
 }
 
