@@ -317,6 +317,9 @@ impl Hasher for PartHasher {
     }
 }
 
+/// The distinct blobs of the parts, and the slot of each part's blob.
+type Slots<T> = (Vec<Part<T>>, Vec<u32>);
+
 /// Each distinct part hash → its slot in the parts vector.
 type PartMap<'h> = HashMap<&'h str, u32, BuildHasherDefault<PartHasher>>;
 
@@ -335,13 +338,12 @@ struct Part<T> {
 /// in one pass over the table when the lineage needs a large share of it ([`SCAN_RATIO`]).
 /// (The slots spare the parts a second hash lookup each: at 100,000 nodes the map's random
 /// probes were a fifth of the load.)
-#[allow(clippy::type_complexity)]
 fn load_parts<T>(
     store: &Store,
     hashes: &PartHashes,
     how: BlobRead,
     decode: &mut dyn FnMut(&str) -> Option<T>,
-) -> Result<(Vec<Part<T>>, Vec<u32>)> {
+) -> Result<Slots<T>> {
     let mut index = PartMap::default();
     let mut parts: Vec<Part<T>> = Vec::new();
     let mut slot_of = Vec::with_capacity(hashes.ranges.len());
