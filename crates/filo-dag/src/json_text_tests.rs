@@ -134,6 +134,26 @@ proptest! {
         }
     }
 
+    /// One character of a string spelled another way: never taken as canonical.
+    #[test]
+    fn a_string_with_one_other_spelling_is_refused(
+        s in "[a/é😀 ]{0,6}",
+        at in any::<usize>(),
+        piece in prop_oneof![
+            Just("\\/"), Just("\\u0041"), Just("\\u00e9"), Just("\\u000a"),
+            Just("\\u001F"), Just("\\ud83d\\ude00"), Just("\\u0020"), Just("\\U0001")
+        ],
+    ) {
+        let text = serde_json::to_string(&s).unwrap();
+        let inner = &text[1..text.len() - 1];
+        let mut at = at % (inner.len() + 1);
+        while !inner.is_char_boundary(at) {
+            at -= 1;
+        }
+        let respelled = format!("\"{}{piece}{}\"", &inner[..at], &inner[at..]);
+        prop_assert!(!is_canonical(&respelled), "{}", respelled);
+    }
+
     #[test]
     fn random_bytes_taken_as_canonical_are_their_own_round_trip(
         text in "[\\[\\]{}\",:\\\\u0-9a-fA-Ftrnul.eE+ -]{0,12}"

@@ -202,6 +202,8 @@ fn a_blobs_table_without_rowids_is_read_by_hash() {
 const RAW: &[(usize, &str, &str)] = &[
     (8, "text", r#""spaced \/ \u00e9 \ud83d\ude00 \u000A""#),
     (8, "text", r#""\ud800""#),
+    (8, "text", r#""only \/ here""#),
+    (8, "thinking", r#""only \u0041 here""#),
     (8, "text", r#"  "padded"  "#),
     (8, "thinking", r#""think\u0009tab\u001F""#),
     (
@@ -379,6 +381,8 @@ fn the_lines_are_the_text_of_the_entries_byte_for_byte() {
     for needle in [
         r#""text":"spaced / é 😀 \n""#.to_owned(),
         r#""text":"padded""#.to_owned(),
+        r#""text":"only / here""#.to_owned(),
+        r#""thinking":"only A here""#.to_owned(),
         format!(r#""m":{}"#, float(1e5)),
         r#""k":2"#.to_owned(),
         r#""x":18446744073709551615,"y":-9223372036854775808"#.to_owned(),
