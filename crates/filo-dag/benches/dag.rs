@@ -168,6 +168,17 @@ fn lineage_rows(dir: &Path, ids: &[String], rows: &mut Vec<Row>) -> Res<()> {
             reference: Some(r),
             note: format!("{} entries", entries),
         });
+        let ((lines, bytes), d) = best(3, || {
+            let lines = store.load_entry_lines(Some(head))?;
+            Ok((lines.len(), lines.text_len()))
+        })?;
+        assert_eq!(lines, count);
+        rows.push(Row {
+            name: format!("load_entry_lines (pi entries as JSON lines), {depth} nodes"),
+            filo: d,
+            reference: Some(r),
+            note: format!("{lines} lines, {:.1} MB", bytes as f64 / 1e6),
+        });
     }
     let (out, d) = best(3, || Ok(recall(&store, &RecallOptions::new("HEAD"))?))?;
     rows.push(Row {
@@ -343,6 +354,23 @@ fn main() -> Res<()> {
         if wants("lineage") {
             lineage_rows(dir, &ids, &mut rows)?;
         }
+    }
+    if only.iter().any(|o| o == "profile-lines") {
+        // Not a table row: the lines path in a loop, to run under `perf record`.
+        let store = Store::open(dir.join("profile.db"))?;
+        let ids = build_chain(&store, 100_000, 1_000)?;
+        let ((), d) = timed(|| {
+            for _ in 0..10 {
+                std::hint::black_box(store.load_entry_lines(ids.last().map(String::as_str))?);
+            }
+            Ok(())
+        })?;
+        rows.push(Row {
+            name: "profile-lines ×10".into(),
+            filo: d,
+            reference: None,
+            note: String::new(),
+        });
     }
     if only.iter().any(|o| o == "profile-load") {
         // Not a table row: a loop to run under `perf record`.

@@ -23,10 +23,12 @@ mod error;
 mod fsck;
 #[cfg(feature = "golden")]
 pub mod golden;
+mod json_text;
 mod model;
 mod pg;
 mod read;
 mod recover;
+mod recover_lines;
 pub mod render;
 mod sql;
 mod store;
@@ -48,4 +50,5 @@ pub use model::{
 pub use pg::{PG_LAYOUT_VERSION, connect_client, is_postgres_url, redact};
 /// The PostgreSQL client crate the store uses (for [`connect_client`]'s callers).
 pub use postgres;
+pub use recover_lines::EntryLines;
 pub use store::{Create, SCHEMA_VERSION, Store};

@@ -404,9 +404,50 @@ impl SessionEntry {
         m.insert("timestamp".into(), self.timestamp.clone().into());
     }
 
-    /// The compact JSON line (without the newline).
+    /// The compact JSON line (without the newline): `to_value().to_string()`. A user,
+    /// assistant or tool-result message entry, nearly every line written, is serialized
+    /// straight from its typed message instead of through a JSON tree (the same text: the
+    /// message types serialize their fields in order, with no duplicate key).
     pub fn to_line(&self) -> String {
+        if let EntryKind::Message(SessionMessage::Llm(m)) = &self.kind
+            && let Some(line) = self.message_line(m)
+        {
+            return line;
+        }
         self.to_value().to_string()
+    }
+
+    /// `{"type":"message","id":…,"parentId":…,"timestamp":…,"message":…}` written directly.
+    fn message_line(&self, m: &Message) -> Option<String> {
+        let mut out: Vec<u8> = Vec::with_capacity(256);
+        out.extend_from_slice(br#"{"type":"message","id":"#);
+        serde_json::to_writer(&mut out, &self.id).ok()?;
+        out.extend_from_slice(br#","parentId":"#);
+        serde_json::to_writer(&mut out, &self.parent_id).ok()?;
+        out.extend_from_slice(br#","timestamp":"#);
+        serde_json::to_writer(&mut out, &self.timestamp).ok()?;
+        out.extend_from_slice(br#","message":"#);
+        serde_json::to_writer(&mut out, m).ok()?;
+        out.push(b'}');
+        String::from_utf8(out).ok()
+    }
+
+    /// Read an entry from its JSON line: the entry [`SessionEntry::from_value`] gives for the
+    /// parsed line, a plain message line (user, assistant, tool result) read straight into its
+    /// typed message without the JSON tree, as a session file's lines are read.
+    pub fn from_line(line: &str) -> Result<Self, EntryError> {
+        // serde_json's raw-value token is read as a raw value from text but as a plain key
+        // from a `Value`: a line naming it (none but a forged one does) takes the `Value` path.
+        const RAW_VALUE_TOKEN: &[u8] = b"$serde_json::private::RawValue";
+        let forged = memchr::memmem::find(line.as_bytes(), RAW_VALUE_TOKEN).is_some();
+        if !forged && let Some(entry) = crate::line::parse_message_line(line) {
+            return Ok(entry);
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| EntryError::Invalid {
+            kind: "entry".into(),
+            message: e.to_string(),
+        })?;
+        Self::from_value(&v)
     }
 
     /// Read an entry object.

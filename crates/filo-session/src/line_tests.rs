@@ -322,7 +322,26 @@ fn assert_agree(text: &str) -> [bool; 3] {
         format!(r#"{{"type":"message","id":"a","parentId":"p","timestamp":"t","message":{text}}}"#);
     let (typed_line, checked_line) = both(&line);
     assert_eq!(checked_line, typed_line, "index vs typed on {line}");
+    assert_line_is_its_value(&line);
     typed
+}
+
+/// `SessionEntry::from_line` gives what `from_value` of the parsed line gives (for a line
+/// that is JSON: the lines it is used on are a `Value`'s text).
+fn assert_line_is_its_value(line: &str) {
+    use crate::entry::SessionEntry;
+    if let Ok(v) = serde_json::from_str::<Value>(line) {
+        let entry = SessionEntry::from_line(line).ok();
+        assert_eq!(
+            entry,
+            SessionEntry::from_value(&v).ok(),
+            "from_line vs from_value on {line}"
+        );
+        // And back: the direct writing of a message line is its JSON tree's text.
+        if let Some(e) = entry {
+            assert_eq!(e.to_line(), e.to_value().to_string(), "to_line on {line}");
+        }
+    }
 }
 
 /// The `message` objects of a session file's message lines.
@@ -362,6 +381,7 @@ fn the_check_agrees_with_the_typed_path_on_every_line_of_the_files() {
         for line in text.lines() {
             let (typed, checked) = both(line);
             assert_eq!(checked, typed, "index vs typed on {line}");
+            assert_line_is_its_value(line);
             accepted += usize::from(typed.is_some());
             let Ok(Line { message: Some(raw) }) = serde_json::from_str::<Line<'_>>(line) else {
                 continue;

@@ -14,6 +14,16 @@ fn same_kind(a: &SessionEntry, b: &SessionEntry) -> bool {
         }
 }
 
+/// The session entries of lineage lines read back from the DAG (the lines it cannot read as
+/// entries are left out, as they were when read through `Value`s): each line deserialized
+/// straight into its typed entry, no JSON tree per entry.
+pub(crate) fn entries_of(lines: &filo_dag::EntryLines) -> Vec<SessionEntry> {
+    lines
+        .iter()
+        .filter_map(|l| SessionEntry::from_line(l).ok())
+        .collect()
+}
+
 /// The node to resume from: the session's own head when the DB has it, else the last entry of the
 /// file that was mirrored (scanning backwards past entries the DAG skipped).
 ///
@@ -94,8 +104,8 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
             shared.fail("finding where the file joins the lineage", &e);
         }
     }
-    let values = match shared.store().load_entries(Some(&target)) {
-        Ok(v) => v,
+    let lines = match shared.store().load_entry_lines(Some(&target)) {
+        Ok(l) => l,
         Err(e) => {
             shared.fail("loading the lineage", &e);
             notices.push(format!(
@@ -104,10 +114,7 @@ pub(crate) fn resume_from_dag(shared: &Shared, manager: &mut SessionManager) -> 
             return notices;
         }
     };
-    let mut dag: Vec<SessionEntry> = values
-        .iter()
-        .filter_map(|v| SessionEntry::from_value(v).ok())
-        .collect();
+    let mut dag = entries_of(&lines);
     // Boot inheritance stops at this session's first entry when the lineage still passes it.
     if let Some(first) = manager.entry_ids().next().map(str::to_string)
         && let Some(k) = dag.iter().position(|e| e.id == first)
@@ -250,11 +257,11 @@ fn resume_past_join(
     join: Join,
     mut notices: Vec<String>,
 ) -> Vec<String> {
-    let values = match shared
+    let lines = match shared
         .store()
-        .load_entries_after(target, Some((&join.node, &join.entry)))
+        .load_entry_lines_after(target, Some((&join.node, &join.entry)))
     {
-        Ok(v) => v,
+        Ok(l) => l,
         Err(e) => {
             shared.fail("loading the lineage", &e);
             notices.push(format!(
@@ -263,10 +270,7 @@ fn resume_past_join(
             return notices;
         }
     };
-    let mut dag: Vec<SessionEntry> = values
-        .iter()
-        .filter_map(|v| SessionEntry::from_value(v).ok())
-        .collect();
+    let mut dag = entries_of(&lines);
     // The file's copy keeps usage, signatures and stop reasons; the DAG decides the lineage.
     for e in &mut dag {
         if let Some(f) = manager.entry(&e.id).filter(|f| same_kind(f, e)) {
@@ -303,4 +307,76 @@ fn boot(shared: &Shared, target: &str) {
     }
     shared.move_heads(target);
     shared.log(filo_dag::action_type::BOOT, None, Some(target), None);
+}
+
+#[cfg(test)]
+mod tests {
+    use filo_dag::{Parent, Store, golden};
+    use filo_session::SessionEntry;
+
+    use super::entries_of;
+    use crate::extension::{EntryContext, SessionInfo};
+    use crate::playfilo::entry_commit;
+
+    /// The entries the resume reads from the lineage's lines are the ones it read from the
+    /// lineage's `Value`s: on every entry of pi's session fixtures mirrored into a DAG as filo
+    /// mirrors them (with a model, so assistants carry their config), and on the reference's
+    /// golden database.
+    #[test]
+    fn the_lines_give_the_entries_the_values_gave() {
+        let store = Store::open_in_memory().unwrap();
+        golden::build(&store).unwrap();
+        let mut heads = vec![golden::ids::ROW12.to_string()];
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../filo-cli/tests/fixtures/pi073");
+        let ctx = EntryContext {
+            session: SessionInfo {
+                session_id: "s".into(),
+                session_file: None,
+                cwd: "/".into(),
+            },
+            model: serde_json::from_value(serde_json::json!({
+                "id": "m\"😀", "name": "m", "api": "anthropic-messages", "provider": "é\n",
+                "baseUrl": "http://127.0.0.1:1"
+            }))
+            .ok(),
+            thinking_level: filo_ai::ThinkingLevel::default(),
+            system_prompt: "prompt".into(),
+            tools: vec![("read".into(), "Read a file".into())],
+        };
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        let mut total = 0;
+        for path in files {
+            let file = filo_session::file::read_session_file(&path).unwrap();
+            let mut parent: Option<String> = None;
+            for (i, entry) in file.entries.iter().enumerate() {
+                let mut c =
+                    entry_commit(entry, &ctx, parent.as_deref(), 1_767_258_000_000 + i as i64);
+                if parent.is_none() {
+                    c = c.parent(Parent::Root);
+                }
+                parent = Some(store.commit_node(&c).unwrap().id);
+            }
+            heads.extend(parent);
+            total += file.entries.len();
+        }
+        assert!(total > 50, "{total} entries mirrored");
+        let mut compared = 0;
+        for head in &heads {
+            let values = store.load_entries(Some(head)).unwrap();
+            let want: Vec<SessionEntry> = values
+                .iter()
+                .filter_map(|v| SessionEntry::from_value(v).ok())
+                .collect();
+            let got = entries_of(&store.load_entry_lines(Some(head)).unwrap());
+            assert_eq!(got, want, "lineage of {head}");
+            compared += got.len();
+        }
+        assert!(compared > 50, "{compared} entries compared");
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use filo_agent::{AgentMessage, AgentTool, Concurrency, ToolCallContext, ToolError, ToolOutput};
 use filo_ai::{ContentBlock, Message, UserContent, UserMessage};
 use filo_dag::{DagError, NewBlob, NodeCommit, Parent, blob_type, carryover_text, role, short_id};
-use filo_session::{SessionEntry, SessionMessage};
+use filo_session::SessionMessage;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
@@ -191,14 +191,12 @@ pub(crate) fn incarnate(
     leaf_after: Option<&str>,
 ) -> Result<Incarnation, TravelError> {
     let now = shared.now();
-    let values = shared
+    let lines = shared
         .store()
-        .load_entries(Some(target))
+        .load_entry_lines(Some(target))
         .map_err(TravelError::Dag)?;
-    let mut entries: Vec<SessionEntry> = values
-        .iter()
-        .filter_map(|v| SessionEntry::from_value(v).ok())
-        .collect();
+    let mut entries = super::resume::entries_of(&lines);
+    drop(lines);
     let text = carryover_text(carryover);
     let (mut context, carry_id) = {
         let mut manager = session.session_manager();
