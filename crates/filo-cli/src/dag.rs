@@ -243,7 +243,7 @@ fn migrate(from: &str, to: &str, out: &mut dyn Write) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `filo dag entries [HASH]`: one line per entry, written as it is serialized.
+/// `filo dag entries [HASH]`: one line per entry, each the text `load_entries`' entry serializes to.
 fn entries(
     store: &Store,
     ref_name: &str,
@@ -258,8 +258,8 @@ fn entries(
         store.resolve(reference)?
     };
     let mut out = std::io::BufWriter::new(out);
-    for entry in store.load_entries(Some(&id))? {
-        serde_json::to_writer(&mut out, &entry)?;
+    for line in store.load_entry_lines(Some(&id))?.iter() {
+        out.write_all(line.as_bytes())?;
         out.write_all(b"\n")?;
     }
     out.flush()?;
