@@ -6,7 +6,7 @@ use crate::client::CacheRetention;
 use crate::codec::{RequestInput, is_blank, join_url};
 use crate::message::{ContentBlock, Message, UserContent};
 use crate::model::{Model, ThinkingLevel, adjust_max_tokens_for_thinking};
-use crate::transform::{sanitize_tool_call_id, transform_messages};
+use crate::transform::{sanitize_tool_call_id, transform_messages_borrowed};
 use crate::transport::HttpRequest;
 
 const CLAUDE_CODE_IDENTITY: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
@@ -372,7 +372,7 @@ fn tool_result_block(r: &crate::message::ToolResultMessage, images: bool) -> Val
 fn convert_messages(input: &RequestInput<'_>, oauth: bool) -> Vec<Value> {
     let normalize =
         |id: &str, _: &Model, _: &crate::message::AssistantMessage| sanitize_tool_call_id(id, 64);
-    let messages = transform_messages(
+    let messages = transform_messages_borrowed(
         &input.context.messages,
         input.model,
         Some(&normalize),
@@ -382,7 +382,7 @@ fn convert_messages(input: &RequestInput<'_>, oauth: bool) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     let mut i = 0;
     while i < messages.len() {
-        match &messages[i] {
+        match &*messages[i] {
             Message::User(u) => match &u.content {
                 UserContent::Text(t) if !is_blank(t) => {
                     out.push(json!({"role": "user", "content": t}));
@@ -403,7 +403,7 @@ fn convert_messages(input: &RequestInput<'_>, oauth: bool) -> Vec<Value> {
             }
             Message::ToolResult(_) => {
                 let mut blocks = Vec::new();
-                while let Some(Message::ToolResult(r)) = messages.get(i) {
+                while let Some(Message::ToolResult(r)) = messages.get(i).map(|m| &**m) {
                     blocks.push(tool_result_block(r, images));
                     i += 1;
                 }

@@ -24,7 +24,7 @@ use crate::env::Env;
 use crate::error::AiError;
 use crate::message::{ContentBlock, Message, UserContent};
 use crate::model::{Model, ThinkingLevel, adjust_max_tokens_for_thinking};
-use crate::transform::{sanitize_tool_call_id, transform_messages};
+use crate::transform::{sanitize_tool_call_id, transform_messages_borrowed};
 use crate::transport::{HttpRequest, request_body};
 
 #[path = "bedrock_decode.rs"]
@@ -309,7 +309,7 @@ fn convert_messages(input: &RequestInput<'_>) -> Result<Vec<Value>, AiError> {
     let model = input.model;
     let normalize =
         |id: &str, _: &Model, _: &crate::message::AssistantMessage| sanitize_tool_call_id(id, 64);
-    let messages = transform_messages(
+    let messages = transform_messages_borrowed(
         &input.context.messages,
         model,
         Some(&normalize),
@@ -319,7 +319,7 @@ fn convert_messages(input: &RequestInput<'_>) -> Result<Vec<Value>, AiError> {
     let mut out: Vec<Value> = Vec::new();
     let mut merging_results = false;
     for message in &messages {
-        match message {
+        match &**message {
             Message::User(u) => {
                 merging_results = false;
                 let content = match &u.content {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use crate::codec::{RequestInput, is_blank, join_url};
 use crate::message::{AssistantMessage, ContentBlock, Message, UserContent};
 use crate::model::{Model, ThinkingLevel};
-use crate::transform::{is_same_model, sanitize_tool_call_id, transform_messages};
+use crate::transform::{is_same_model, sanitize_tool_call_id, transform_messages_borrowed};
 use crate::transport::HttpRequest;
 
 /// Gemini 3 wants every function call signed; this sentinel skips the check for replayed calls.
@@ -142,7 +142,7 @@ fn normalize_id(id: &str, model: &Model, _source: &AssistantMessage) -> String {
 pub(crate) fn convert_contents(input: &RequestInput<'_>) -> Vec<Value> {
     let model = input.model;
     let images = model.supports_images();
-    let messages = transform_messages(
+    let messages = transform_messages_borrowed(
         &input.context.messages,
         model,
         Some(&normalize_id),
@@ -151,7 +151,7 @@ pub(crate) fn convert_contents(input: &RequestInput<'_>) -> Vec<Value> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < messages.len() {
-        match &messages[i] {
+        match &*messages[i] {
             Message::User(u) => {
                 let parts: Vec<Value> = match &u.content {
                     UserContent::Text(t) => vec![json!({"text": t})],
@@ -181,7 +181,7 @@ pub(crate) fn convert_contents(input: &RequestInput<'_>) -> Vec<Value> {
             Message::ToolResult(_) => {
                 let mut parts = Vec::new();
                 let mut image_parts = Vec::new();
-                while let Some(Message::ToolResult(r)) = messages.get(i) {
+                while let Some(Message::ToolResult(r)) = messages.get(i).map(|m| &**m) {
                     let text: Vec<&str> =
                         r.content.iter().filter_map(ContentBlock::as_text).collect();
                     let imgs: Vec<Value> = r

@@ -74,7 +74,7 @@ pub use env::{Env, env_api_key};
 pub use error::AiError;
 pub use overflow::is_context_overflow;
 pub use registry::{ProviderConfig, ProviderRegistry, RegistryError};
-pub use transform::transform_messages;
+pub use transform::{transform_messages, transform_messages_borrowed};
 #[cfg(any(test, feature = "testing"))]
 pub use transport::{FixtureResponse, FixtureTransport};
 pub use transport::{HttpRequest, ReqwestTransport, Transport};

@@ -13,7 +13,7 @@ use crate::codec::{RequestInput, join_url};
 use crate::message::{AssistantMessage, ContentBlock, Message, UserContent};
 use crate::model::{Model, ThinkingLevel};
 use crate::openai_responses::short_hash;
-use crate::transform::transform_messages;
+use crate::transform::transform_messages_borrowed;
 use crate::transport::HttpRequest;
 
 #[path = "mistral_decode.rs"]
@@ -175,7 +175,7 @@ fn convert_messages(input: &RequestInput<'_>) -> Vec<Value> {
     let images = model.supports_images();
     let ids = RefCell::new(IdMap::default());
     let normalize = |id: &str, _: &Model, _: &AssistantMessage| ids.borrow_mut().normalize(id);
-    let messages = transform_messages(
+    let messages = transform_messages_borrowed(
         &input.context.messages,
         model,
         Some(&normalize),
@@ -183,7 +183,7 @@ fn convert_messages(input: &RequestInput<'_>) -> Vec<Value> {
     );
     let mut out = Vec::new();
     for message in &messages {
-        match message {
+        match &**message {
             Message::User(u) => match &u.content {
                 UserContent::Text(t) => out.push(json!({"role": "user", "content": t})),
                 UserContent::Blocks(blocks) => {

@@ -325,11 +325,7 @@ fn apply_provider(
         }
     }
     // Provider-level settings and per-model overrides for the provider's built-in models.
-    for m in registry
-        .models_mut()
-        .iter_mut()
-        .filter(|m| m.provider == name)
-    {
+    for m in registry.models_of_mut(name) {
         if let Some(url) = &def.base_url {
             m.base_url.clone_from(url);
         }

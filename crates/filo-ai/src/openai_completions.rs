@@ -11,7 +11,7 @@ use crate::codec::{RequestInput, is_blank, join_url};
 use crate::error::AiError;
 use crate::message::{AssistantMessage, ContentBlock, Message, StopReason, ToolCall, UserContent};
 use crate::model::{Model, ThinkingLevel};
-use crate::transform::{sanitize_tool_call_id, transform_messages};
+use crate::transform::{sanitize_tool_call_id, transform_messages_borrowed};
 use crate::transport::HttpRequest;
 
 /// Vendor switches for the Chat Completions protocol (pi's `compat`).
@@ -266,7 +266,7 @@ fn image_part(data: &str, mime: &str) -> Value {
 fn convert_messages(input: &RequestInput<'_>, compat: &Compat) -> Vec<Value> {
     let model = input.model;
     let images = model.supports_images();
-    let messages = transform_messages(
+    let messages = transform_messages_borrowed(
         &input.context.messages,
         model,
         Some(&normalize_id),
@@ -284,9 +284,9 @@ fn convert_messages(input: &RequestInput<'_>, compat: &Compat) -> Vec<Value> {
     let bridge = json!({"role": "assistant", "content": "I have processed the tool results."});
     let mut i = 0;
     while i < messages.len() {
-        match &messages[i] {
+        match &*messages[i] {
             Message::User(u) => {
-                let after_tool = i > 0 && matches!(messages[i - 1], Message::ToolResult(_));
+                let after_tool = i > 0 && matches!(*messages[i - 1], Message::ToolResult(_));
                 let content = match &u.content {
                     UserContent::Text(t) => Some(json!(t)),
                     UserContent::Blocks(blocks) => {
@@ -321,7 +321,7 @@ fn convert_messages(input: &RequestInput<'_>, compat: &Compat) -> Vec<Value> {
             }
             Message::ToolResult(_) => {
                 let mut image_parts = Vec::new();
-                while let Some(Message::ToolResult(r)) = messages.get(i) {
+                while let Some(Message::ToolResult(r)) = messages.get(i).map(|m| &**m) {
                     let text: Vec<&str> =
                         r.content.iter().filter_map(ContentBlock::as_text).collect();
                     let mut has_image = false;

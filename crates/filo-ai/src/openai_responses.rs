@@ -7,7 +7,7 @@ use crate::client::CacheRetention;
 use crate::codec::{RequestInput, is_blank, join_url};
 use crate::message::{AssistantMessage, ContentBlock, Message, UserContent};
 use crate::model::{Model, ThinkingLevel};
-use crate::transform::{is_same_model, sanitize_tool_call_id, transform_messages};
+use crate::transform::{is_same_model, sanitize_tool_call_id, transform_messages_borrowed};
 use crate::transport::HttpRequest;
 
 #[path = "openai_responses_decode.rs"]
@@ -145,7 +145,7 @@ fn data_url(data: &str, mime: &str) -> String {
 fn convert_input(input: &RequestInput<'_>) -> Vec<Value> {
     let model = input.model;
     let images = model.supports_images();
-    let messages = transform_messages(
+    let messages = transform_messages_borrowed(
         &input.context.messages,
         model,
         Some(&normalize_id),
@@ -162,7 +162,7 @@ fn convert_input(input: &RequestInput<'_>) -> Vec<Value> {
     }
     let mut message_counter = 0usize;
     for message in &messages {
-        match message {
+        match &**message {
             Message::User(u) => {
                 let blocks = match &u.content {
                     UserContent::Text(t) => vec![ContentBlock::text(t.clone())],

@@ -3,6 +3,7 @@
 //! a provider is a record naming its wire protocol, base URL, key variables and headers.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,6 +59,12 @@ struct Catalog {
     models: Vec<Model>,
 }
 
+/// The catalog's head: everything before its models.
+#[derive(Deserialize)]
+struct CatalogHead {
+    providers: Vec<ProviderConfig>,
+}
+
 /// Errors of the registry and of models.json (pi's texts).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RegistryError {
@@ -72,10 +79,106 @@ pub enum RegistryError {
 }
 
 /// The providers and models a client can reach.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// The bundled catalog's models are kept as their JSON lines, one group per provider, and a
+/// group is parsed the first time one of its models is asked for: a start that looks up one
+/// model does not parse the other 968. Every method answers as if all models were one list in
+/// catalog order followed by the models added since (`catalog::tests` pins it against the
+/// parsed catalog).
+#[derive(Debug, Clone, Default)]
 pub struct ProviderRegistry {
     providers: Vec<ProviderConfig>,
-    models: Vec<Model>,
+    /// The catalog's models, one group per provider, in catalog order.
+    groups: Vec<Group>,
+    /// Models that are in no group (added by models.json or code), in the order they came.
+    added: Vec<Model>,
+    /// [`ProviderRegistry::models`]: the groups then `added`, made on first call, dropped on
+    /// every change.
+    all: OnceLock<Vec<Model>>,
+}
+
+/// A provider's models in the bundled catalog, parsed on first use.
+#[derive(Debug, Clone)]
+struct Group {
+    provider: &'static str,
+    /// The models' lines (one JSON object each, a `,` after all but the catalog's last).
+    lines: &'static str,
+    models: OnceLock<Vec<Model>>,
+}
+
+impl Group {
+    fn models(&self) -> &[Model] {
+        self.models.get_or_init(|| parse_group(self.lines))
+    }
+
+    fn models_mut(&mut self) -> &mut [Model] {
+        if self.models.get().is_none() {
+            // `OnceLock::get_mut_or_init` is not stable yet.
+            self.models = OnceLock::from(parse_group(self.lines));
+        }
+        self.models.get_mut().map_or(&mut [], Vec::as_mut_slice)
+    }
+}
+
+/// A group's models. Every line of the bundled catalog parses (`tests::lazy_catalog_*` parse
+/// them all), so nothing is dropped here.
+fn parse_group(lines: &str) -> Vec<Model> {
+    lines
+        .lines()
+        .filter_map(|line| serde_json::from_str(model_line(line)).ok())
+        .collect()
+}
+
+/// A model line without its indentation and trailing comma.
+fn model_line(line: &str) -> &str {
+    let line = line.trim();
+    line.strip_suffix(',').unwrap_or(line)
+}
+
+/// The catalog as `generate.mjs` writes it (the providers, then ` "models": [` and one model a
+/// line, grouped by provider) cut into its providers and the groups' lines, the models left
+/// unparsed; `None` for any other layout (the caller then parses the whole catalog).
+fn split_catalog(text: &'static str) -> Option<(Vec<ProviderConfig>, Vec<Group>)> {
+    const MODELS: &str = "\n \"models\": [\n";
+    const END: &str = "\n ]\n}";
+    let at = text.find(MODELS)?;
+    let head = format!("{}\n}}", text[..at].trim_end().strip_suffix(',')?);
+    let head: CatalogHead = serde_json::from_str(&head).ok()?;
+    let body = text[at + MODELS.len()..].trim_end().strip_suffix(END)?;
+    let mut groups: Vec<Group> = Vec::new();
+    let (mut start, mut group_start) = (0, 0);
+    for line in body.split_inclusive('\n') {
+        let provider = line_provider(line)?;
+        let end = start + line.len();
+        if let Some(g) = groups.last_mut().filter(|g| g.provider == provider) {
+            g.lines = &body[group_start..end];
+        } else if groups.iter().any(|g| g.provider == provider) {
+            return None;
+        } else {
+            group_start = start;
+            groups.push(Group {
+                provider,
+                lines: &body[start..end],
+                models: OnceLock::new(),
+            });
+        }
+        start = end;
+    }
+    Some((head.providers, groups))
+}
+
+/// The `provider` of a model line: the first `"provider":"…"` in it, when that is a plain string.
+fn line_provider(line: &str) -> Option<&str> {
+    const KEY: &str = "\"provider\":\"";
+    let rest = &line[line.find(KEY)? + KEY.len()..];
+    let id = &rest[..rest.find('"')?];
+    (!id.contains('\\')).then_some(id)
+}
+
+impl PartialEq for ProviderRegistry {
+    fn eq(&self, other: &Self) -> bool {
+        self.providers == other.providers && self.models() == other.models()
+    }
 }
 
 impl ProviderRegistry {
@@ -89,11 +192,25 @@ impl ProviderRegistry {
     /// API this build does not speak are listed too; a request to one ends in
     /// [`crate::AiError::UnknownApi`].
     pub fn builtin() -> Result<Self, RegistryError> {
+        match split_catalog(CATALOG) {
+            Some((providers, groups)) => Ok(ProviderRegistry {
+                providers,
+                groups,
+                ..ProviderRegistry::default()
+            }),
+            None => Self::parse_catalog(CATALOG),
+        }
+    }
+
+    /// A catalog parsed whole, every model at once (what [`ProviderRegistry::builtin`] does for
+    /// a catalog not laid out as `generate.mjs` writes it).
+    fn parse_catalog(text: &str) -> Result<Self, RegistryError> {
         let catalog: Catalog =
-            serde_json::from_str(CATALOG).map_err(|e| RegistryError::Catalog(e.to_string()))?;
+            serde_json::from_str(text).map_err(|e| RegistryError::Catalog(e.to_string()))?;
         Ok(ProviderRegistry {
             providers: catalog.providers,
-            models: catalog.models,
+            added: catalog.models,
+            ..ProviderRegistry::default()
         })
     }
 
@@ -105,23 +222,37 @@ impl ProviderRegistry {
         self.providers.iter().find(|p| p.id == id)
     }
 
-    /// All listed models.
+    /// All listed models (the first call parses the whole catalog).
     pub fn models(&self) -> &[Model] {
-        &self.models
+        self.all.get_or_init(|| {
+            self.groups
+                .iter()
+                .flat_map(Group::models)
+                .chain(&self.added)
+                .cloned()
+                .collect()
+        })
     }
 
-    /// Listed models of one provider.
-    pub fn models_of<'a>(&'a self, provider: &'a str) -> impl Iterator<Item = &'a Model> + 'a {
-        self.models.iter().filter(move |m| m.provider == provider)
+    fn group(&self, provider: &str) -> Option<&Group> {
+        self.groups.iter().find(|g| g.provider == provider)
+    }
+
+    /// Listed models of one provider, in the order of [`ProviderRegistry::models`].
+    pub fn models_of<'a, 'p>(
+        &'a self,
+        provider: &'p str,
+    ) -> impl Iterator<Item = &'a Model> + use<'a, 'p> {
+        self.group(provider)
+            .map(Group::models)
+            .unwrap_or_default()
+            .iter()
+            .chain(self.added.iter().filter(move |m| m.provider == provider))
     }
 
     /// A model by provider and id. Providers that accept any id make one up with default limits.
     pub fn model(&self, provider: &str, id: &str) -> Option<Model> {
-        if let Some(m) = self
-            .models
-            .iter()
-            .find(|m| m.provider == provider && m.id == id)
-        {
+        if let Some(m) = self.models_of(provider).find(|m| m.id == id) {
             return Some(m.clone());
         }
         let p = self.provider(provider).filter(|p| p.any_model)?;
@@ -152,14 +283,31 @@ impl ProviderRegistry {
 
     /// Add or replace a model (by provider and id).
     pub fn upsert_model(&mut self, model: Model) {
-        match self
-            .models
-            .iter_mut()
-            .find(|m| m.provider == model.provider && m.id == model.id)
-        {
+        let provider = model.provider.clone();
+        let slot = self.models_of_mut(&provider).find(|m| m.id == model.id);
+        match slot {
             Some(slot) => *slot = model,
-            None => self.models.push(model),
+            None => self.added.push(model),
         }
+    }
+
+    /// The models of one provider, to change in place.
+    pub(crate) fn models_of_mut<'a>(
+        &'a mut self,
+        provider: &'a str,
+    ) -> impl Iterator<Item = &'a mut Model> + 'a {
+        self.all = OnceLock::new();
+        let group = self
+            .groups
+            .iter_mut()
+            .find(|g| g.provider == provider)
+            .map(Group::models_mut)
+            .unwrap_or_default();
+        group.iter_mut().chain(
+            self.added
+                .iter_mut()
+                .filter(move |m| m.provider == provider),
+        )
     }
 
     /// Register any OpenAI-compatible server (vLLM, LM Studio, a gateway …) as a provider that
@@ -235,10 +383,6 @@ impl ProviderRegistry {
         crate::models_json::apply(self, text)
     }
 
-    pub(crate) fn models_mut(&mut self) -> &mut Vec<Model> {
-        &mut self.models
-    }
-
     pub(crate) fn provider_mut(&mut self, id: &str) -> Option<&mut ProviderConfig> {
         self.providers.iter_mut().find(|p| p.id == id)
     }
@@ -290,6 +434,101 @@ mod tests {
         let m = r.model("anthropic", "claude-sonnet-4-5").unwrap();
         assert_eq!(m.base_url, "https://api.anthropic.com");
         assert!(m.reasoning && m.supports_images());
+    }
+
+    /// The catalog parsed whole, as `builtin` did before its models were parsed lazily.
+    fn eager() -> ProviderRegistry {
+        ProviderRegistry::parse_catalog(CATALOG).unwrap()
+    }
+
+    #[test]
+    fn lazy_catalog_is_the_parsed_catalog() {
+        let lazy = ProviderRegistry::builtin().unwrap();
+        let eager = eager();
+        assert!(eager.groups.is_empty());
+        // The bundled catalog takes the lazy path: one group per provider with models, and
+        // every line of every group parses.
+        assert_eq!(lazy.groups.len(), 31);
+        let lines: usize = lazy.groups.iter().map(|g| g.lines.lines().count()).sum();
+        assert_eq!(lines, eager.added.len());
+        assert!(lazy.groups.iter().all(|g| g.models.get().is_none()));
+        assert_eq!(lazy.providers(), eager.providers());
+        // Asked one provider at a time, before anything else is parsed.
+        for p in eager.providers() {
+            let fresh = ProviderRegistry::builtin().unwrap();
+            let want: Vec<&Model> = eager.models_of(&p.id).collect();
+            assert_eq!(fresh.models_of(&p.id).collect::<Vec<_>>(), want, "{}", p.id);
+            assert!(
+                fresh
+                    .groups
+                    .iter()
+                    .filter(|g| g.models.get().is_some())
+                    .count()
+                    <= 1
+            );
+            for m in &want {
+                assert_eq!(fresh.model(&m.provider, &m.id).as_ref(), Some(*m));
+            }
+            assert_eq!(
+                fresh.model(&p.id, "no-such-model"),
+                eager.model(&p.id, "no-such-model")
+            );
+        }
+        assert_eq!(lazy.models(), eager.models());
+        for m in eager.models() {
+            assert_eq!(lazy.model(&m.provider, &m.id).as_ref(), Some(m));
+            assert!(lazy.groups.iter().any(|g| g.provider == m.provider));
+        }
+        assert_eq!(lazy, eager);
+    }
+
+    #[test]
+    fn lazy_catalog_changes_like_the_parsed_catalog() {
+        let models_json = r#"{"providers":{
+            "anthropic":{"baseUrl":"https://proxy.example/a","modelOverrides":{"claude-sonnet-4-5":{"name":"Renamed"}},
+                "models":[{"id":"claude-sonnet-4-5","name":"Replaced","contextWindow":7,"maxTokens":3},
+                          {"id":"new-anthropic-model"}]},
+            "openai":{"compat":{"supportsStore":false}},
+            "mine":{"baseUrl":"http://127.0.0.1:1/v1","api":"openai-completions","apiKey":"K","models":[{"id":"m1"},{"id":"m2"}]}
+        }}"#;
+        let mut lazy = ProviderRegistry::builtin().unwrap();
+        let mut eager = eager();
+        // A list made before a change is not kept after it.
+        assert_eq!(lazy.models(), eager.models());
+        let (a, b) = (
+            lazy.apply_models_json(models_json),
+            eager.apply_models_json(models_json),
+        );
+        assert_eq!(a, b);
+        assert!(a.unwrap().is_empty());
+        let mut fresh = ProviderRegistry::builtin().unwrap();
+        fresh.apply_models_json(models_json).unwrap();
+        for r in [&lazy, &fresh] {
+            for p in eager.providers() {
+                let want: Vec<&Model> = eager.models_of(&p.id).collect();
+                assert_eq!(r.models_of(&p.id).collect::<Vec<_>>(), want, "{}", p.id);
+            }
+            assert_eq!(r.models(), eager.models());
+        }
+        let m = fresh.model("anthropic", "claude-sonnet-4-5").unwrap();
+        assert_eq!((m.name.as_str(), m.context_window), ("Replaced", 7));
+        assert_eq!(fresh.models().last().unwrap().id, "m2");
+        let custom = Model {
+            id: "claude-opus-4-7".into(),
+            name: "mine".into(),
+            ..m.clone()
+        };
+        for r in [&mut lazy, &mut eager] {
+            r.upsert_model(custom.clone());
+            r.upsert_model(Model {
+                id: "m3".into(),
+                ..custom.clone()
+            });
+            r.add_openai_compatible("vllm", "http://127.0.0.1:8000/v1", None);
+        }
+        assert_eq!(lazy.models(), eager.models());
+        assert_eq!(lazy.models_of("anthropic").next().unwrap().name, "mine");
+        assert_eq!(lazy, eager);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::codec::RequestInput;
 use crate::message::{AssistantMessage, ContentBlock, Message, UserContent};
 use crate::model::Model;
 use crate::openai_responses::short_hash;
-use crate::transform::transform_messages;
+use crate::transform::transform_messages_borrowed;
 
 /// pi's `normalizeIdPart`: `[a-zA-Z0-9_-]` only, at most 64 characters, no trailing `_`.
 fn normalize_part(part: &str) -> String {
@@ -65,7 +65,7 @@ pub(crate) fn convert_input(input: &RequestInput<'_>, own_providers: &[&str]) ->
     let model = input.model;
     let normalize =
         |id: &str, m: &Model, source: &AssistantMessage| normalize_id(id, m, source, own_providers);
-    let messages = transform_messages(
+    let messages = transform_messages_borrowed(
         &input.context.messages,
         model,
         Some(&normalize),
@@ -84,7 +84,7 @@ pub(crate) fn convert_input(input: &RequestInput<'_>, own_providers: &[&str]) ->
     // and an assistant message without items are skipped before it counts).
     let mut index = 0usize;
     for message in &messages {
-        match message {
+        match &**message {
             Message::User(u) => {
                 let content: Vec<Value> = match &u.content {
                     UserContent::Text(t) => vec![json!({"type": "input_text", "text": t})],

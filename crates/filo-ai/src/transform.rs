@@ -3,6 +3,7 @@
 //! ids are normalised where the target API needs it, failed assistant turns are dropped and
 //! orphaned tool calls get a `No result provided` error result.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::message::{
@@ -39,24 +40,57 @@ pub fn transform_messages(
     normalize: Option<IdNormalizer<'_>>,
     now_ms: i64,
 ) -> Vec<Message> {
+    transform_messages_borrowed(messages, model, normalize, now_ms)
+        .into_iter()
+        .map(Cow::into_owned)
+        .collect()
+}
+
+/// [`transform_messages`] without copying the messages it leaves as they are (user messages,
+/// tool results whose id is not remapped, assistant messages of this model with no blank
+/// thinking to drop): a request built from a long session borrows its history.
+pub fn transform_messages_borrowed<'m>(
+    messages: &'m [Message],
+    model: &Model,
+    normalize: Option<IdNormalizer<'_>>,
+    now_ms: i64,
+) -> Vec<Cow<'m, Message>> {
     let mut id_map: HashMap<String, String> = HashMap::new();
-    let converted: Vec<Message> = messages
+    let converted: Vec<Cow<'m, Message>> = messages
         .iter()
         .map(|m| match m {
-            Message::User(_) => m.clone(),
+            Message::User(_) => Cow::Borrowed(m),
             Message::ToolResult(r) => match id_map.get(&r.tool_call_id) {
-                Some(new_id) => Message::ToolResult(ToolResultMessage {
+                Some(new_id) => Cow::Owned(Message::ToolResult(ToolResultMessage {
                     tool_call_id: new_id.clone(),
                     ..r.clone()
-                }),
-                None => m.clone(),
+                })),
+                None => Cow::Borrowed(m),
             },
-            Message::Assistant(a) => {
-                Message::Assistant(convert_assistant(a, model, normalize, &mut id_map))
-            }
+            Message::Assistant(a) if unchanged(a, model) => Cow::Borrowed(m),
+            Message::Assistant(a) => Cow::Owned(Message::Assistant(convert_assistant(
+                a,
+                model,
+                normalize,
+                &mut id_map,
+            ))),
         })
         .collect();
     repair_order(converted, now_ms)
+}
+
+/// Whether [`convert_assistant`] gives `a` back as it is: a message of this model (whose tool
+/// calls keep their ids) that has no blank, unsigned, unredacted thinking to drop.
+fn unchanged(a: &AssistantMessage, model: &Model) -> bool {
+    is_same_model(a, model)
+        && !a.content.iter().any(|b| match b {
+            ContentBlock::Thinking(t) => {
+                t.redacted != Some(true)
+                    && t.thinking_signature.as_deref().is_none_or(str::is_empty)
+                    && t.thinking.trim().is_empty()
+            }
+            ContentBlock::Text(_) | ContentBlock::ToolCall(_) | ContentBlock::Image(_) => false,
+        })
 }
 
 fn convert_assistant(
@@ -119,11 +153,11 @@ fn convert_assistant(
 
 /// Pass 2: drop failed assistant turns; give every unanswered tool call a synthetic error result
 /// before the next assistant or user message.
-fn repair_order(messages: Vec<Message>, now_ms: i64) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+fn repair_order(messages: Vec<Cow<'_, Message>>, now_ms: i64) -> Vec<Cow<'_, Message>> {
+    let mut out: Vec<Cow<'_, Message>> = Vec::with_capacity(messages.len());
     let mut pending: Vec<(String, String)> = Vec::new();
     for message in messages {
-        match &message {
+        match &*message {
             Message::Assistant(a)
                 if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) =>
             {
@@ -144,16 +178,20 @@ fn repair_order(messages: Vec<Message>, now_ms: i64) -> Vec<Message> {
     out
 }
 
-fn flush_orphans(out: &mut Vec<Message>, pending: &mut Vec<(String, String)>, now_ms: i64) {
+fn flush_orphans(
+    out: &mut Vec<Cow<'_, Message>>,
+    pending: &mut Vec<(String, String)>,
+    now_ms: i64,
+) {
     for (id, name) in pending.drain(..) {
-        out.push(Message::ToolResult(ToolResultMessage {
+        out.push(Cow::Owned(Message::ToolResult(ToolResultMessage {
             tool_call_id: id,
             tool_name: name,
             content: vec![ContentBlock::text("No result provided")],
             details: None,
             is_error: true,
             timestamp: now_ms,
-        }));
+        })));
     }
 }
 

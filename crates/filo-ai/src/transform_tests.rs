@@ -165,3 +165,82 @@ fn orphans_get_results_and_failed_turns_are_dropped() {
     assert_eq!(r.timestamp, 42);
     assert_eq!(r.content, vec![ContentBlock::text("No result provided")]);
 }
+
+/// The borrowed path leaves a message as it is only where converting it changes nothing: on
+/// every combination of thinking block (blank or not, signed or not, redacted or not), text and
+/// tool call, from this model and from others, its result equals converting every message.
+#[test]
+fn borrowing_what_is_unchanged_is_exact() {
+    let target = model("anthropic", "anthropic-messages", "claude");
+    let mut blocks = Vec::new();
+    for text in ["", "  ", "deep thought"] {
+        for sig in [None, Some(""), Some("sig")] {
+            for redacted in [None, Some(false), Some(true)] {
+                blocks.push(ContentBlock::Thinking(ThinkingContent {
+                    thinking: text.into(),
+                    thinking_signature: sig.map(str::to_string),
+                    redacted,
+                }));
+            }
+        }
+    }
+    let mut msgs = vec![user("start")];
+    let senders = [
+        ("anthropic", "anthropic-messages", "claude"),
+        ("anthropic", "anthropic-messages", "claude-other"),
+        ("openai", "openai-completions", "gpt-4o"),
+    ];
+    for (n, (provider, api, id)) in senders.iter().enumerate() {
+        for (i, b) in blocks.iter().enumerate() {
+            let call_id = format!("c|{n}.{i}");
+            msgs.push(assistant(
+                provider,
+                api,
+                id,
+                vec![b.clone(), ContentBlock::text("said"), call(&call_id)],
+            ));
+            msgs.push(result(&call_id));
+        }
+        msgs.push(assistant(
+            provider,
+            api,
+            id,
+            vec![ContentBlock::text("plain")],
+        ));
+        msgs.push(user("next"));
+    }
+    let norm = |id: &str, _: &Model, _: &AssistantMessage| sanitize_tool_call_id(id, 64);
+    for normalize in [None, Some(&norm as IdNormalizer<'_>)] {
+        // Every assistant message converted, every remapped result rewritten, as before.
+        let mut id_map = HashMap::new();
+        let converted: Vec<Cow<'_, Message>> = msgs
+            .iter()
+            .map(|m| match m {
+                Message::Assistant(a) => Cow::Owned(Message::Assistant(convert_assistant(
+                    a,
+                    &target,
+                    normalize,
+                    &mut id_map,
+                ))),
+                Message::ToolResult(r) => Cow::Owned(Message::ToolResult(ToolResultMessage {
+                    tool_call_id: id_map
+                        .get(&r.tool_call_id)
+                        .cloned()
+                        .unwrap_or_else(|| r.tool_call_id.clone()),
+                    ..r.clone()
+                })),
+                Message::User(_) => Cow::Borrowed(m),
+            })
+            .collect();
+        let want: Vec<Message> = repair_order(converted, 7)
+            .into_iter()
+            .map(Cow::into_owned)
+            .collect();
+        let got = transform_messages_borrowed(&msgs, &target, normalize, 7);
+        let borrowed = got.iter().filter(|m| matches!(m, Cow::Borrowed(_))).count();
+        assert!(borrowed > blocks.len(), "{borrowed}");
+        let got: Vec<Message> = got.into_iter().map(Cow::into_owned).collect();
+        assert_eq!(got, want);
+        assert_eq!(transform_messages(&msgs, &target, normalize, 7), want);
+    }
+}

@@ -77,7 +77,7 @@ fn session(dir: &std::path::Path, extensions: Vec<Arc<dyn Extension>>) -> AgentS
     AgentSession::create(AgentSessionOptions {
         cwd: dir.to_path_buf(),
         client: Arc::new(Instant0),
-        models: vec![model()],
+        models: vec![model()].into(),
         model: Some(model()),
         thinking_level: None,
         tools: Vec::new(),

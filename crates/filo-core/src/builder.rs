@@ -14,6 +14,7 @@ use filo_tools::ToolSettings;
 use filo_tools::spill::SpillFiles;
 
 use crate::agent_session::{AgentSession, AgentSessionOptions, ApiKeyResolver};
+use crate::model_list::ModelList;
 use crate::playfilo::PlayfiloConfig;
 use crate::{CoreError, Extension, Resources, Settings};
 
@@ -94,7 +95,7 @@ pub fn memory_config(
 pub struct SessionBuilder {
     cwd: PathBuf,
     client: Arc<dyn ModelClient>,
-    models: Vec<Model>,
+    models: ModelList,
     model: Option<Model>,
     thinking: Option<ThinkingLevel>,
     tools: Vec<Arc<dyn AgentTool>>,
@@ -119,7 +120,7 @@ impl SessionBuilder {
         Self {
             cwd,
             client,
-            models: Vec::new(),
+            models: ModelList::default(),
             model: None,
             thinking: None,
             tools: Vec::new(),
@@ -134,13 +135,14 @@ impl SessionBuilder {
 
     /// The models the session may switch to, and the one it starts with (added to the list when
     /// missing).
-    pub fn models(mut self, mut models: Vec<Model>, model: Option<Model>) -> Self {
-        if let Some(m) = &model
-            && !models.iter().any(|x| x.same_as(m))
-        {
-            models.push(m.clone());
-        }
-        self.models = models;
+    pub fn models(self, models: Vec<Model>, model: Option<Model>) -> Self {
+        self.model_list(ModelList::from(models), model)
+    }
+
+    /// [`SessionBuilder::models`] from a list that may be made on first use
+    /// ([`ModelList::from_registry`]).
+    pub fn model_list(mut self, models: ModelList, model: Option<Model>) -> Self {
+        self.models = models.with(model.clone());
         self.model = model;
         self
     }

@@ -16,6 +16,14 @@ pub fn to_agent(m: &SessionMessage) -> AgentMessage {
     }
 }
 
+/// [`to_agent`] of a message no longer needed: an LLM message is moved, not copied.
+pub fn into_agent(m: SessionMessage) -> AgentMessage {
+    match m {
+        SessionMessage::Llm(msg) => AgentMessage::Llm(msg),
+        other => to_agent(&other),
+    }
+}
+
 /// An agent message as the session keeps it; `None` for roles the session does not know.
 pub fn to_session(m: &AgentMessage) -> Option<SessionMessage> {
     match m {
@@ -32,8 +40,14 @@ pub fn to_session(m: &AgentMessage) -> Option<SessionMessage> {
 /// messages; unknown roles are dropped). With `block_images`, every image becomes the text
 /// `Image reading is disabled.` (consecutive duplicates collapsed).
 pub fn convert_to_llm(messages: &[AgentMessage], block_images: bool) -> Vec<filo_ai::Message> {
-    let session: Vec<SessionMessage> = messages.iter().filter_map(to_session).collect();
-    let mut out = filo_session::convert_to_llm(&session);
+    // An LLM message converts to itself: cloned once, not through a session message.
+    let mut out: Vec<filo_ai::Message> = messages
+        .iter()
+        .filter_map(|m| match m {
+            AgentMessage::Llm(msg) => Some(msg.clone()),
+            custom => to_session(custom).and_then(|s| filo_session::message_to_llm(&s)),
+        })
+        .collect();
     if block_images {
         for m in &mut out {
             let blocks = match m {

@@ -23,6 +23,7 @@ pub mod extension;
 pub mod glob;
 mod json_file;
 pub mod loader;
+pub mod model_list;
 pub mod model_resolve;
 pub mod playfilo;
 pub mod resource_paths;

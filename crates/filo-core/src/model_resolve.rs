@@ -25,6 +25,14 @@ pub enum ResolveError {
 pub trait ModelSource {
     fn provider_ids(&self) -> Vec<String>;
     fn models(&self) -> &[Model];
+    /// The models of one provider, in the order of [`ModelSource::models`].
+    fn models_of(&self, provider: &str) -> Vec<Model> {
+        self.models()
+            .iter()
+            .filter(|m| m.provider == provider)
+            .cloned()
+            .collect()
+    }
     /// A model by provider and id, including made-up ones for providers that accept any id.
     fn model(&self, provider: &str, id: &str) -> Option<Model>;
 }
@@ -35,6 +43,11 @@ impl ModelSource for filo_ai::ProviderRegistry {
     }
     fn models(&self) -> &[Model] {
         filo_ai::ProviderRegistry::models(self)
+    }
+    fn models_of(&self, provider: &str) -> Vec<Model> {
+        filo_ai::ProviderRegistry::models_of(self, provider)
+            .cloned()
+            .collect()
     }
     fn model(&self, provider: &str, id: &str) -> Option<Model> {
         filo_ai::ProviderRegistry::model(self, provider, id)
@@ -100,10 +113,9 @@ pub fn resolve_cli_model(
     let Some(raw) = model else {
         let Some(p) = provider else { return Ok(None) };
         let m = source
-            .models()
-            .iter()
-            .find(|m| m.provider == p)
-            .cloned()
+            .models_of(p)
+            .into_iter()
+            .next()
             .or_else(|| source.model(p, "default"));
         return Ok(m.map(|model| ResolvedModel {
             model,
@@ -121,16 +133,15 @@ pub fn resolve_cli_model(
             _ => (None, pattern.to_string()),
         },
     };
-    let candidates: Vec<Model> = match &provider {
-        Some(p) => source
-            .models()
-            .iter()
-            .filter(|m| &m.provider == p)
-            .cloned()
-            .collect(),
-        None => source.models().to_vec(),
+    let of_provider;
+    let candidates: &[Model] = match &provider {
+        Some(p) => {
+            of_provider = source.models_of(p);
+            &of_provider
+        }
+        None => source.models(),
     };
-    if let Some(m) = match_model(&pattern, &candidates) {
+    if let Some(m) = match_model(&pattern, candidates) {
         return Ok(Some(ResolvedModel {
             model: m.clone(),
             thinking,

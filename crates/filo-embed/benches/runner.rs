@@ -96,7 +96,7 @@ async fn bare(dir: &std::path::Path, client: Arc<dyn ModelClient>) -> Duration {
     let session = AgentSession::create(AgentSessionOptions {
         cwd: dir.to_path_buf(),
         client,
-        models: vec![model.clone()],
+        models: vec![model.clone()].into(),
         model: Some(model),
         thinking_level: None,
         tools: Vec::new(),

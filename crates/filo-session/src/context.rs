@@ -230,30 +230,30 @@ fn user_text(text: String, timestamp: i64) -> Message {
 /// pi's coding-agent `convertToLlm`: coding-agent roles become user messages; a bash execution
 /// marked `excludeFromContext` is dropped.
 pub fn convert_to_llm(messages: &[SessionMessage]) -> Vec<Message> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            SessionMessage::Llm(m) => Some(m.clone()),
-            SessionMessage::BashExecution(b) if b.exclude_from_context == Some(true) => None,
-            SessionMessage::BashExecution(b) => {
-                Some(user_text(bash_execution_to_text(b), b.timestamp))
-            }
-            SessionMessage::Custom(c) => Some(Message::User(UserMessage {
-                content: UserContent::Blocks(c.content.to_blocks()),
-                timestamp: c.timestamp,
-            })),
-            SessionMessage::BranchSummary {
-                summary, timestamp, ..
-            } => Some(user_text(
-                format!("{BRANCH_SUMMARY_PREFIX}{summary}{BRANCH_SUMMARY_SUFFIX}"),
-                *timestamp,
-            )),
-            SessionMessage::CompactionSummary {
-                summary, timestamp, ..
-            } => Some(user_text(
-                format!("{COMPACTION_SUMMARY_PREFIX}{summary}{COMPACTION_SUMMARY_SUFFIX}"),
-                *timestamp,
-            )),
-        })
-        .collect()
+    messages.iter().filter_map(message_to_llm).collect()
+}
+
+/// [`convert_to_llm`] of one message.
+pub fn message_to_llm(m: &SessionMessage) -> Option<Message> {
+    match m {
+        SessionMessage::Llm(m) => Some(m.clone()),
+        SessionMessage::BashExecution(b) if b.exclude_from_context == Some(true) => None,
+        SessionMessage::BashExecution(b) => Some(user_text(bash_execution_to_text(b), b.timestamp)),
+        SessionMessage::Custom(c) => Some(Message::User(UserMessage {
+            content: UserContent::Blocks(c.content.to_blocks()),
+            timestamp: c.timestamp,
+        })),
+        SessionMessage::BranchSummary {
+            summary, timestamp, ..
+        } => Some(user_text(
+            format!("{BRANCH_SUMMARY_PREFIX}{summary}{BRANCH_SUMMARY_SUFFIX}"),
+            *timestamp,
+        )),
+        SessionMessage::CompactionSummary {
+            summary, timestamp, ..
+        } => Some(user_text(
+            format!("{COMPACTION_SUMMARY_PREFIX}{summary}{COMPACTION_SUMMARY_SUFFIX}"),
+            *timestamp,
+        )),
+    }
 }

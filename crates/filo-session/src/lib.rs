@@ -29,7 +29,9 @@ pub mod paths;
 mod store;
 pub mod write;
 
-pub use context::{ModelRef, SessionContext, build_session_context, convert_to_llm};
+pub use context::{
+    ModelRef, SessionContext, build_session_context, convert_to_llm, message_to_llm,
+};
 pub use entry::{
     BashExecution, CustomMessage, EntryError, EntryKind, SessionEntry, SessionHeader,
     SessionMessage,

@@ -204,7 +204,6 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         };
         auth.set_runtime_api_key(&r.model.provider, key);
     }
-    let models = registry.models().to_vec();
     let mut thinking = None;
     let mut model = resolved.map(|r| {
         warnings.extend(r.warning);
@@ -221,7 +220,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         .or_else(|| filo_core::ui_settings::enabled_models(&settings));
     let scope = match &patterns {
         Some(patterns) => {
-            let available: Vec<filo_ai::Model> = models
+            let available: Vec<filo_ai::Model> = registry
+                .models()
                 .iter()
                 .filter(|m| resolver(&m.provider).is_some())
                 .cloned()
@@ -260,7 +260,10 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     warnings.extend(w);
     let memory = playfilo_extension(args, env, paths, &mut warnings);
     let mut builder = SessionBuilder::new(paths.cwd.clone(), Arc::new(client), utc_date())
-        .models(models, model)
+        .model_list(
+            filo_core::model_list::ModelList::from_registry(registry.clone(), None),
+            model,
+        )
         .thinking(thinking)
         .tools(tools)
         .session(session_manager)

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{AgentSession, SessionEvent, clamp_level, lock};
 use crate::CoreError;
-use crate::convert::to_agent;
+use crate::convert::into_agent;
 use crate::extension::SessionChange;
 use crate::resources::Source;
 
@@ -195,15 +195,10 @@ impl AgentSession {
         *lock(&self.inner.store) = manager;
         self.inner
             .agent
-            .replace_messages(ctx.messages.iter().map(to_agent).collect());
+            .replace_messages(ctx.messages.into_iter().map(into_agent).collect());
         self.inner.agent.set_session_id(Some(self.session_id()));
         if let Some(r) = ctx.model {
-            let found = self
-                .inner
-                .models
-                .iter()
-                .find(|m| m.provider == r.provider && m.id == r.model_id)
-                .cloned();
+            let found = self.inner.models.find(&r.provider, &r.model_id).cloned();
             if let Some(m) = found.filter(|m| (self.inner.api_key)(&m.provider).is_some()) {
                 self.inner.agent.set_model(m);
             }
@@ -490,6 +485,7 @@ impl AgentSession {
     pub fn available_models(&self) -> Vec<Model> {
         self.inner
             .models
+            .all()
             .iter()
             .filter(|m| (self.inner.api_key)(&m.provider).is_some())
             .cloned()

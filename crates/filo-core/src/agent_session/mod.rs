@@ -32,8 +32,9 @@ pub use run::{PromptOptions, StreamingBehavior};
 pub use tree::{NavigateOptions, NavigateResult};
 
 use crate::CoreError;
-use crate::convert::{convert_to_llm, to_agent};
+use crate::convert::{convert_to_llm, into_agent};
 use crate::extension::{EntryContext, Extension, SessionChange, SessionInfo};
+use crate::model_list::ModelList;
 use crate::resources::{ContextFile, PromptTemplate, Skill};
 use crate::settings::Settings;
 use crate::system_prompt::{PromptTool, SystemPromptInput, build_system_prompt};
@@ -65,8 +66,8 @@ pub struct Resources {
 pub struct AgentSessionOptions {
     pub cwd: PathBuf,
     pub client: Arc<dyn ModelClient>,
-    /// Every model the session may switch to.
-    pub models: Vec<Model>,
+    /// Every model the session may switch to (a `Vec` converts with `.into()`).
+    pub models: ModelList,
     /// An explicit model; otherwise restored from the session or taken from the settings.
     pub model: Option<Model>,
     pub thinking_level: Option<ThinkingLevel>,
@@ -106,7 +107,7 @@ pub(crate) struct Inner {
     agent: Agent,
     client: Arc<dyn ModelClient>,
     cwd: PathBuf,
-    models: Vec<Model>,
+    models: ModelList,
     /// The models ctrl+p cycles through (`--models`); empty: every model with a key.
     scoped_models: Mutex<Vec<crate::model_resolve::ScopedModel>>,
     store: Mutex<SessionManager>,
@@ -188,10 +189,7 @@ impl AgentSession {
             Some(m) => Some(m),
             None => {
                 let restored = ctx.model.as_ref().and_then(|r| {
-                    let found = options
-                        .models
-                        .iter()
-                        .find(|m| m.provider == r.provider && m.id == r.model_id);
+                    let found = options.models.find(&r.provider, &r.model_id);
                     if found.is_none_or(|m| !key_ok(m)) {
                         fallback = Some(format!(
                             "Could not restore model {}/{}",
@@ -225,7 +223,7 @@ impl AgentSession {
         let blocked = block_images.clone();
         let steering = options.settings.values().steering_mode();
         let follow_up = options.settings.values().follow_up_mode();
-        let messages = ctx.messages.iter().map(to_agent).collect();
+        let messages = ctx.messages.into_iter().map(into_agent).collect();
         let resolver = options.api_key.clone();
         let get_api_key: filo_agent::GetApiKey = Arc::new(move |provider: String| {
             let key = resolver(&provider).filter(|k| !k.is_empty());
@@ -561,7 +559,7 @@ impl AgentSession {
 
     /// All models the session knows.
     pub fn models(&self) -> &[Model] {
-        &self.inner.models
+        self.inner.models.all()
     }
 
     /// Prompt templates loaded for this session.
@@ -592,21 +590,18 @@ impl AgentSession {
 /// pi's `findInitialModel` without scopes: the settings default when it has a key, else the first
 /// model with a key.
 fn initial_model(
-    models: &[Model],
+    models: &ModelList,
     settings: &Settings,
     key_ok: &dyn Fn(&Model) -> bool,
 ) -> Option<Model> {
     let provider = settings.values().default_provider.as_deref();
     let id = settings.values().default_model.as_deref();
     if let (Some(p), Some(i)) = (provider, id)
-        && let Some(m) = models
-            .iter()
-            .find(|m| m.provider == p && m.id == i)
-            .filter(|m| key_ok(m))
+        && let Some(m) = models.find(p, i).filter(|m| key_ok(m))
     {
         return Some(m.clone());
     }
-    models.iter().find(|m| key_ok(m)).cloned()
+    models.all().iter().find(|m| key_ok(m)).cloned()
 }
 
 /// The provider-call options the settings control (pi 0.73's `retry.provider.*`):

@@ -491,9 +491,12 @@ impl AgentSession {
     /// Replace the agent's messages with the session's context at its leaf.
     pub(crate) fn reload_messages_from_session(&self) {
         let ctx = lock(&self.inner.store).build_context();
-        self.inner
-            .agent
-            .replace_messages(ctx.messages.iter().map(crate::convert::to_agent).collect());
+        self.inner.agent.replace_messages(
+            ctx.messages
+                .into_iter()
+                .map(crate::convert::into_agent)
+                .collect(),
+        );
     }
 
     /// Route the agent's tool hooks through the extensions.

@@ -85,7 +85,7 @@ pub fn session_with_extensions(
     let session = AgentSession::create(AgentSessionOptions {
         cwd: dir.path().to_path_buf(),
         client: Arc::new(client),
-        models: vec![model.clone()],
+        models: vec![model.clone()].into(),
         model: Some(model),
         thinking_level: None,
         tools: vec![Arc::new(Echo)],

@@ -38,7 +38,7 @@ async fn a_session_that_cannot_be_written_warns_keeps_the_memory_fed_and_catches
     let session = AgentSession::create(AgentSessionOptions {
         cwd: dir.path().to_path_buf(),
         client: Arc::new(fast_client()),
-        models: vec![model.clone()],
+        models: vec![model.clone()].into(),
         model: Some(model),
         thinking_level: None,
         tools: vec![Arc::new(Echo)],

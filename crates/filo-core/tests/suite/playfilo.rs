@@ -73,7 +73,7 @@ pub fn memory_session_on(
     let session = AgentSession::create(AgentSessionOptions {
         cwd: dir.to_path_buf(),
         client: Arc::new(client),
-        models: vec![model.clone()],
+        models: vec![model.clone()].into(),
         model: Some(model),
         thinking_level: None,
         tools: vec![

@@ -56,7 +56,7 @@ async fn fixture_full(
     let session = AgentSession::create(AgentSessionOptions {
         cwd: cwd.clone(),
         client: Arc::new(client),
-        models: vec![model.clone()],
+        models: vec![model.clone()].into(),
         // Without a key no model is chosen: the first-launch case.
         model: with_key.then_some(model),
         thinking_level: None,
