@@ -51,9 +51,19 @@ fn write_sessions(home: &Home, sessions: &Value) {
     }
 }
 
-/// The pane's text as the recorder keeps it: every line without its trailing blanks.
+/// The pane's text as the recorder keeps it: every line without its trailing blanks. Taken once
+/// `needle` shows and two captures 50 ms apart agree: a frame larger than stdout's line buffer
+/// reaches the terminal in pieces, so the search line can show before the rows below it change.
 async fn screen(tmux: &Tmux, needle: &str) -> String {
-    let text = tmux.wait_for(needle).await;
+    let mut text = tmux.wait_for(needle).await;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let again = tmux.capture();
+        if again == text {
+            break;
+        }
+        text = again;
+    }
     text.trim_end_matches('\n')
         .lines()
         .map(str::trim_end)
