@@ -159,6 +159,14 @@ pub fn footer_info(session: &AgentSession) -> FooterInfo {
     f
 }
 
+/// Where frames are drawn: stdout behind a buffer that holds a whole frame. Ratatui flushes its
+/// backend at the end of every draw, so a frame reaches the terminal in one write instead of a
+/// piece per kilobyte of std's line buffer (no half-drawn frames), and nothing is left buffered
+/// between draws for the writes that go to stdout directly (images, progress, OSC 52).
+fn frame_writer() -> std::io::BufWriter<std::io::Stdout> {
+    std::io::BufWriter::with_capacity(1 << 16, std::io::stdout())
+}
+
 fn restore_terminal() {
     let _ = disable_raw_mode();
     let _ = crossterm::execute!(
@@ -220,7 +228,7 @@ async fn pick_loop(
     use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
     use futures::StreamExt;
     use session_picker::PickerAction;
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(frame_writer()))?;
     let mut picker = session_picker::SessionPicker::new(source, filo_session::ids::now_ms());
     picker.keys = keys;
     let mut input = EventStream::new();
@@ -244,7 +252,7 @@ async fn pick_loop(
 }
 
 async fn run_inner(session: AgentSession, options: TuiOptions) -> Result<(), TuiError> {
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(frame_writer()))?;
     let (sub, session_rx) = session.subscribe_channel();
     let (tx, app_rx) = tokio::sync::mpsc::unbounded_channel();
     let initial = options.initial_messages.clone();
