@@ -41,6 +41,17 @@ pub mod ids {
     pub const ROW12: &str = "dcb81d41c76d06f173e2c9c094c74f487fb5ef6a02454e7b5d8572453aa4aa7d";
 }
 
+/// The external ids of the entries `load_entries(#12)` returns, root first: the post-tobe
+/// context of Appendix B.
+pub const ROW12_ENTRY_IDS: [&str; 6] = [
+    "a1b2c3d4",
+    "e5f6a7b8",
+    "c9d0e1f2",
+    "11223344",
+    "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+    "bb000003",
+];
+
 /// The first 12 hex of rows 1–13, as listed in Appendix B.
 pub const SHORT_IDS: [&str; ROWS] = [
     "127c76bc227e",

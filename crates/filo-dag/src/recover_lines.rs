@@ -271,18 +271,7 @@ impl Writer<'_> {
     /// An object block from keys that need no escaping and value texts.
     fn block(&mut self, blocks: usize, pairs: &[(&str, &str)]) {
         self.separator(blocks);
-        let c = &mut self.content;
-        c.push('{');
-        for (i, (k, v)) in pairs.iter().enumerate() {
-            if i > 0 {
-                c.push(',');
-            }
-            c.push('"');
-            c.push_str(k);
-            c.push_str("\":");
-            c.push_str(v);
-        }
-        c.push('}');
+        push_object(&mut self.content, pairs.iter().copied());
     }
 
     /// `recover::tool_call_part`.
@@ -365,19 +354,26 @@ impl Writer<'_> {
                 None => pairs.push((key, text)),
             }
         }
-        let c = &mut self.content;
-        c.push('{');
-        for (i, (k, v)) in pairs.iter().enumerate() {
-            if i > 0 {
-                c.push(',');
-            }
-            c.push('"');
-            c.push_str(k);
-            c.push_str("\":");
-            c.push_str(v);
-        }
-        c.push('}');
+        push_object(
+            &mut self.content,
+            pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
     }
+}
+
+/// Writes `{"k":v,…}` from keys already in their escaped spelling and values as JSON text.
+fn push_object<'a>(c: &mut String, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) {
+    c.push('{');
+    for (i, (k, v)) in pairs.into_iter().enumerate() {
+        if i > 0 {
+            c.push(',');
+        }
+        c.push('"');
+        c.push_str(k);
+        c.push_str("\":");
+        c.push_str(v);
+    }
+    c.push('}');
 }
 
 fn push_opt_str(out: &mut String, s: Option<&str>) {

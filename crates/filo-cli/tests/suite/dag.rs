@@ -264,17 +264,7 @@ fn entries_print_the_lineage_as_the_resume_loads_it() {
     assert_eq!(out, expected);
     let got = lines(out);
     let ids: Vec<&str> = got.iter().map(|e| e["id"].as_str().unwrap()).collect();
-    assert_eq!(
-        ids,
-        [
-            "a1b2c3d4",
-            "e5f6a7b8",
-            "c9d0e1f2",
-            "11223344",
-            "7c9e6679-7425-40de-944b-e07fc1f90ae7",
-            "bb000003"
-        ]
-    );
+    assert_eq!(ids, golden::ROW12_ENTRY_IDS);
     for pair in got.windows(2) {
         assert_eq!(pair[1]["parentId"], pair[0]["id"]);
     }

@@ -10,17 +10,7 @@ fn the_golden_head_gives_the_post_tobe_context() {
     golden::build(&store).unwrap();
     let entries = store.load_entries(Some(golden::ids::ROW12)).unwrap();
     let ids: Vec<&str> = entries.iter().map(|e| e["id"].as_str().unwrap()).collect();
-    assert_eq!(
-        ids,
-        [
-            "a1b2c3d4",
-            "e5f6a7b8",
-            "c9d0e1f2",
-            "11223344",
-            "7c9e6679-7425-40de-944b-e07fc1f90ae7",
-            "bb000003"
-        ]
-    );
+    assert_eq!(ids, golden::ROW12_ENTRY_IDS);
     let parents: Vec<&Value> = entries.iter().map(|e| &e["parentId"]).collect();
     assert_eq!(parents[0], &Value::Null);
     for pair in entries.windows(2) {
