@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
+use memchr::memchr;
 use serde_json::{Map, Value, json};
 
 use crate::canon;
@@ -193,11 +194,16 @@ impl PartHashes {
                 return false;
             }
             let start = at + 1;
-            let mut end = start;
-            while end < b.len() && b[end].is_ascii_alphanumeric() {
-                end += 1;
-            }
-            if b.get(end) != Some(&b'"') {
+            // The closing quote, then one branch-free pass over the hash (the compiler
+            // vectorizes the fold; a byte loop that stops early cost ~5 cycles a byte).
+            let Some(len) = memchr(b'"', &b[start..]) else {
+                return false;
+            };
+            let end = start + len;
+            if !b[start..end]
+                .iter()
+                .fold(true, |ok, c| ok & c.is_ascii_alphanumeric())
+            {
                 return false;
             }
             self.push(&inner[start..end]);
