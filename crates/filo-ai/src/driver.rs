@@ -113,11 +113,13 @@ pub(crate) type Prepare = Arc<
 
 /// Prepare (when the call needs it) and send one attempt.
 async fn send(call: &Call) -> Result<HttpResponse, AiError> {
-    let request = match &call.prepare {
-        Some(prepare) => prepare(call.request.clone(), call.transport.clone()).await?,
-        None => call.request.clone(),
-    };
-    call.transport.send(request).await
+    match &call.prepare {
+        Some(prepare) => {
+            let request = prepare(call.request.clone(), call.transport.clone()).await?;
+            call.transport.send(&request).await
+        }
+        None => call.transport.send(&call.request).await,
+    }
 }
 
 /// Run a call as a stream of events.

@@ -304,7 +304,7 @@ async fn exchange(
             "grant_type": "refresh_token",
         }),
     };
-    let mut response = transport.send(request).await?;
+    let mut response = transport.send(&request).await?;
     let mut body = Vec::new();
     while let Some(chunk) = response.body.next().await {
         body.extend_from_slice(&chunk?);

@@ -89,8 +89,10 @@ impl fmt::Debug for HttpResponse {
 }
 
 /// Sends one request. Implementations must not retry; the stream driver owns retry policy.
+/// The request is borrowed (the driver keeps it for a retry; a large context is not copied per
+/// attempt), so what the returned future needs is taken from it before the future is made.
 pub trait Transport: Send + Sync {
-    fn send(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>>;
+    fn send(&self, request: &HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>>;
 }
 
 /// The real transport: reqwest over rustls (ring) with the platform's certificate verifier.
@@ -218,12 +220,12 @@ fn with_headers(
 }
 
 impl Transport for ReqwestTransport {
-    fn send(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>> {
-        let client = self.client.clone();
+    fn send(&self, request: &HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>> {
+        let builder = request_body(request).and_then(|body| {
+            with_headers(self.client.post(&request.url).body(body), &request.headers)
+        });
         Box::pin(async move {
-            let body = request_body(&request)?;
-            let builder = with_headers(client.post(&request.url).body(body), &request.headers)?;
-            let response = builder
+            let response = builder?
                 .send()
                 .await
                 .map_err(|e| AiError::Transport(error_chain(&e)))?;

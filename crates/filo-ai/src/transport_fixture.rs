@@ -102,11 +102,11 @@ impl FixtureTransport {
 }
 
 impl Transport for FixtureTransport {
-    fn send(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>> {
+    fn send(&self, request: &HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>> {
         self.requests
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(request);
+            .push(request.clone());
         let next = self
             .responses
             .lock()

@@ -46,6 +46,147 @@ pub(crate) fn parse_message_parts(text: &str) -> Option<MessageLine<'_>> {
     })
 }
 
+/// [`parse_message_line`] for a line the open pass kept (a lazy line read back), in one pass
+/// over the line when the message names its role first, as pi writes it: the same entry as
+/// [`parse_message_line`], which decides every line this pass does not.
+pub(crate) fn read_message_line(text: &str) -> Option<SessionEntry> {
+    read_in_one_pass(text).or_else(|| parse_message_line(text))
+}
+
+/// The typed message read in place; `Some` only when [`parse_message_line`] gives the same
+/// entry: the line has the fields `parse_head` reads (the same struct but for the message), the
+/// message's first key is `role` and no other key is (so `parse_head` finds the same role), and
+/// that role's typed message deserializes from the other keys (it ignores `role` as an unknown
+/// key, so it reads the same from the message's text). Nested one level deeper, the message
+/// meets serde_json's nesting limit one level sooner: a failure here decides nothing.
+fn read_in_one_pass(text: &str) -> Option<SessionEntry> {
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: Cow<'a, str>,
+        #[serde(borrow)]
+        id: Option<Cow<'a, str>>,
+        #[serde(rename = "parentId", default, borrow)]
+        parent_id: Option<Cow<'a, str>>,
+        #[serde(default, borrow)]
+        timestamp: Option<Cow<'a, str>>,
+        message: Option<role_first::TypedRoleFirst>,
+    }
+    let line: Line<'_> = serde_json::from_str(text).ok()?;
+    if line.kind != "message" {
+        return None;
+    }
+    let message = line.message?.0;
+    Some(SessionEntry {
+        id: line.id?.into_owned(),
+        parent_id: line.parent_id.map(Cow::into_owned),
+        timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
+        kind: EntryKind::Message(SessionMessage::Llm(message)),
+    })
+}
+
+/// A typed message read in place, its `role` first (see [`read_in_one_pass`]).
+mod role_first {
+    use std::borrow::Cow;
+    use std::fmt;
+
+    use filo_ai::Message;
+    use serde::Deserialize;
+    use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, Visitor};
+
+    pub(super) struct TypedRoleFirst(pub Message);
+
+    impl<'de> Deserialize<'de> for TypedRoleFirst {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_map(TypedRoleFirstVisitor)
+        }
+    }
+
+    struct TypedRoleFirstVisitor;
+
+    impl<'de> Visitor<'de> for TypedRoleFirstVisitor {
+        type Value = TypedRoleFirst;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a message object with its role first")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TypedRoleFirst, A::Error> {
+            let first = map.next_key_seed(Text)?;
+            if first.as_deref() != Some("role") {
+                return Err(de::Error::custom("the role is not the first key"));
+            }
+            let role = map.next_value_seed(Text)?;
+            let rest = WithoutRole { map };
+            let d = de::value::MapAccessDeserializer::new(rest);
+            let message = match role.as_ref() {
+                "user" => Message::User(Deserialize::deserialize(d)?),
+                "assistant" => Message::Assistant(Deserialize::deserialize(d)?),
+                "toolResult" => Message::ToolResult(Deserialize::deserialize(d)?),
+                _ => return Err(de::Error::custom("unknown role")),
+            };
+            Ok(TypedRoleFirst(message))
+        }
+    }
+
+    /// A string, borrowed from the input when it has no escapes (a key or the role's value).
+    struct Text;
+
+    impl<'de> DeserializeSeed<'de> for Text {
+        type Value = Cow<'de, str>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Text {
+        type Value = Cow<'de, str>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Borrowed(s))
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Owned(s.to_owned()))
+        }
+    }
+
+    /// The rest of the message's keys; a second `role` (however spelled) is refused, as the
+    /// `{role}` struct `parse_head` reads would refuse the duplicate.
+    struct WithoutRole<A> {
+        map: A,
+    }
+
+    impl<'de, A: MapAccess<'de>> MapAccess<'de> for WithoutRole<A> {
+        type Error = A::Error;
+        fn next_key_seed<K: DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, A::Error> {
+            let Some(key) = self.map.next_key_seed(Text)? else {
+                return Ok(None);
+            };
+            if key == "role" {
+                return Err(de::Error::custom("a second role"));
+            }
+            match key {
+                Cow::Borrowed(k) => seed
+                    .deserialize(de::value::BorrowedStrDeserializer::new(k))
+                    .map(Some),
+                Cow::Owned(k) => seed.deserialize(k.into_deserializer()).map(Some),
+            }
+        }
+        fn next_value_seed<V: DeserializeSeed<'de>>(
+            &mut self,
+            seed: V,
+        ) -> Result<V::Value, A::Error> {
+            self.map.next_value_seed(seed)
+        }
+        fn size_hint(&self) -> Option<usize> {
+            self.map.size_hint()
+        }
+    }
+}
+
 /// What the open pass keeps of a plain message line: `Some` exactly when
 /// [`parse_message_parts`] gives one (the message is checked, not built: see
 /// `filo_ai::message::check`).
@@ -275,6 +416,7 @@ mod tests {
         for line in &lines {
             let (typed, checked) = super::tests_diff::both(line);
             assert_eq!(checked, typed, "{line}");
+            super::tests_diff::assert_read_agrees(line);
             kept += usize::from(typed.is_some());
         }
         assert!(kept > 20 && kept < lines.len(), "{kept} of {}", lines.len());

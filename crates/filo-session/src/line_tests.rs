@@ -15,7 +15,7 @@ use filo_ai::message::check::{accepts_assistant, accepts_tool_result, accepts_us
 use filo_ai::{AssistantMessage, Message, ToolResultMessage, UserMessage};
 use serde_json::Value;
 
-use super::{index_message_line, parse_message_parts};
+use super::{index_message_line, parse_message_line, parse_message_parts, read_message_line};
 use crate::store::Role;
 
 /// A JSON text as a tree that can also hold what `Value` cannot: duplicate keys, escaped keys,
@@ -323,7 +323,17 @@ fn assert_agree(text: &str) -> [bool; 3] {
     let (typed_line, checked_line) = both(&line);
     assert_eq!(checked_line, typed_line, "index vs typed on {line}");
     assert_line_is_its_value(&line);
+    assert_read_agrees(&line);
     typed
+}
+
+/// A lazy line read back in one pass gives the entry the typed path gives (on any line).
+pub(super) fn assert_read_agrees(line: &str) {
+    assert_eq!(
+        read_message_line(line),
+        parse_message_line(line),
+        "one-pass read vs typed path on {line}"
+    );
 }
 
 /// `SessionEntry::from_line` gives what `from_value` of the parsed line gives (for a line
@@ -382,6 +392,7 @@ fn the_check_agrees_with_the_typed_path_on_every_line_of_the_files() {
             let (typed, checked) = both(line);
             assert_eq!(checked, typed, "index vs typed on {line}");
             assert_line_is_its_value(line);
+            assert_read_agrees(line);
             accepted += usize::from(typed.is_some());
             let Ok(Line { message: Some(raw) }) = serde_json::from_str::<Line<'_>>(line) else {
                 continue;
@@ -436,4 +447,52 @@ fn the_check_agrees_with_the_typed_messages_on_mutations_of_every_kind_of_messag
         accepted > total / 10 && accepted < total * 9 / 10,
         "{accepted} of {total}"
     );
+}
+
+#[test]
+fn the_one_pass_read_gives_the_typed_entry_on_the_generated_session_and_edge_lines() {
+    // The generated 10k session's kinds of line, as the resume benchmark writes them.
+    let user = r#"{"role":"user","content":[{"type":"text","text":"x"}],"timestamp":1}"#;
+    let assistant = r#"{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"toolCall","id":"c","name":"bash","arguments":{"command":"ls"}}],"api":"openai-completions","provider":"mock","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":2}"#;
+    let tool = r#"{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"out"}],"isError":false,"timestamp":3}"#;
+    let mut one_pass = 0;
+    for m in [user, assistant, tool] {
+        let base = format!(
+            r#"{{"type":"message","id":"a","parentId":"p","timestamp":"t","message":{m}}}"#
+        );
+        let mut lines = vec![base.clone()];
+        // The role elsewhere, twice, escaped, or naming another role than the shape.
+        let rest = &m[m.find(',').unwrap()..];
+        let role = &m[1..m.find(',').unwrap()];
+        lines.push(base.replacen(m, &format!("{{{}{role}}}", &rest[1..rest.len() - 1]), 1));
+        lines.push(base.replacen(
+            m,
+            &format!("{{{role}{rest}").replacen('}', &format!(",{role}}}"), 1),
+            1,
+        ));
+        lines.push(base.replacen(m, &format!("{{{role},{role}{rest}"), 1));
+        lines.push(base.replacen(m, &format!("{{{role},\"r\\u006fle\":\"user\"{rest}"), 1));
+        lines.push(base.replacen(m, &format!("{{\"r\\u006fle\"{}{rest}", &role[6..]), 1));
+        for other in ["user", "assistant", "toolResult", "system"] {
+            lines.push(base.replacen(role, &format!(r#""role":"{other}""#), 1));
+        }
+        lines.push(base.replacen(role, r#""role":"us\u0065r""#, 1));
+        lines.push(base.replacen(role, r#""role":1"#, 1));
+        // Nesting at serde_json's limit, where the in-place read is one level deeper.
+        for depth in [120, 124, 125, 126, 127, 128] {
+            let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            lines.push(base.replacen(
+                r#""timestamp":"t""#,
+                &format!(r#""timestamp":"t","z":{deep}"#),
+                1,
+            ));
+            lines.push(base.replacen(role, &format!(r#"{role},"z":{deep}"#), 1));
+        }
+        for line in &lines {
+            assert_read_agrees(line);
+            one_pass += usize::from(super::read_in_one_pass(line).is_some());
+        }
+    }
+    // The one pass decides most of them; the rest fall back to the typed path.
+    assert!(one_pass >= 30, "decided in one pass: {one_pass}");
 }

@@ -207,7 +207,7 @@ impl EntryStore {
         };
         read.ok()
             .and_then(|()| std::str::from_utf8(&buf).ok())
-            .and_then(crate::line::parse_message_line)
+            .and_then(crate::line::read_message_line)
             .filter(|e| e.id == l.id.as_str())
             .unwrap_or_else(|| unreadable(l))
     }

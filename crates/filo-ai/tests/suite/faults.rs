@@ -224,7 +224,11 @@ async fn rate_limited_then_success_honours_retry_after() {
             msg.error_message
         );
         assert_eq!(msg.text(), "after the wait");
-        assert_eq!(mock.requests().len(), 2);
+        let reqs = mock.requests();
+        assert_eq!(reqs.len(), 2);
+        // The driver keeps the request and lends it to each attempt: the retry sends it again.
+        assert_eq!(reqs[0].body, reqs[1].body, "{protocol:?}: the retried body");
+        assert!(!reqs[0].body.is_null(), "{protocol:?}: a body was sent");
         assert_eq!(events.iter().filter(|e| e.kind() == "start").count(), 1);
     });
     futures::future::join_all(runs).await;

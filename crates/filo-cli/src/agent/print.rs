@@ -30,7 +30,7 @@ async fn send_all(
             ..PromptOptions::default()
         };
         session.prompt(&m, opts).await?;
-        let last = session.messages().into_iter().last();
+        let last = session.last_message();
         if let Some(a) = last
             .as_ref()
             .and_then(filo_agent::AgentMessage::as_assistant)
@@ -56,8 +56,8 @@ pub async fn run_text(
     let mut failed = send_all(session, initial, stop).await?;
     // The last prompt's failure is reported below as before; earlier ones are listed here.
     let last_failed = session
-        .messages()
-        .last()
+        .last_message()
+        .as_ref()
         .and_then(filo_agent::AgentMessage::as_assistant)
         .is_some_and(|a| matches!(a.stop_reason, StopReason::Error | StopReason::Aborted));
     if last_failed {
@@ -72,7 +72,7 @@ pub async fn run_text(
     } else {
         ExitCode::FAILURE
     };
-    let last = session.messages().into_iter().last();
+    let last = session.last_message();
     let Some(assistant) = last
         .as_ref()
         .and_then(filo_agent::AgentMessage::as_assistant)

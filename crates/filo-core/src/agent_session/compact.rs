@@ -31,14 +31,8 @@ impl AgentSession {
         let last_compaction_ms = {
             let store = lock(&self.inner.store);
             store
-                .branch_ids(None)
-                .into_iter()
-                .rev()
-                .filter(|id| store.entry_type(id) == Some("compaction"))
-                .find_map(|id| {
-                    let e = store.entry(id)?;
-                    filo_session::ids::ms_from_iso(&e.timestamp)
-                })
+                .on_branch_nearest_first(None, "compaction")
+                .find_map(|e| filo_session::ids::ms_from_iso(&e.timestamp))
         };
         if last_compaction_ms.is_some_and(|c| last.timestamp <= c) {
             return false;

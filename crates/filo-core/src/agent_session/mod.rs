@@ -529,6 +529,11 @@ impl AgentSession {
         self.inner.agent.messages()
     }
 
+    /// A copy of the last message of the history (without copying the rest).
+    pub fn last_message(&self) -> Option<filo_agent::AgentMessage> {
+        self.inner.agent.find_last(|m| Some(m.clone()))
+    }
+
     pub fn system_prompt(&self) -> String {
         self.inner.agent.system_prompt()
     }

@@ -35,6 +35,10 @@ async fn a_tool_turn_is_persisted_and_resumes() {
         .await
         .unwrap();
     assert_eq!(f.session.last_assistant_text().as_deref(), Some("done"));
+    // The last message alone is the last of the whole history.
+    let last = f.session.last_message();
+    assert!(last.is_some());
+    assert_eq!(last, f.session.messages().last().cloned());
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 2);
     assert_eq!(reqs[0].header("authorization"), Some("Bearer test-key"));

@@ -137,6 +137,20 @@ impl SessionManager {
             .map(|i| self.entries.get(i))
     }
 
+    /// The entries of type `entry_type` on the path to `id` (default: the leaf), nearest first;
+    /// each entry is parsed only when the iterator reaches it.
+    pub fn on_branch_nearest_first<'a>(
+        &'a self,
+        id: Option<&str>,
+        entry_type: &'a str,
+    ) -> impl Iterator<Item = &'a SessionEntry> + 'a {
+        self.positions_to(id)
+            .into_iter()
+            .rev()
+            .filter(move |&i| self.type_at(i) == entry_type)
+            .map(move |i| self.entries.get(i))
+    }
+
     /// Children of an entry, sorted by timestamp.
     pub fn children(&self, id: &str) -> Vec<&SessionEntry> {
         let mut c: Vec<_> = (0..self.entries.len())

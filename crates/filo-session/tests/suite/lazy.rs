@@ -162,6 +162,25 @@ fn assert_same(path: &Path) -> SessionManager {
         .collect();
     assert_eq!(lazy.branch_ids(None), path_ids);
     assert_eq!(lazy.branch_path(None), eager_path(&e, &leaf));
+    // The entries of one type on a branch, nearest first, to the leaf and to other entries.
+    let targets = e.entries.iter().step_by(97).map(|x| Some(x.id.as_str()));
+    for target in std::iter::once(None).chain(targets) {
+        let to = target.map_or(leaf.as_str(), |t| t);
+        for t in [
+            "compaction",
+            "message",
+            "model_change",
+            "label",
+            "branch_summary",
+            "custom",
+        ] {
+            let nearest: Vec<&SessionEntry> = lazy.on_branch_nearest_first(target, t).collect();
+            let mut eager_nearest = eager_path(&e, to);
+            eager_nearest.retain(|x| x.kind.type_name() == t);
+            eager_nearest.reverse();
+            assert_eq!(nearest, eager_nearest, "{t} to {to}");
+        }
+    }
     let roots: Vec<&str> = lazy.roots().iter().map(|x| x.id.as_str()).collect();
     let eager_roots: Vec<&str> = e
         .entries
