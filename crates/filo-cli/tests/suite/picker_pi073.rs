@@ -51,24 +51,27 @@ fn write_sessions(home: &Home, sessions: &Value) {
     }
 }
 
-/// The pane's text as the recorder keeps it: every line without its trailing blanks. Taken once
-/// `needle` shows and two captures 50 ms apart agree: a frame larger than stdout's line buffer
-/// reaches the terminal in pieces, so the search line can show before the rows below it change.
-async fn screen(tmux: &Tmux, needle: &str) -> String {
-    let mut text = tmux.wait_for(needle).await;
-    for _ in 0..100 {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        let again = tmux.capture();
-        if again == text {
-            break;
-        }
-        text = again;
-    }
+/// The pane's text as the recorder keeps it: every line without its trailing blanks.
+fn normalized(text: &str) -> String {
     text.trim_end_matches('\n')
         .lines()
         .map(str::trim_end)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The pane once `needle` shows and the screen is `expected`, or — after 10 s without it — the
+/// last screen seen (the caller's comparison then fails and shows it). A frame can reach the
+/// terminal in pieces, and under load the pieces can be far apart, so no single capture (nor two
+/// that agree) proves the frame is complete; the recorded screen does.
+async fn screen(tmux: &Tmux, needle: &str, expected: &str) -> String {
+    let mut text = normalized(&tmux.wait_for(needle).await);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while text != expected && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        text = normalized(&tmux.capture());
+    }
+    text
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,26 +86,20 @@ async fn resume_flag_shows_pi_073s_picker_screen() {
         write_sessions(&home, &pi["sessions"]);
         let tmux = launch_sized(&home, "", "--provider mock --model mock-model -r", size);
         let recorded = &pi[key];
-        let first = screen(&tmux, "gamma topic").await;
-        assert_eq!(
-            first,
-            recorded["first"].as_str().unwrap().trim_end_matches('\n'),
-            "{key}: the first screen"
-        );
+        let expected = recorded["first"].as_str().unwrap().trim_end_matches('\n');
+        let first = screen(&tmux, "gamma topic", expected).await;
+        assert_eq!(first, expected, "{key}: the first screen");
         tmux.keys(&["-l", "alpha"]);
-        let filtered = screen(&tmux, "> alpha").await;
-        assert_eq!(
-            filtered,
-            recorded["filtered"]
-                .as_str()
-                .unwrap()
-                .trim_end_matches('\n'),
-            "{key}: after typing a filter"
-        );
+        let expected = recorded["filtered"]
+            .as_str()
+            .unwrap()
+            .trim_end_matches('\n');
+        let filtered = screen(&tmux, "> alpha", expected).await;
+        assert_eq!(filtered, expected, "{key}: after typing a filter");
         // pi draws in the terminal's own screen and leaves the picker there; filo draws on the
         // alternate screen and restores the terminal. What both print after Escape is the same.
         tmux.keys(&["Escape"]);
-        let after = screen(&tmux, "FILO_EXIT=").await;
+        let after = normalized(&tmux.wait_for("FILO_EXIT=").await);
         assert!(
             recorded["after"]
                 .as_str()
