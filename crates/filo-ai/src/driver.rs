@@ -144,11 +144,37 @@ pub(crate) fn failed(initial: AssistantMessage, error: &AiError) -> AssistantStr
     Box::pin(futures::stream::iter([AssistantEvent::Error { message }]))
 }
 
-/// Where the driver leaves one batch of events (one per body chunk) for [`DriverStream`].
-type Slot = Arc<Mutex<Option<Vec<AssistantEvent>>>>;
+/// Where the driver leaves one batch of events (one per body chunk) for [`DriverStream`]. `full`
+/// says whether a batch is there, so the stream's look at an empty slot and the driver's wait for
+/// it to be taken are an atomic load each.
+#[derive(Default)]
+struct SlotInner {
+    full: std::sync::atomic::AtomicBool,
+    batch: Mutex<Option<Vec<AssistantEvent>>>,
+}
+
+type Slot = Arc<SlotInner>;
+
+fn put(slot: &Slot, events: Vec<AssistantEvent>) {
+    *slot.batch.lock().unwrap_or_else(PoisonError::into_inner) = Some(events);
+    slot.full.store(true, std::sync::atomic::Ordering::Release);
+}
+
+fn is_full(slot: &Slot) -> bool {
+    slot.full.load(std::sync::atomic::Ordering::Acquire)
+}
 
 fn take(slot: &Slot) -> Option<Vec<AssistantEvent>> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner).take()
+    if !is_full(slot) {
+        return None;
+    }
+    let batch = slot
+        .batch
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    slot.full.store(false, std::sync::atomic::Ordering::Release);
+    batch
 }
 
 /// Polls the driver future and hands out the batches it leaves in the slot; ends when the driver
@@ -213,17 +239,13 @@ impl Sender {
             events.insert(0, AssistantEvent::Start { message });
         }
         if !events.is_empty() {
-            *self.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(events);
+            put(&self.slot, events);
             let slot = &self.slot;
             std::future::poll_fn(|_| {
-                if slot
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .is_none()
-                {
-                    Poll::Ready(())
-                } else {
+                if is_full(slot) {
                     Poll::Pending
+                } else {
+                    Poll::Ready(())
                 }
             })
             .await;
