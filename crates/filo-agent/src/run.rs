@@ -277,11 +277,15 @@ impl Run<'_> {
             .stream(&config.model, context, &options, turn.clone());
         drop(transformed);
         let mut partial: Option<PartialMessage> = None;
+        // One cancellation future for the whole stream: a fresh one per event would register
+        // with (and leave) the token's waiters every time the stream waits for a chunk.
+        let cancelled = turn.cancelled();
+        tokio::pin!(cancelled);
         let last = loop {
             let next = tokio::select! {
                 biased;
                 event = stream.next() => event,
-                () = turn.cancelled() => None,
+                () = &mut cancelled => None,
             };
             match next {
                 Some(AssistantEvent::Start { message }) => {

@@ -4,13 +4,12 @@
 //! the stream with an `aborted` message that keeps the partial content.
 
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::codec::WireApi;
@@ -124,11 +123,15 @@ async fn send(call: &Call) -> Result<HttpResponse, AiError> {
 
 /// Run a call as a stream of events.
 pub(crate) fn run(call: Call) -> AssistantStream {
-    let (tx, rx) = mpsc::channel(16);
-    let driver: BoxFuture<'static, ()> = Box::pin(drive(call, Sender { tx, started: false }));
+    let slot = Slot::default();
+    let sender = Sender {
+        slot: Arc::clone(&slot),
+        started: false,
+    };
+    let driver: BoxFuture<'static, ()> = Box::pin(drive(call, sender));
     Box::pin(DriverStream {
         driver: Some(driver),
-        rx,
+        slot,
         batch: Vec::new().into_iter(),
     })
 }
@@ -143,11 +146,49 @@ pub(crate) fn failed(initial: AssistantMessage, error: &AiError) -> AssistantStr
     Box::pin(futures::stream::iter([AssistantEvent::Error { message }]))
 }
 
-/// Polls the driver future and the channel it fills; ends when both are done. Events travel in
-/// batches (one per body chunk), so the channel costs nothing per event.
+/// Where the driver leaves one batch of events (one per body chunk) for [`DriverStream`]. `full`
+/// says whether a batch is there, so the stream's look at an empty slot and the driver's wait for
+/// it to be taken are an atomic load each.
+#[derive(Default)]
+struct SlotInner {
+    full: std::sync::atomic::AtomicBool,
+    batch: Mutex<Option<Vec<AssistantEvent>>>,
+}
+
+type Slot = Arc<SlotInner>;
+
+fn put(slot: &Slot, events: Vec<AssistantEvent>) {
+    *slot.batch.lock().unwrap_or_else(PoisonError::into_inner) = Some(events);
+    slot.full.store(true, std::sync::atomic::Ordering::Release);
+}
+
+fn is_full(slot: &Slot) -> bool {
+    slot.full.load(std::sync::atomic::Ordering::Acquire)
+}
+
+fn take(slot: &Slot) -> Option<Vec<AssistantEvent>> {
+    if !is_full(slot) {
+        return None;
+    }
+    let batch = slot
+        .batch
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    slot.full.store(false, std::sync::atomic::Ordering::Release);
+    batch
+}
+
+/// Polls the driver future and hands out the batches it leaves in the slot; ends when the driver
+/// is done and its last batch is out. The driver runs inside this stream's `poll_next` (the
+/// consumer's task), so handing a batch over needs no channel and wakes nobody: the driver leaves
+/// a batch and waits (see [`Sender::send_all`]) until the stream took it, which it does in the
+/// same poll, and the stream polls the driver again only once that batch is consumed. So the
+/// driver is never more than one batch ahead of the consumer, and events come in the order they
+/// were sent.
 struct DriverStream {
     driver: Option<BoxFuture<'static, ()>>,
-    rx: mpsc::Receiver<Vec<AssistantEvent>>,
+    slot: Slot,
     batch: std::vec::IntoIter<AssistantEvent>,
 }
 
@@ -159,15 +200,17 @@ impl Stream for DriverStream {
             if let Some(event) = self.batch.next() {
                 return Poll::Ready(Some(event));
             }
-            if let Some(driver) = self.driver.as_mut()
-                && driver.as_mut().poll(cx).is_ready()
-            {
+            let Some(driver) = self.driver.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let done = driver.as_mut().poll(cx).is_ready();
+            if done {
                 self.driver = None;
             }
-            match self.rx.poll_recv(cx) {
-                Poll::Ready(Some(batch)) => self.batch = batch.into_iter(),
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Pending => return Poll::Pending,
+            match take(&self.slot) {
+                Some(batch) => self.batch = batch.into_iter(),
+                None if done => return Poll::Ready(None),
+                None => return Poll::Pending,
             }
         }
     }
@@ -175,15 +218,16 @@ impl Stream for DriverStream {
 
 /// Forwards events to the consumer, sending `Start` before the first one.
 struct Sender {
-    tx: mpsc::Sender<Vec<AssistantEvent>>,
+    slot: Slot,
     started: bool,
 }
 
 impl Sender {
     /// Send a batch (Start first if nothing was sent yet). The `Start` message carries the
     /// response id when the frames before the first event held one (every protocol sends it
-    /// first), so a consumer's partial message has it from the start, as pi's does. A dropped
-    /// receiver means nobody listens any more; there is nothing left to do then.
+    /// first), so a consumer's partial message has it from the start, as pi's does. Returns once
+    /// the stream took the batch: [`DriverStream`] takes it in the poll that left it, so the wait
+    /// needs no waker.
     async fn send_all(
         &mut self,
         initial: &AssistantMessage,
@@ -197,7 +241,16 @@ impl Sender {
             events.insert(0, AssistantEvent::Start { message });
         }
         if !events.is_empty() {
-            let _ = self.tx.send(events).await;
+            put(&self.slot, events);
+            let slot = &self.slot;
+            std::future::poll_fn(|_| {
+                if is_full(slot) {
+                    Poll::Pending
+                } else {
+                    Poll::Ready(())
+                }
+            })
+            .await;
         }
     }
 
@@ -443,10 +496,10 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
         .to_string();
     let html = is_html(&content_type);
     let mut start = BodyStart::default();
-    // One cancellation future and one idle timer for the whole body: a stream of many small
-    // chunks would otherwise register a fresh timer per chunk. The timer is re-armed only when
+    // One cancellation watch and one idle timer for the whole body: a stream of many small
+    // chunks would otherwise register a fresh timer per chunk, and ask the token every time. The timer is re-armed only when
     // it fires early, from the time the last chunk came.
-    let cancelled = call.cancel.cancelled();
+    let cancelled = CancelWatch::new(&call.cancel);
     tokio::pin!(cancelled);
     let idle = tokio::time::sleep(call.idle_timeout);
     tokio::pin!(idle);
@@ -538,6 +591,71 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
     }
 }
 
+/// Waits for a cancellation token across many polls at the price of an atomic load: the
+/// token's own future (which locks the token and its waiters on every poll) is polled on the
+/// first poll and again only after it woke its waker, a flag that passes the wake-up on to the
+/// task polling the watch. Ready exactly when the token's future is.
+struct CancelWatch<'a> {
+    future: Pin<Box<tokio_util::sync::WaitForCancellationFuture<'a>>>,
+    flag: Arc<WakeFlag>,
+    waker: std::task::Waker,
+    /// The token's future was polled with `waker` and has not woken it since.
+    armed: bool,
+}
+
+/// The waker the token's future holds: records the wake-up and wakes the watching task.
+#[derive(Default)]
+struct WakeFlag {
+    woken: std::sync::atomic::AtomicBool,
+    task: futures::task::AtomicWaker,
+}
+
+impl std::task::Wake for WakeFlag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, std::sync::atomic::Ordering::Release);
+        self.task.wake();
+    }
+}
+
+impl<'a> CancelWatch<'a> {
+    fn new(token: &'a CancellationToken) -> Self {
+        let flag = Arc::new(WakeFlag::default());
+        CancelWatch {
+            future: Box::pin(token.cancelled()),
+            waker: std::task::Waker::from(Arc::clone(&flag)),
+            flag,
+            armed: false,
+        }
+    }
+}
+
+impl Future for CancelWatch<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        use std::sync::atomic::Ordering;
+        // Register first, then look at the flag: a wake-up between the two still wakes this task.
+        self.flag.task.register(cx.waker());
+        if self.armed && !self.flag.woken.load(Ordering::Acquire) {
+            return Poll::Pending;
+        }
+        self.flag.woken.store(false, Ordering::Relaxed);
+        let this = &mut *self;
+        let mut inner = TaskContext::from_waker(&this.waker);
+        match this.future.as_mut().poll(&mut inner) {
+            Poll::Ready(()) => Poll::Ready(()),
+            Poll::Pending => {
+                this.armed = true;
+                Poll::Pending
+            }
+        }
+    }
+}
+
 /// Fill in what the decoder learnt about the whole response: usage with its cost, the response id.
 fn with_usage(call: &Call, acc: &mut Accumulator, out: &DecodeOut) {
     let message = acc.message_mut();
@@ -598,4 +716,166 @@ async fn fail_before_stream(call: &Call, error: &AiError, sender: &mut Sender) {
     sender.started = true;
     let acc = Accumulator::new(call.initial.clone());
     finish_err(call, acc, &DecodeOut::default(), error, sender).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Wake, Waker};
+
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::client::{Client, ModelClient, StreamOptions};
+    use crate::env::Env;
+    use crate::registry::ProviderRegistry;
+    use crate::testutil::{model, sse, user_ctx};
+
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn counting() -> (Arc<Count>, Waker) {
+        let count = Arc::new(Count::default());
+        (Arc::clone(&count), Waker::from(count))
+    }
+
+    fn poll(watch: &mut Pin<Box<CancelWatch<'_>>>, waker: &Waker) -> Poll<()> {
+        watch.as_mut().poll(&mut TaskContext::from_waker(waker))
+    }
+
+    #[test]
+    fn a_cancel_watch_is_ready_at_once_for_a_cancelled_token() {
+        let token = CancellationToken::new();
+        token.cancel();
+        let (_, waker) = counting();
+        let mut watch = Box::pin(CancelWatch::new(&token));
+        assert_eq!(poll(&mut watch, &waker), Poll::Ready(()));
+    }
+
+    #[test]
+    fn a_cancel_watch_wakes_the_task_that_polled_it_last_and_is_then_ready() {
+        let parent = CancellationToken::new();
+        let token = parent.child_token();
+        let (first, first_waker) = counting();
+        let (second, second_waker) = counting();
+        let mut watch = Box::pin(CancelWatch::new(&token));
+        for _ in 0..3 {
+            assert_eq!(poll(&mut watch, &first_waker), Poll::Pending);
+        }
+        assert_eq!(poll(&mut watch, &second_waker), Poll::Pending);
+        assert_eq!(first.0.load(Ordering::SeqCst), 0);
+        assert_eq!(second.0.load(Ordering::SeqCst), 0);
+        parent.cancel();
+        assert_eq!(
+            first.0.load(Ordering::SeqCst),
+            0,
+            "a waker no longer registered"
+        );
+        assert_eq!(second.0.load(Ordering::SeqCst), 1);
+        assert_eq!(poll(&mut watch, &second_waker), Poll::Ready(()));
+    }
+
+    #[test]
+    fn a_cancel_watch_stays_pending_while_the_token_is_not_cancelled() {
+        let token = CancellationToken::new();
+        let other = CancellationToken::new();
+        let (count, waker) = counting();
+        let mut watch = Box::pin(CancelWatch::new(&token));
+        for _ in 0..5 {
+            assert_eq!(poll(&mut watch, &waker), Poll::Pending);
+        }
+        other.cancel();
+        assert_eq!(poll(&mut watch, &waker), Poll::Pending);
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        token.cancel();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(poll(&mut watch, &waker), Poll::Ready(()));
+    }
+
+    /// A body whose chunks are always ready, counting how many were read.
+    struct CountingTransport {
+        chunks: Vec<Bytes>,
+        read: Arc<AtomicUsize>,
+    }
+
+    impl Transport for CountingTransport {
+        fn send(&self, _: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>> {
+            let read = Arc::clone(&self.read);
+            let body = futures::stream::iter(self.chunks.clone()).map(move |chunk| {
+                read.fetch_add(1, Ordering::SeqCst);
+                Ok(chunk)
+            });
+            let response = HttpResponse {
+                status: 200,
+                headers: vec![("content-type".into(), "text/event-stream".into())],
+                body: Box::pin(body),
+            };
+            Box::pin(async move { Ok(response) })
+        }
+    }
+
+    /// The driver runs inside the stream's poll and leaves one batch (one body chunk's events)
+    /// at a time: a body that is always ready is not read ahead of the consumer, and the events
+    /// come whole and in order.
+    #[tokio::test]
+    async fn the_driver_is_at_most_one_body_chunk_ahead_of_the_consumer() {
+        let mut frames = vec![format!(
+            r#"{{"id":"c1","choices":[{{"index":0,"delta":{{"role":"assistant","content":"w0 "}}}}]}}"#
+        )];
+        for i in 1..40 {
+            frames.push(format!(
+                r#"{{"id":"c1","choices":[{{"index":0,"delta":{{"content":"w{i} "}}}}]}}"#
+            ));
+        }
+        frames.push(
+            r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#.into(),
+        );
+        frames.push("[DONE]".into());
+        let chunks: Vec<Bytes> = frames.iter().map(|f| sse(&[("", f)])).collect();
+        let read = Arc::new(AtomicUsize::new(0));
+        let transport = Arc::new(CountingTransport {
+            chunks: chunks.clone(),
+            read: Arc::clone(&read),
+        });
+        let client = Client::with_transport(
+            ProviderRegistry::empty(),
+            Env::from_vars([("ANY", "x")]),
+            transport,
+        );
+        let options = StreamOptions {
+            api_key: Some("test-key".into()),
+            ..StreamOptions::default()
+        };
+        let m = model("p", "openai-completions", "m");
+        let mut stream = client.stream(&m, &user_ctx("hi"), &options, CancellationToken::new());
+        let mut events = Vec::new();
+        let mut deltas = 0;
+        while let Some(event) = stream.next().await {
+            if let AssistantEvent::TextDelta { delta, .. } = &event {
+                assert_eq!(delta, &format!("w{deltas} "));
+                deltas += 1;
+                // The chunk of this delta has been read, and none after it.
+                assert_eq!(
+                    read.load(Ordering::SeqCst),
+                    deltas,
+                    "read ahead of delta {deltas}"
+                );
+            }
+            events.push(event);
+        }
+        assert_eq!(deltas, 40);
+        assert_eq!(read.load(Ordering::SeqCst), chunks.len());
+        let message = crate::testutil::check_contract(&events);
+        assert_eq!(
+            message.text(),
+            (0..40).map(|i| format!("w{i} ")).collect::<String>()
+        );
+        assert_eq!(message.stop_reason, StopReason::Stop);
+    }
 }

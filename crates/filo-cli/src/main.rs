@@ -78,8 +78,17 @@ fn run_agent(args: agent::AgentArgs) -> anyhow::Result<ExitCode> {
     // cost three times the CPU of the whole run (`scripts/bench-vs-pi/stream.sh`). Blocking work
     // (file tools, key commands) still goes to the blocking pool. The interactive UI keeps a
     // worker pool, so drawing and input never wait behind a stream.
+    // While the connection and the agent loop hand a stream's chunks to each other, both tasks
+    // stay runnable and the default (a non-blocking poll of the sockets and timers every 61 task
+    // polls) made ~600 `epoll_wait` calls that found nothing for one 20,000-delta answer: the
+    // connection had already read what the socket held. Polling them every 255 task polls still
+    // sees a socket or a timer within microseconds; an idle runtime waits on them as before.
     let mut builder = match args.output_mode() {
-        Some(_) => tokio::runtime::Builder::new_current_thread(),
+        Some(_) => {
+            let mut b = tokio::runtime::Builder::new_current_thread();
+            b.event_interval(255);
+            b
+        }
         None => tokio::runtime::Builder::new_multi_thread(),
     };
     let runtime = builder.enable_all().build()?;
