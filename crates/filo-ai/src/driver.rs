@@ -805,7 +805,7 @@ mod tests {
     }
 
     impl Transport for CountingTransport {
-        fn send(&self, _: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>> {
+        fn send(&self, _: &HttpRequest) -> BoxFuture<'static, Result<HttpResponse, AiError>> {
             let read = Arc::clone(&self.read);
             let body = futures::stream::iter(self.chunks.clone()).map(move |chunk| {
                 read.fetch_add(1, Ordering::SeqCst);
