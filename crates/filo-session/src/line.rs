@@ -9,6 +9,21 @@ use serde::Deserialize;
 use crate::entry::{EntryKind, SessionEntry, SessionMessage};
 use crate::store::Role;
 
+/// The fields of a session line that every message-line read takes, its `message` as `M`
+/// (kept raw, checked in place, or read typed): one struct, so every read accepts the same lines.
+#[derive(Deserialize)]
+struct LineFields<'a, M> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(rename = "parentId", default, borrow)]
+    parent_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    timestamp: Option<Cow<'a, str>>,
+    message: Option<M>,
+}
+
 /// A plain message line, its fields borrowed from the line where they need no unescaping.
 pub(crate) struct MessageLine<'a> {
     pub id: Cow<'a, str>,
@@ -60,19 +75,7 @@ pub(crate) fn read_message_line(text: &str) -> Option<SessionEntry> {
 /// key, so it reads the same from the message's text). Nested one level deeper, the message
 /// meets serde_json's nesting limit one level sooner: a failure here decides nothing.
 fn read_in_one_pass(text: &str) -> Option<SessionEntry> {
-    #[derive(Deserialize)]
-    struct Line<'a> {
-        #[serde(rename = "type", borrow)]
-        kind: Cow<'a, str>,
-        #[serde(borrow)]
-        id: Option<Cow<'a, str>>,
-        #[serde(rename = "parentId", default, borrow)]
-        parent_id: Option<Cow<'a, str>>,
-        #[serde(default, borrow)]
-        timestamp: Option<Cow<'a, str>>,
-        message: Option<role_first::TypedRoleFirst>,
-    }
-    let line: Line<'_> = serde_json::from_str(text).ok()?;
+    let line: LineFields<'_, role_first::TypedRoleFirst> = serde_json::from_str(text).ok()?;
     if line.kind != "message" {
         return None;
     }
@@ -211,24 +214,10 @@ struct NotDecided;
 fn index_in_one_pass(text: &str) -> Result<Option<IndexedLine<'_>>, NotDecided> {
     use filo_ai::message::check::{self, RoleFirst};
 
-    /// The fields of `parse_head`'s line, the message checked in place.
-    #[derive(Deserialize)]
-    struct Line<'a> {
-        #[serde(rename = "type", borrow)]
-        kind: Cow<'a, str>,
-        #[serde(borrow)]
-        id: Option<Cow<'a, str>>,
-        #[serde(rename = "parentId", default, borrow)]
-        parent_id: Option<Cow<'a, str>>,
-        #[serde(default, borrow)]
-        #[allow(dead_code)]
-        timestamp: Option<Cow<'a, str>>,
-        message: Option<RoleFirst>,
-    }
     // A line this reads is read the same by `parse_head` but for its message, which `RoleFirst`
     // accepts only where the two-pass check does too; so an accepted line is decided, and so is a
     // line that reads but is not a message entry. Anything else is left to the two passes.
-    let line: Line<'_> = serde_json::from_str(text).map_err(|_| NotDecided)?;
+    let line: LineFields<'_, RoleFirst> = serde_json::from_str(text).map_err(|_| NotDecided)?;
     if line.kind != "message" {
         return Ok(None);
     }
@@ -275,24 +264,11 @@ fn parse_head(text: &str) -> Option<Head<'_>> {
     use serde_json::value::RawValue;
 
     #[derive(Deserialize)]
-    struct Line<'a> {
-        #[serde(rename = "type", borrow)]
-        kind: Cow<'a, str>,
-        #[serde(borrow)]
-        id: Option<Cow<'a, str>>,
-        #[serde(rename = "parentId", default, borrow)]
-        parent_id: Option<Cow<'a, str>>,
-        #[serde(default, borrow)]
-        timestamp: Option<Cow<'a, str>>,
-        #[serde(borrow)]
-        message: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
     struct RoleField<'a> {
         #[serde(borrow)]
         role: Cow<'a, str>,
     }
-    let line: Line<'_> = serde_json::from_str(text).ok()?;
+    let line: LineFields<'_, &RawValue> = serde_json::from_str(text).ok()?;
     if line.kind != "message" {
         return None;
     }
