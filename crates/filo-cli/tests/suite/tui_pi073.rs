@@ -450,6 +450,9 @@ async fn settings_items_change_what_the_ui_does() {
     }
     tmux.wait_for("fork from message").await;
     tmux.keys(&["Escape"]);
+    // The selector must be gone before the next keys: an Escape read together with the `/` after
+    // it is one alt+/ to a terminal, and the selector would stay open and take the text.
+    tmux.wait_gone("fork from message").await;
     // Skill commands off: /skill:demo is no longer offered.
     tmux.keys(&["-l", "/skill"]);
     tmux.wait_for("skill:demo").await;
