@@ -1,6 +1,7 @@
 //! Building the model's context from a session path (pi spec §3.5) and turning coding-agent
 //! messages into LLM messages (§3.2).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use filo_ai::{ContentBlock, Message, UserContent, UserMessage};
@@ -90,6 +91,12 @@ pub(crate) trait PathView {
     fn id(&self, i: usize) -> &str;
     fn shape(&self, i: usize) -> Shape;
     fn entry(&self, i: usize) -> &SessionEntry;
+    /// The entry at `i` for taking its message: a view that holds entries lazily gives one it
+    /// has not parsed yet as a fresh parse, not kept, so the context does not cost a second
+    /// copy of every message it holds.
+    fn message_entry(&self, i: usize) -> Cow<'_, SessionEntry> {
+        Cow::Borrowed(self.entry(i))
+    }
 }
 
 impl PathView for Vec<&SessionEntry> {
@@ -143,7 +150,7 @@ pub(crate) fn context_of_path(path: &impl PathView) -> SessionContext {
             | Shape::Compaction
             | Shape::Label
             | Shape::SessionInfo => None,
-            Shape::Message(_) | Shape::Other => entry_message(path.entry(i)),
+            Shape::Message(_) | Shape::Other => entry_message(path.message_entry(i)),
         })
     };
     match last_of(&|s| s == Shape::Compaction) {
@@ -172,8 +179,15 @@ pub(crate) fn context_of_path(path: &impl PathView) -> SessionContext {
     ctx
 }
 
-/// The message an entry contributes to the context, if any.
-fn entry_message(e: &SessionEntry) -> Option<SessionMessage> {
+/// The message an entry contributes to the context, if any (moved out of an entry given owned).
+fn entry_message(e: Cow<'_, SessionEntry>) -> Option<SessionMessage> {
+    let e = match e {
+        Cow::Owned(SessionEntry {
+            kind: EntryKind::Message(m),
+            ..
+        }) => return Some(m),
+        e => e,
+    };
     match &e.kind {
         EntryKind::Message(m) => Some(m.clone()),
         EntryKind::CustomMessage {

@@ -64,9 +64,6 @@ impl Borrow<str> for Id {
     }
 }
 
-/// The id index of an opened session.
-pub(crate) type IdIndex = std::collections::HashMap<Id, usize, FastHash>;
-
 /// A multiply-rotate hash (the one rustc uses for its own tables): a few cycles per 8 bytes
 /// where SipHash takes tens.
 #[derive(Clone, Copy, Debug, Default)]
@@ -133,7 +130,7 @@ mod tests {
             "1234567890123456789012",
             &long,
         ];
-        let mut index = IdIndex::default();
+        let mut index = std::collections::HashMap::<Id, usize, FastHash>::default();
         for (i, s) in ids.iter().enumerate() {
             let id = Id::new(s);
             assert_eq!(id.as_str(), *s);

@@ -20,7 +20,6 @@ use serde_json::Value;
 use crate::entry::{EntryKind, SessionEntry, SessionHeader, SessionMessage};
 use crate::file::{LoadWarning, SessionError, index_session_file, read_session_file};
 use crate::ids::{file_timestamp, iso_from_ms, new_entry_id, new_session_id, now_ms};
-use crate::key::{Id, IdIndex};
 use crate::store::{EntryStore, Item, Role, Shape};
 use crate::write::{append_lines, backup_copy, write_atomic};
 
@@ -35,7 +34,6 @@ pub use query::Entries;
 pub struct SessionManager {
     header: SessionHeader,
     entries: EntryStore,
-    index: IdIndex,
     leaf: Option<String>,
     /// Where new session files go; `None` for an in-memory session.
     session_dir: Option<PathBuf>,
@@ -72,7 +70,6 @@ impl SessionManager {
         SessionManager {
             header,
             entries: EntryStore::default(),
-            index: IdIndex::default(),
             leaf: None,
             session_dir,
             file,
@@ -129,7 +126,6 @@ impl SessionManager {
         let mut s = SessionManager {
             header,
             entries: EntryStore::default(),
-            index: IdIndex::default(),
             leaf: None,
             session_dir: dir,
             file: Some(path.to_path_buf()),
@@ -170,7 +166,6 @@ impl SessionManager {
         let mut s = SessionManager {
             header,
             entries: EntryStore::default(),
-            index: IdIndex::default(),
             leaf: None,
             session_dir: None,
             file: None,
@@ -223,7 +218,6 @@ impl SessionManager {
     /// an id seen before replaces that entry and is still the leaf, as in pi).
     fn insert_all(&mut self, items: Vec<Item>) {
         self.entries.reserve(items.len());
-        self.index.reserve(items.len());
         let leaf = items.last().map(|e| e.id().to_string());
         for item in items {
             self.insert_item(item);
@@ -236,22 +230,12 @@ impl SessionManager {
     }
 
     fn insert_item(&mut self, item: Item) {
-        use std::collections::hash_map::Entry;
-        let at = match self.index.entry(Id::new(item.id())) {
-            Entry::Occupied(o) => {
-                let i = *o.get();
-                self.entries.put(Some(i), item);
-                i
-            }
-            Entry::Vacant(v) => {
-                let i = self.entries.len();
-                v.insert(i);
-                self.entries.put(None, item);
-                i
-            }
-        };
-        let parent = self.entries.parent(at).and_then(|p| self.index.get(p));
-        self.entries.set_parent_pos(at, parent.copied());
+        let at = self.entries.insert(item);
+        let parent = self
+            .entries
+            .parent(at)
+            .and_then(|p| self.entries.position(p));
+        self.entries.set_parent_pos(at, parent);
     }
 
     fn has_assistant(&self) -> bool {
@@ -364,7 +348,7 @@ impl SessionManager {
     /// Append an entry of `kind` as a child of the leaf; returns its id.
     pub fn append(&mut self, kind: EntryKind) -> Result<String, SessionError> {
         let entry = SessionEntry {
-            id: new_entry_id(|x| self.index.contains_key(x)),
+            id: new_entry_id(|x| self.entries.contains(x)),
             parent_id: self.leaf.clone(),
             timestamp: iso_from_ms(now_ms()),
             kind,
@@ -456,7 +440,7 @@ impl SessionManager {
         target_id: &str,
         label: Option<&str>,
     ) -> Result<String, SessionError> {
-        if !self.index.contains_key(target_id) {
+        if !self.entries.contains(target_id) {
             return Err(SessionError::EntryNotFound(target_id.to_string()));
         }
         self.append(EntryKind::Label {
@@ -473,7 +457,7 @@ impl SessionManager {
     pub fn merge_in_memory(&mut self, entries: Vec<SessionEntry>) {
         let mut added = false;
         for e in entries {
-            if self.flushed && self.file.is_some() && !self.index.contains_key(e.id.as_str()) {
+            if self.flushed && self.file.is_some() && !self.entries.contains(e.id.as_str()) {
                 self.pending.push(e.to_line());
                 added = true;
             }
@@ -487,7 +471,7 @@ impl SessionManager {
 
     /// Move the leaf to an existing entry; the next append branches from there.
     pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
-        if !self.index.contains_key(id) {
+        if !self.entries.contains(id) {
             return Err(SessionError::EntryNotFound(id.to_string()));
         }
         self.leaf = Some(id.to_string());

@@ -17,7 +17,7 @@ use std::fs::File;
 use std::sync::{Arc, OnceLock};
 
 use crate::entry::{EntryKind, SessionEntry};
-use crate::key::Id;
+use crate::key::{FastHash, Id};
 
 /// The role of a message entry held as a file position (the only kind held that way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +110,9 @@ pub(crate) struct EntryStore {
     /// (a later entry with the same id replaces it in place), and a replaced slot is resolved
     /// again.
     parents: Vec<u32>,
+    /// The position of each id (a table of positions hashed by the slots' ids: 8 bytes a
+    /// bucket where a map from ids would take 32).
+    index: hashbrown::HashTable<usize>,
     file: Option<Arc<File>>,
 }
 
@@ -123,6 +126,7 @@ impl EntryStore {
         EntryStore {
             slots: Vec::with_capacity(capacity),
             parents: Vec::with_capacity(capacity),
+            index: hashbrown::HashTable::with_capacity(capacity),
             file: Some(Arc::new(file)),
         }
     }
@@ -134,6 +138,35 @@ impl EntryStore {
     pub(crate) fn reserve(&mut self, n: usize) {
         self.slots.reserve(n);
         self.parents.reserve(n);
+        let slots = &self.slots;
+        self.index.reserve(n, |&p| hash_id(slot_id(slots, p)));
+    }
+
+    /// The position of the entry with id `id`.
+    pub(crate) fn position(&self, id: &str) -> Option<usize> {
+        self.index
+            .find(hash_id(id), |&p| slot_id(&self.slots, p) == id)
+            .copied()
+    }
+
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.position(id).is_some()
+    }
+
+    /// Add an entry at the end, or in place of the entry with the same id (which keeps its
+    /// position); gives the position.
+    pub(crate) fn insert(&mut self, item: Item) -> usize {
+        if let Some(at) = self.position(item.id()) {
+            self.put(Some(at), item);
+            return at;
+        }
+        let at = self.slots.len();
+        let hash = hash_id(item.id());
+        self.put(None, item);
+        let slots = &self.slots;
+        self.index
+            .insert_unique(hash, at, |&p| hash_id(slot_id(slots, p)));
+        at
     }
 
     /// The parent position of the entry at `i`, if it was resolved.
@@ -148,8 +181,9 @@ impl EntryStore {
             .unwrap_or(UNRESOLVED);
     }
 
-    /// Add an entry at the end, or put it in place of the one at `at`.
-    pub(crate) fn put(&mut self, at: Option<usize>, item: Item) {
+    /// Add an entry at the end, or put it in place of the one at `at` (the index is the
+    /// caller's to keep).
+    fn put(&mut self, at: Option<usize>, item: Item) {
         let slot = match item {
             Item::Entry(e) => Slot::loaded(e),
             Item::Lazy(l) => Slot {
@@ -170,10 +204,7 @@ impl EntryStore {
     }
 
     pub(crate) fn id(&self, i: usize) -> &str {
-        match &self.slots[i].lazy {
-            Some(l) => l.id.as_str(),
-            None => &self.get(i).id,
-        }
+        slot_id(&self.slots, i)
     }
 
     pub(crate) fn parent(&self, i: usize) -> Option<&str> {
@@ -199,6 +230,19 @@ impl EntryStore {
         })
     }
 
+    /// The entry at `i`: the one held if it was parsed before, else parsed now and not kept.
+    pub(crate) fn get_unkept(&self, i: usize) -> std::borrow::Cow<'_, SessionEntry> {
+        let slot = &self.slots[i];
+        if let Some(e) = slot.cell.get() {
+            return std::borrow::Cow::Borrowed(e);
+        }
+        std::borrow::Cow::Owned(
+            slot.lazy
+                .as_ref()
+                .map_or_else(unreadable_without_line, |l| self.read(l)),
+        )
+    }
+
     fn read(&self, l: &LazyLine) -> SessionEntry {
         let mut buf = vec![0u8; l.len as usize];
         let read = match &self.file {
@@ -210,6 +254,23 @@ impl EntryStore {
             .and_then(crate::line::read_message_line)
             .filter(|e| e.id == l.id.as_str())
             .unwrap_or_else(|| unreadable(l))
+    }
+}
+
+fn hash_id(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    FastHash.hash_one(id)
+}
+
+/// The id of the slot at `i` (a slot held parsed always has its entry).
+fn slot_id(slots: &[Slot], i: usize) -> &str {
+    let Some(slot) = slots.get(i) else {
+        return "";
+    };
+    match (&slot.lazy, slot.cell.get()) {
+        (Some(l), _) => l.id.as_str(),
+        (None, Some(e)) => &e.id,
+        (None, None) => "",
     }
 }
 

@@ -60,6 +60,9 @@ impl PathView for StorePath<'_> {
     fn entry(&self, i: usize) -> &SessionEntry {
         self.store.get(self.path[i])
     }
+    fn message_entry(&self, i: usize) -> std::borrow::Cow<'_, SessionEntry> {
+        self.store.get_unkept(self.path[i])
+    }
 }
 
 impl SessionManager {
@@ -76,8 +79,7 @@ impl SessionManager {
             cursor = self.entries.parent_pos(i).or_else(|| {
                 self.entries
                     .parent(i)
-                    .and_then(|p| self.index.get(p))
-                    .copied()
+                    .and_then(|p| self.entries.position(p))
             });
         }
         path.reverse();
@@ -87,9 +89,9 @@ impl SessionManager {
     fn positions_to(&self, id: Option<&str>) -> Vec<usize> {
         match id
             .or(self.leaf.as_deref())
-            .and_then(|id| self.index.get(id))
+            .and_then(|id| self.entries.position(id))
         {
-            Some(&i) => self.path_positions(i),
+            Some(i) => self.path_positions(i),
             None => Vec::new(),
         }
     }
@@ -112,7 +114,7 @@ impl SessionManager {
 
     /// The `type` of an entry (`message`, `compaction`, …), without parsing it.
     pub fn entry_type(&self, id: &str) -> Option<&str> {
-        self.index.get(id).map(|&i| self.type_at(i))
+        self.entries.position(id).map(|i| self.type_at(i))
     }
 
     fn type_at(&self, i: usize) -> &str {
@@ -166,7 +168,7 @@ impl SessionManager {
         (0..self.entries.len())
             .filter(|&i| match self.entries.parent(i) {
                 None => true,
-                Some(p) => p == self.entries.id(i) || !self.index.contains_key(p),
+                Some(p) => p == self.entries.id(i) || !self.entries.contains(p),
             })
             .map(|i| self.entries.get(i))
             .collect()
@@ -179,8 +181,8 @@ impl SessionManager {
         let Some(leaf) = self.leaf.as_deref() else {
             return empty_context();
         };
-        let at = match self.index.get(leaf) {
-            Some(&i) => i,
+        let at = match self.entries.position(leaf) {
+            Some(i) => i,
             None => match self.entries.len().checked_sub(1) {
                 Some(last) => last,
                 None => return empty_context(),
@@ -245,7 +247,7 @@ impl SessionManager {
         self.entries.len() == 0
     }
     pub fn entry(&self, id: &str) -> Option<&SessionEntry> {
-        self.index.get(id).map(|&i| self.entries.get(i))
+        self.entries.position(id).map(|i| self.entries.get(i))
     }
     pub fn leaf_id(&self) -> Option<&str> {
         self.leaf.as_deref()

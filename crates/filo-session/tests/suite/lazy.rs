@@ -208,6 +208,9 @@ fn assert_same(path: &Path) -> SessionManager {
     }
     let all: Vec<&SessionEntry> = lazy.entries().collect();
     assert_eq!(all, e.entries.iter().collect::<Vec<_>>());
+    // Built again from entries now held parsed (the first build parsed its messages without
+    // keeping them).
+    assert_eq!(lazy.build_context(), ctx);
     lazy
 }
 
