@@ -120,7 +120,7 @@ ms = lambda v: f"{v:.1f}" if v < 100 else f"{v:.0f}"
 print(f"| {label} | {ms(ref['first_ms'])} / {ms(ref['min_ms'])} / {ms(ref['median_ms'])} ms "
       f"| {ms(float(wall) * 1000)} ms · {int(rss) / 1024:.0f} MiB "
       f"| {ms(walls[0])} / {ms(statistics.median(walls))} ms · {max(rsss):.1f} MiB "
-      f"| {ref['min_ms'] / walls[0]:.1f}× | {same} |")
+      f"| {ref['min_ms'] / walls[0]:.2f}× | {same} |")
 EOF
 }
 
