@@ -257,10 +257,17 @@ fn entries(
     } else {
         store.resolve(reference)?
     };
-    let mut out = std::io::BufWriter::new(out);
-    for line in store.load_entry_lines(Some(&id))?.iter() {
-        out.write_all(line.as_bytes())?;
-        out.write_all(b"\n")?;
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, out);
+    let mut failed = None;
+    store.each_entry_line(&id, &mut |line| {
+        let written = out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.write_all(b"\n"));
+        failed = written.err();
+        failed.is_none()
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -62,7 +62,9 @@ pub(crate) trait Cols {
 impl Cols for rusqlite::Row<'_> {
     fn text(&self, i: usize) -> Result<Option<&str>> {
         Ok(match self.get_ref(i)? {
-            ValueRef::Text(t) => std::str::from_utf8(t).ok(),
+            // Every blob's content passes here (tens of MB for a long lineage): the vectorised
+            // check accepts exactly what `std::str::from_utf8` accepts, several times faster.
+            ValueRef::Text(t) => simdutf8::basic::from_utf8(t).ok(),
             _ => None,
         })
     }
@@ -255,6 +257,50 @@ impl Store {
                 Err(e)
             }
             (Err(e), _) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cols;
+
+    /// A text column reads as text exactly when `std::str::from_utf8` accepts its bytes: short
+    /// and long (the vectorised check works in 64-byte blocks), valid and broken at every place.
+    #[test]
+    fn text_columns_are_checked_as_std_checks_utf8() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let mut stmt = conn.prepare("SELECT CAST(?1 AS TEXT)").unwrap();
+        let long = "plain ascii, then é, 字, 🙂 and more ascii ".repeat(9);
+        let mut cases: Vec<Vec<u8>> = vec![
+            Vec::new(),
+            b"ascii".to_vec(),
+            "é字🙂".as_bytes().to_vec(),
+            long.as_bytes().to_vec(),
+            vec![0xff],
+            vec![0xc3],
+            vec![0xed, 0xa0, 0x80],
+            vec![0xf4, 0x90, 0x80, 0x80],
+        ];
+        for at in [0, 1, 63, 64, 65, 200, long.len() - 1] {
+            for bad in [0x80, 0xc0, 0xff] {
+                let mut b = long.as_bytes().to_vec();
+                b[at] = bad;
+                cases.push(b);
+            }
+            // A multi-byte character cut by the end of a block.
+            let mut b = long.as_bytes()[..at].to_vec();
+            b.extend_from_slice(&"🙂".as_bytes()[..2]);
+            cases.push(b);
+        }
+        for bytes in cases {
+            let got = stmt
+                .query_row([&bytes], |r| {
+                    Ok(Cols::text(r, 0).unwrap().map(str::to_owned))
+                })
+                .unwrap();
+            let want = std::str::from_utf8(&bytes).ok().map(str::to_owned);
+            assert_eq!(got, want, "{bytes:?}");
         }
     }
 }

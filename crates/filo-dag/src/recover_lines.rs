@@ -82,6 +82,32 @@ impl Store {
         after: Option<(&str, &str)>,
         how: BlobRead,
     ) -> Result<EntryLines> {
+        self.lines_each(head, after, how, true, &mut |_| true)
+    }
+
+    /// The lines [`Store::load_entry_lines`] gives, handed to `line` one at a time, root first
+    /// (each without its newline), without holding them all: `filo dag entries` writes them as
+    /// they come. `line` gives `false` to stop early (e.g. its output failed).
+    pub fn each_entry_line(&self, head: &str, line: &mut dyn FnMut(&str) -> bool) -> Result<()> {
+        self.lines_each(head, None, BlobRead::Auto, false, &mut |lines| {
+            let go = lines.iter().all(&mut *line);
+            lines.text.clear();
+            lines.ends.clear();
+            go
+        })?;
+        Ok(())
+    }
+
+    /// The walk behind both: `each` sees the lines buffered so far after every entry (and may
+    /// drain them); `keep` sizes the buffer for all of them.
+    fn lines_each(
+        &self,
+        head: &str,
+        after: Option<(&str, &str)>,
+        how: BlobRead,
+        keep: bool,
+        each: &mut dyn FnMut(&mut EntryLines) -> bool,
+    ) -> Result<EntryLines> {
         self.read(|| {
             let stop = after.map(|(node, _)| node);
             // Every read blob's content, in serde_json's form, one after another.
@@ -102,11 +128,15 @@ impl Store {
                 Some((_, entry)) if met => Some(entry),
                 _ => None,
             };
+            let (text, lines) = match keep {
+                true => (arena.len() + steps.len() * 256, steps.len()),
+                false => (64 * 1024, 1),
+            };
             let mut writer = Writer {
                 arena: &arena,
                 out: EntryLines {
-                    text: String::with_capacity(arena.len() + steps.len() * 256),
-                    ends: Vec::with_capacity(steps.len()),
+                    text: String::with_capacity(text),
+                    ends: Vec::with_capacity(lines),
                 },
                 content: String::new(),
                 models: Models::default(),
@@ -114,6 +144,9 @@ impl Store {
             for step in steps.iter().rev() {
                 writer.entry(step, parent);
                 parent = Some(&step.entry_id);
+                if !each(&mut writer.out) {
+                    break;
+                }
             }
             Ok(writer.out)
         })

@@ -367,6 +367,23 @@ fn the_lines_are_the_text_of_the_entries_byte_for_byte() {
         lines.iter().collect::<Vec<_>>(),
         text(&store.load_entries(Some(head)).unwrap())
     );
+    // Handed over one at a time: the same lines; stopping early gives the first ones only.
+    let mut streamed = Vec::new();
+    store
+        .each_entry_line(head, &mut |l| {
+            streamed.push(l.to_owned());
+            true
+        })
+        .unwrap();
+    assert_eq!(streamed, lines.iter().collect::<Vec<_>>());
+    let mut first = Vec::new();
+    store
+        .each_entry_line(head, &mut |l| {
+            first.push(l.to_owned());
+            first.len() < 5
+        })
+        .unwrap();
+    assert_eq!(first, streamed[..5]);
     let after_lines = store.load_entry_lines_after(head, Some(after)).unwrap();
     assert!(
         after_lines
