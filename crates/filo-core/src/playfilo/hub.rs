@@ -143,20 +143,28 @@ impl Drop for Core {
 
 fn run_writer(rx: Receiver<Job>, outstanding: &AtomicUsize) {
     for job in rx {
-        run_job(job);
+        let ack = run_job(job);
+        // Counted down before the flush's waiter hears back, so that it finds the writer idle.
         outstanding.fetch_sub(1, Ordering::AcqRel);
+        if let Some(ack) = ack {
+            // The waiter may have given up (`flush_within`): nothing to tell.
+            ack.send(()).unwrap_or(());
+        }
     }
 }
 
-fn run_job(job: Job) {
+/// Run one job; a flush's answer is sent by the caller.
+fn run_job(job: Job) -> Option<Sender<()>> {
     match job {
-        Job::Commit(shared, job) => shared.commit_entry(&job.0, &job.1),
+        Job::Commit(shared, job) => {
+            shared.commit_entry(&job.0, &job.1);
+            None
+        }
         Job::Flush(session, ack) => {
             if let Some(shared) = session.and_then(|w| w.upgrade()) {
                 shared.retry_pending();
             }
-            // The waiter may have given up (`flush_within`): nothing to tell.
-            ack.send(()).unwrap_or(());
+            Some(ack)
         }
     }
 }
