@@ -604,8 +604,9 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
 /// Waits for a cancellation token across many polls at the price of an atomic load: the
 /// token's own future (which locks the token and its waiters on every poll) is polled on the
 /// first poll and again only after it woke its waker, a flag that passes the wake-up on to the
-/// task polling the watch. Ready exactly when the token's future is.
-struct CancelWatch<'a> {
+/// task polling the watch. Ready exactly when the token's future is. Used by the driver for
+/// each body and by the agent loop for each stream.
+pub struct CancelWatch<'a> {
     future: Pin<Box<tokio_util::sync::WaitForCancellationFuture<'a>>>,
     flag: Arc<WakeFlag>,
     waker: std::task::Waker,
@@ -632,7 +633,8 @@ impl std::task::Wake for WakeFlag {
 }
 
 impl<'a> CancelWatch<'a> {
-    fn new(token: &'a CancellationToken) -> Self {
+    /// A watch on `token` (its future is made now and first polled on the watch's first poll).
+    pub fn new(token: &'a CancellationToken) -> Self {
         let flag = Arc::new(WakeFlag::default());
         CancelWatch {
             future: Box::pin(token.cancelled()),
