@@ -56,12 +56,18 @@ struct Core {
     run: Option<ActiveRun>,
 }
 
+/// The listeners, copied on write: a snapshot stays what it was.
+type Listeners = Arc<Vec<(SubscriptionId, Listener)>>;
+
 struct Inner {
     client: Arc<dyn ModelClient>,
     core: Mutex<Core>,
     steering: Mutex<MessageQueue>,
     follow_up: Mutex<MessageQueue>,
-    listeners: Mutex<Arc<Vec<(SubscriptionId, Listener)>>>,
+    listeners: Mutex<Listeners>,
+    /// Bumped (under the `listeners` lock) on every change of `listeners`, so a run's sink
+    /// re-reads the list only when it changed.
+    listeners_version: AtomicU64,
     next_id: AtomicU64,
     /// `true` while a run's task is alive.
     busy: watch::Sender<bool>,
@@ -120,6 +126,7 @@ impl Agent {
                 steering: Mutex::new(MessageQueue::new(options.steering_mode)),
                 follow_up: Mutex::new(MessageQueue::new(options.follow_up_mode)),
                 listeners: Mutex::new(Arc::new(Vec::new())),
+                listeners_version: AtomicU64::new(0),
                 next_id: AtomicU64::new(1),
                 busy: watch::Sender::new(false),
                 session: CancellationToken::new(),
@@ -215,6 +222,7 @@ impl Agent {
             let inner = Arc::clone(&guard.inner);
             let mut sink = AgentSink {
                 inner: Arc::clone(&inner),
+                listeners: None,
             };
             let result = crate::run::run(start, context, &config, &mut sink, cancel.clone()).await;
             if let Err(error) = result {
@@ -332,6 +340,7 @@ impl Agent {
         let id = SubscriptionId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let mut listeners = lock(&self.inner.listeners);
         Arc::make_mut(&mut listeners).push((id, Arc::new(listener)));
+        self.inner.listeners_version.fetch_add(1, Ordering::Release);
         id
     }
 
@@ -352,6 +361,7 @@ impl Agent {
         let mut listeners = lock(&self.inner.listeners);
         let before = listeners.len();
         Arc::make_mut(&mut listeners).retain(|(i, _)| *i != id);
+        self.inner.listeners_version.fetch_add(1, Ordering::Release);
         listeners.len() != before
     }
 
@@ -526,14 +536,25 @@ impl Agent {
 /// Applies events to the state, then calls the listeners.
 struct AgentSink {
     inner: Arc<Inner>,
+    /// The listeners as of `listeners_version` (the list is copied on write, so this stays what
+    /// it was): read again only after a change, not locked and cloned per event.
+    listeners: Option<(u64, Listeners)>,
 }
 
 impl EventSink for AgentSink {
     fn emit(&mut self, event: AgentEvent) {
         lock(&self.inner.core).state.apply(&event);
-        let listeners = Arc::clone(&lock(&self.inner.listeners));
-        for (_, listener) in listeners.iter() {
-            listener(&event);
+        let version = self.inner.listeners_version.load(Ordering::Acquire);
+        if self.listeners.as_ref().is_none_or(|(v, _)| *v != version) {
+            let list = lock(&self.inner.listeners);
+            // Read under the lock: the version of exactly this list.
+            let version = self.inner.listeners_version.load(Ordering::Acquire);
+            self.listeners = Some((version, Arc::clone(&list)));
+        }
+        if let Some((_, listeners)) = &self.listeners {
+            for (_, listener) in listeners.iter() {
+                listener(&event);
+            }
         }
     }
 }

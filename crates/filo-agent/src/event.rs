@@ -48,6 +48,11 @@ impl PartialMessage {
     pub(crate) fn downgrade(&self) -> std::sync::Weak<Accumulator> {
         Arc::downgrade(&self.0)
     }
+
+    /// This snapshot is the one `weak` was made from.
+    pub(crate) fn is(&self, weak: &std::sync::Weak<Accumulator>) -> bool {
+        std::ptr::eq(Arc::as_ptr(&self.0), weak.as_ptr())
+    }
 }
 
 /// One event of an agent run.

@@ -277,9 +277,11 @@ impl Run<'_> {
             .stream(&config.model, context, &options, turn.clone());
         drop(transformed);
         let mut partial: Option<PartialMessage> = None;
-        // One cancellation future for the whole stream: a fresh one per event would register
-        // with (and leave) the token's waiters every time the stream waits for a chunk.
-        let cancelled = turn.cancelled();
+        // One cancellation watch for the whole stream: a fresh future per event would register
+        // with (and leave) the token's waiters every time the stream waits for a chunk, and the
+        // token's own future locks the token on every poll; the watch polls it again only after
+        // it woke.
+        let cancelled = filo_ai::CancelWatch::new(turn);
         tokio::pin!(cancelled);
         let last = loop {
             let next = tokio::select! {

@@ -130,7 +130,11 @@ impl State {
                 self.stream = Some(StreamView::Started(Box::new(message.clone())));
             }
             AgentEvent::MessageUpdate { partial, .. } => {
-                self.stream = Some(StreamView::Live(partial.downgrade()));
+                // The same partial as the last delta's (the loop applies deltas in place): the
+                // weak handle already sees it.
+                if !matches!(&self.stream, Some(StreamView::Live(w)) if partial.is(w)) {
+                    self.stream = Some(StreamView::Live(partial.downgrade()));
+                }
             }
             AgentEvent::MessageEnd { message } => {
                 self.stream = None;

@@ -132,7 +132,7 @@ pub(crate) fn run(call: Call) -> AssistantStream {
     Box::pin(DriverStream {
         driver: Some(driver),
         slot,
-        batch: Vec::new().into_iter(),
+        batch: Vec::new(),
     })
 }
 
@@ -148,17 +148,23 @@ pub(crate) fn failed(initial: AssistantMessage, error: &AiError) -> AssistantStr
 
 /// Where the driver leaves one batch of events (one per body chunk) for [`DriverStream`]. `full`
 /// says whether a batch is there, so the stream's look at an empty slot and the driver's wait for
-/// it to be taken are an atomic load each.
+/// it to be taken are an atomic load each. The batch's `Vec` is swapped, never dropped: the
+/// driver gets back the empty `Vec` the stream gave the slot when it took the last batch, so
+/// after the first two batches no batch allocates.
 #[derive(Default)]
 struct SlotInner {
     full: std::sync::atomic::AtomicBool,
-    batch: Mutex<Option<Vec<AssistantEvent>>>,
+    /// The batch while `full`, else an empty `Vec` kept for the next one.
+    batch: Mutex<Vec<AssistantEvent>>,
 }
 
 type Slot = Arc<SlotInner>;
 
-fn put(slot: &Slot, events: Vec<AssistantEvent>) {
-    *slot.batch.lock().unwrap_or_else(PoisonError::into_inner) = Some(events);
+/// Leave `events` in the slot; `events` becomes the slot's spare (empty) `Vec`.
+fn put(slot: &Slot, events: &mut Vec<AssistantEvent>) {
+    let mut batch = slot.batch.lock().unwrap_or_else(PoisonError::into_inner);
+    std::mem::swap(&mut *batch, events);
+    events.clear();
     slot.full.store(true, std::sync::atomic::Ordering::Release);
 }
 
@@ -166,17 +172,18 @@ fn is_full(slot: &Slot) -> bool {
     slot.full.load(std::sync::atomic::Ordering::Acquire)
 }
 
-fn take(slot: &Slot) -> Option<Vec<AssistantEvent>> {
+/// Take the batch, if one is there, into `into` (whose `Vec`, emptied, becomes the spare).
+fn take(slot: &Slot, into: &mut Vec<AssistantEvent>) -> bool {
     if !is_full(slot) {
-        return None;
+        return false;
     }
-    let batch = slot
-        .batch
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take();
+    into.clear();
+    std::mem::swap(
+        &mut *slot.batch.lock().unwrap_or_else(PoisonError::into_inner),
+        into,
+    );
     slot.full.store(false, std::sync::atomic::Ordering::Release);
-    batch
+    true
 }
 
 /// Polls the driver future and hands out the batches it leaves in the slot; ends when the driver
@@ -189,28 +196,32 @@ fn take(slot: &Slot) -> Option<Vec<AssistantEvent>> {
 struct DriverStream {
     driver: Option<BoxFuture<'static, ()>>,
     slot: Slot,
-    batch: std::vec::IntoIter<AssistantEvent>,
+    /// The batch being handed out, in reverse (the next event last).
+    batch: Vec<AssistantEvent>,
 }
 
 impl Stream for DriverStream {
     type Item = AssistantEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
         loop {
-            if let Some(event) = self.batch.next() {
+            if let Some(event) = this.batch.pop() {
                 return Poll::Ready(Some(event));
             }
-            let Some(driver) = self.driver.as_mut() else {
+            let Some(driver) = this.driver.as_mut() else {
                 return Poll::Ready(None);
             };
             let done = driver.as_mut().poll(cx).is_ready();
             if done {
-                self.driver = None;
+                this.driver = None;
             }
-            match take(&self.slot) {
-                Some(batch) => self.batch = batch.into_iter(),
-                None if done => return Poll::Ready(None),
-                None => return Poll::Pending,
+            if take(&this.slot, &mut this.batch) {
+                this.batch.reverse();
+            } else if done {
+                return Poll::Ready(None);
+            } else {
+                return Poll::Pending;
             }
         }
     }
@@ -232,7 +243,7 @@ impl Sender {
         &mut self,
         initial: &AssistantMessage,
         response_id: Option<&str>,
-        mut events: Vec<AssistantEvent>,
+        events: &mut Vec<AssistantEvent>,
     ) {
         if !self.started {
             self.started = true;
@@ -261,7 +272,7 @@ impl Sender {
             }
             _ => None,
         };
-        self.send_all(initial, response_id.as_deref(), vec![event])
+        self.send_all(initial, response_id.as_deref(), &mut vec![event])
             .await;
     }
 }
@@ -574,13 +585,12 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
             }
         });
         if !out.events.is_empty() {
-            let next = Vec::with_capacity(out.events.len());
-            let batch = std::mem::replace(&mut out.events, next);
-            for event in &batch {
+            for event in &out.events {
                 acc.apply(event);
             }
+            // Hands the batch over and leaves `out.events` empty (a reused `Vec`).
             sender
-                .send_all(&call.initial, out.response_id.as_deref(), batch)
+                .send_all(&call.initial, out.response_id.as_deref(), &mut out.events)
                 .await;
         }
         match step {
@@ -594,8 +604,9 @@ async fn read_stream(call: &Call, mut response: HttpResponse, sender: &mut Sende
 /// Waits for a cancellation token across many polls at the price of an atomic load: the
 /// token's own future (which locks the token and its waiters on every poll) is polled on the
 /// first poll and again only after it woke its waker, a flag that passes the wake-up on to the
-/// task polling the watch. Ready exactly when the token's future is.
-struct CancelWatch<'a> {
+/// task polling the watch. Ready exactly when the token's future is. Used by the driver for
+/// each body and by the agent loop for each stream.
+pub struct CancelWatch<'a> {
     future: Pin<Box<tokio_util::sync::WaitForCancellationFuture<'a>>>,
     flag: Arc<WakeFlag>,
     waker: std::task::Waker,
@@ -622,7 +633,8 @@ impl std::task::Wake for WakeFlag {
 }
 
 impl<'a> CancelWatch<'a> {
-    fn new(token: &'a CancellationToken) -> Self {
+    /// A watch on `token` (its future is made now and first polled on the watch's first poll).
+    pub fn new(token: &'a CancellationToken) -> Self {
         let flag = Arc::new(WakeFlag::default());
         CancelWatch {
             future: Box::pin(token.cancelled()),

@@ -69,7 +69,7 @@ pub mod transport;
 mod testutil;
 
 pub use codec::WireApi;
-pub use driver::RetryPolicy;
+pub use driver::{CancelWatch, RetryPolicy};
 pub use env::{Env, env_api_key};
 pub use error::AiError;
 pub use overflow::is_context_overflow;

@@ -221,3 +221,47 @@ async fn abort_during_a_before_hook_aborts_every_remaining_call() {
     );
     assert_eq!(max_running.load(Ordering::SeqCst), 0, "no tool ran");
 }
+
+/// A client that sends `Start` and one delta, then never answers again, cancelled or not.
+struct Deaf;
+
+impl filo_ai::ModelClient for Deaf {
+    fn stream(
+        &self,
+        _model: &filo_ai::Model,
+        _context: &filo_ai::Context,
+        _options: &filo_ai::StreamOptions,
+        _cancel: tokio_util::sync::CancellationToken,
+    ) -> filo_ai::AssistantStream {
+        let start = filo_ai::AssistantEvent::Start {
+            message: assistant(vec![], StopReason::Stop),
+        };
+        let delta = filo_ai::AssistantEvent::TextStart { index: 0 };
+        use futures::StreamExt;
+        Box::pin(futures::stream::iter([start, delta]).chain(futures::stream::pending()))
+    }
+}
+
+/// The agent itself watches the turn's cancellation while it waits for the stream: a client
+/// that ignores the cancellation still ends the run, aborted.
+#[tokio::test]
+async fn abort_ends_the_run_even_when_the_client_ignores_the_cancellation() {
+    let agent = Agent::with_options(
+        Arc::new(Deaf),
+        AgentOptions {
+            model: Some(model()),
+            ..AgentOptions::default()
+        },
+    );
+    let aborter = agent.clone();
+    agent.subscribe(move |e| {
+        if matches!(e, AgentEvent::MessageUpdate { .. }) {
+            aborter.abort();
+        }
+    });
+    tokio::time::timeout(Duration::from_secs(20), agent.prompt("go"))
+        .await
+        .expect("the run ignored the abort")
+        .unwrap();
+    assert_eq!(history(&agent), ["user:go", "assistant[Aborted]:"]);
+}

@@ -187,3 +187,43 @@ async fn prompt_with_images() {
         UserContent::Blocks(vec![ContentBlock::text("what is this?"), image])
     );
 }
+
+/// A run's sink re-reads the listeners only after they changed: one added by a listener during a
+/// run hears every event after the one that added it, and one that removed itself hears no more.
+#[tokio::test]
+async fn listeners_changed_during_a_run_apply_from_the_next_event() {
+    let client = Scripted::new(vec![text_turn("one two three")]);
+    let agent = agent_with(client, vec![]);
+    let all = Recorder::attach(&agent);
+    let late = Recorder::default();
+
+    let me: Arc<Mutex<Option<filo_agent::SubscriptionId>>> = Arc::default();
+    let heard_by_leaver = Arc::new(Mutex::new(0usize));
+    let (handle, agent2, count) = (Arc::clone(&me), agent.clone(), Arc::clone(&heard_by_leaver));
+    let leaver = agent.subscribe(move |_| {
+        *count.lock().unwrap() += 1;
+        if let Some(id) = handle.lock().unwrap().take() {
+            assert!(agent2.unsubscribe(id));
+        }
+    });
+    *me.lock().unwrap() = Some(leaver);
+
+    // Adds `late` at the first `turn_start`, then drops its handle on the agent.
+    let adder_agent = Arc::new(Mutex::new(Some(agent.clone())));
+    let late_sink = late.clone();
+    agent.subscribe(move |e| {
+        if matches!(e, AgentEvent::TurnStart)
+            && let Some(a) = adder_agent.lock().unwrap().take()
+        {
+            let sink = late_sink.clone();
+            a.subscribe(move |e| sink.0.lock().unwrap().push(e.clone()));
+        }
+    });
+
+    agent.prompt("go").await.unwrap();
+    let kinds = all.kinds();
+    let turn_start = kinds.iter().position(|k| k == "turn_start").unwrap();
+    assert!(kinds.len() > turn_start + 3, "{kinds:?}");
+    assert_eq!(late.kinds(), kinds[turn_start + 1..]);
+    assert_eq!(*heard_by_leaver.lock().unwrap(), 1);
+}

@@ -120,6 +120,9 @@ pub(crate) struct Inner {
     block_images: Arc<std::sync::atomic::AtomicBool>,
     extensions: Vec<Arc<dyn Extension>>,
     listeners: Mutex<Arc<Vec<(u64, SessionListener)>>>,
+    /// `listeners.len()`, set under the `listeners` lock: an agent event nobody listens to
+    /// (every delta in print mode) takes no lock.
+    listener_count: std::sync::atomic::AtomicUsize,
     next_listener: AtomicU64,
     state: Mutex<RunState>,
     /// Prompt chains in flight (a run plus its retries, compactions and continuations).
@@ -275,6 +278,7 @@ impl AgentSession {
                 block_images,
                 extensions: options.extensions,
                 listeners: Mutex::new(Arc::new(Vec::new())),
+                listener_count: std::sync::atomic::AtomicUsize::new(0),
                 next_listener: AtomicU64::new(1),
                 state: Mutex::new(RunState::default()),
                 busy: tokio::sync::watch::Sender::new(0),
@@ -331,6 +335,9 @@ impl AgentSession {
             self.persist_message(message);
         }
         // Most deltas reach no session listener (print mode has none): clone only for some.
+        if self.inner.listener_count.load(Ordering::Acquire) == 0 {
+            return;
+        }
         let listeners = lock(&self.inner.listeners).clone();
         if listeners.is_empty() {
             return;
@@ -416,6 +423,7 @@ impl AgentSession {
         let mut l = lock(&self.inner.listeners);
         let mut v = (**l).clone();
         v.push((id, listener));
+        self.inner.listener_count.store(v.len(), Ordering::Release);
         *l = Arc::new(v);
         id
     }
@@ -433,6 +441,7 @@ impl AgentSession {
         let mut l = lock(&self.inner.listeners);
         let before = l.len();
         let v: Vec<_> = l.iter().filter(|(i, _)| *i != id).cloned().collect();
+        self.inner.listener_count.store(v.len(), Ordering::Release);
         *l = Arc::new(v);
         l.len() != before
     }

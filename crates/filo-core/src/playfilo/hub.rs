@@ -7,6 +7,7 @@
 //! queued and waits for it to stop, so nothing queued is lost.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
@@ -64,6 +65,9 @@ pub(crate) struct Core {
     pub seed: Option<String>,
     /// The writer's queue; `None` only while the core is dropped.
     writer: Option<Sender<Job>>,
+    /// Jobs sent to the writer and not yet finished: counted up before a job is sent, down by
+    /// the writer once it ran (with `Release`, so a caller that reads 0 sees what the jobs did).
+    outstanding: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
     /// Last, so that it runs after the connection above closed.
     _stamp: super::verified::RecordOnClose,
@@ -76,9 +80,20 @@ impl Core {
 
     fn send(&self, job: Job) -> Result<(), Job> {
         match &self.writer {
-            Some(w) => w.send(job).map_err(|std::sync::mpsc::SendError(job)| job),
+            Some(w) => {
+                self.outstanding.fetch_add(1, Ordering::AcqRel);
+                w.send(job).map_err(|std::sync::mpsc::SendError(job)| {
+                    self.outstanding.fetch_sub(1, Ordering::AcqRel);
+                    job
+                })
+            }
             None => Err(job),
         }
+    }
+
+    /// Every job sent to the writer so far has run (and what it did is visible to the caller).
+    pub(crate) fn idle(&self) -> bool {
+        self.outstanding.load(Ordering::Acquire) == 0
     }
 
     /// Queue one entry of `session` for the writer. When the writer is gone (it panicked),
@@ -94,11 +109,19 @@ impl Core {
     }
 
     /// Ask the writer to tell when every job queued so far ran (retrying `session`'s waiting
-    /// entries last); `None` when there is no writer to wait for.
+    /// entries last); `None` when there is nothing to wait for: no writer, or (`needs_retry`
+    /// false) a writer that already ran every job queued so far, so the flush would only be a
+    /// round trip through its thread.
     pub(crate) fn request_flush(
         &self,
         session: Option<Weak<Shared>>,
+        needs_retry: impl FnOnce() -> bool,
     ) -> Option<std::sync::mpsc::Receiver<()>> {
+        // Idle first, then the session's waiting entries: once idle, they are final for every
+        // job queued before this flush.
+        if self.idle() && !needs_retry() {
+            return None;
+        }
         let (tx, rx) = std::sync::mpsc::channel();
         self.send(Job::Flush(session, tx)).is_ok().then_some(rx)
     }
@@ -118,17 +141,30 @@ impl Drop for Core {
     }
 }
 
-fn run_writer(rx: Receiver<Job>) {
+fn run_writer(rx: Receiver<Job>, outstanding: &AtomicUsize) {
     for job in rx {
-        match job {
-            Job::Commit(shared, job) => shared.commit_entry(&job.0, &job.1),
-            Job::Flush(session, ack) => {
-                if let Some(shared) = session.and_then(|w| w.upgrade()) {
-                    shared.retry_pending();
-                }
-                // The waiter may have given up (`flush_within`): nothing to tell.
-                ack.send(()).unwrap_or(());
+        let ack = run_job(job);
+        // Counted down before the flush's waiter hears back, so that it finds the writer idle.
+        outstanding.fetch_sub(1, Ordering::AcqRel);
+        if let Some(ack) = ack {
+            // The waiter may have given up (`flush_within`): nothing to tell.
+            ack.send(()).unwrap_or(());
+        }
+    }
+}
+
+/// Run one job; a flush's answer is sent by the caller.
+fn run_job(job: Job) -> Option<Sender<()>> {
+    match job {
+        Job::Commit(shared, job) => {
+            shared.commit_entry(&job.0, &job.1);
+            None
+        }
+        Job::Flush(session, ack) => {
+            if let Some(shared) = session.and_then(|w| w.upgrade()) {
+                shared.retry_pending();
             }
+            Some(ack)
         }
     }
 }
@@ -177,9 +213,11 @@ impl MemoryHub {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let outstanding = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&outstanding);
         let thread = std::thread::Builder::new()
             .name("playfilo-writer".into())
-            .spawn(move || run_writer(rx))
+            .spawn(move || run_writer(rx, &counter))
             .map_err(|e| DagError::Io {
                 path: config.db_path.clone(),
                 cause: e,
@@ -190,6 +228,7 @@ impl MemoryHub {
             store: Mutex::new(store),
             seed,
             writer: Some(tx),
+            outstanding,
             thread: Some(thread),
             _stamp: super::verified::RecordOnClose { db: stamp_db },
         };
@@ -213,7 +252,7 @@ impl MemoryHub {
 
     /// Wait until every commit queued so far, by any session, was tried.
     pub fn flush(&self) {
-        if let Some(rx) = self.core.request_flush(None) {
+        if let Some(rx) = self.core.request_flush(None, || false) {
             // An error means the writer stopped: nothing is left to wait for.
             rx.recv().unwrap_or(());
         }
@@ -247,6 +286,74 @@ mod tests {
             .count()
     }
 
+    fn entry_context(manager: &SessionManager) -> EntryContext {
+        EntryContext {
+            session: SessionInfo {
+                session_id: manager.session_id().to_string(),
+                session_file: None,
+                cwd: ".".into(),
+            },
+            model: None,
+            thinking_level: filo_ai::ThinkingLevel::default(),
+            system_prompt: String::new(),
+            tools: Vec::new(),
+        }
+    }
+
+    /// A flush skips the round trip through the writer only when the writer ran every job
+    /// queued before it: after a flush (of the view or of the hub) every queued commit is in
+    /// the database, seen by another connection, and the writer is idle.
+    #[test]
+    fn a_flush_returns_only_after_every_queued_commit_landed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = HubConfig::under_home(dir.path());
+        config.db_path = dir.path().join("playfilo.db");
+        let hub = MemoryHub::open(config).unwrap();
+        let view = hub.session(Some("MINE".into()));
+        lock(&view.shared.state).head_ref = "MINE".into();
+        // Idle, nothing waiting: no job, and the flush is done.
+        view.flush();
+        hub.flush();
+        assert!(hub.core.idle());
+
+        let mut manager = SessionManager::create(".", &dir.path().join("sessions"));
+        let ctx = entry_context(&manager);
+        for round in 0..2 {
+            let ids: Vec<String> = (0..40)
+                .map(|i| {
+                    let msg = SessionMessage::Llm(Message::User(UserMessage {
+                        content: UserContent::Text(format!(
+                            "round {round} #{i} {}",
+                            "x".repeat(20_000)
+                        )),
+                        timestamp: i,
+                    }));
+                    manager.append_message(msg).unwrap()
+                })
+                .collect();
+            for id in &ids {
+                view.shared
+                    .enqueue(manager.entry(id).unwrap().clone(), ctx.clone());
+            }
+            if round == 0 {
+                view.flush();
+            } else {
+                hub.flush();
+            }
+            assert!(hub.core.idle(), "round {round}: jobs left after the flush");
+            let store = Store::open(dir.path().join("playfilo.db")).unwrap();
+            let found = store
+                .node_ids_by_external_ids(ids.iter().map(String::as_str))
+                .unwrap();
+            assert_eq!(
+                found.len(),
+                ids.len(),
+                "round {round}: commits missing after the flush"
+            );
+            assert_eq!(store.get_ref("MINE").unwrap(), found.get(&ids[39]).cloned());
+        }
+    }
+
     /// The last handle can be a queued job: the writer then drops the core itself, commits
     /// what is left and stops, without waiting for itself.
     #[test]
@@ -258,6 +365,11 @@ mod tests {
         let view = hub.session(Some("MINE".into()));
         lock(&view.shared.state).head_ref = "MINE".into();
         view.flush();
+        // The writer names itself once it runs; an idle flush does not wait for it.
+        let start = Instant::now();
+        while writer_threads() == 0 && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert_eq!(writer_threads(), 1);
         let shared = view.shared.clone();
         drop(hub);

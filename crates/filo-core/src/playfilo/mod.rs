@@ -289,7 +289,9 @@ impl Shared {
     }
 
     fn request_flush(&self) -> Option<std::sync::mpsc::Receiver<()>> {
-        self.hub.request_flush(Some(self.me.clone()))
+        self.hub.request_flush(Some(self.me.clone()), || {
+            !lock(&self.state).pending.is_empty()
+        })
     }
 
     /// Commit what a pending `tobe` held back (the jump did not happen).

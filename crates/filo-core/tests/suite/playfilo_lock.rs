@@ -186,3 +186,29 @@ async fn a_long_session_catches_up_once_the_lock_is_gone() {
         store.node_id_by_external_id(&last).unwrap()
     );
 }
+
+/// A flush alone retries the entries a lock kept out, once the lock is gone: no new commit is
+/// needed to take them along (a flush skips the writer only when nothing waits).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flush_retries_the_waiting_entries_once_the_lock_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(vec![]).await;
+    let mem = memory_session_config(&mock, dir.path(), new_manager(dir.path()), vec![], |c| {
+        c.busy_timeout = Duration::from_millis(20);
+        c.lock_patience = Duration::from_millis(100);
+    });
+    mem.say(&mock, "one", Reply::text("First.")).await;
+    mem.playfilo.flush();
+    let release = hold_write_lock(&mem.db, Duration::from_secs(60));
+    mem.say(&mock, "two", Reply::text("Second.")).await;
+    assert_eq!(mem.playfilo.unmirrored().len(), 2);
+    release.send(()).unwrap();
+    // Wait until the other connection committed: the lock is free.
+    let conn = rusqlite::Connection::open(&mem.db).unwrap();
+    conn.busy_timeout(Duration::from_secs(30)).unwrap();
+    conn.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
+    drop(conn);
+    assert_eq!(mem.playfilo.unmirrored(), vec![]);
+    let file = mem.session.session_file().unwrap();
+    assert_eq!(session_problems(&mem.db, &file), Vec::<String>::new());
+}
