@@ -211,8 +211,20 @@ impl Store {
         })
     }
 
-    /// For every child of `parent`: the number of its descendants (all roles). One query.
+    /// For every child of `parent`: the number of its descendants (all roles). On SQLite a
+    /// sequential pass checked against the index ([`crate::counts`]), else one recursive CTE.
     pub fn descendant_counts(&self, parent: &str) -> Result<HashMap<String, u64>> {
+        if let Db::Sqlite(conn) = &self.db
+            && let Some(counts) = self.read(|| crate::counts::descendant_counts(conn, parent))?
+        {
+            return Ok(counts);
+        }
+        self.descendant_counts_cte(parent)
+    }
+
+    /// [`Store::descendant_counts`] as one recursive CTE (PostgreSQL, odd SQLite files, and the
+    /// oracle of the tests).
+    pub(crate) fn descendant_counts_cte(&self, parent: &str) -> Result<HashMap<String, u64>> {
         // Ids are hashes over the parent id, so the graph has no cycles; the depth bound only
         // protects against forged rows.
         let rows = self.rows(

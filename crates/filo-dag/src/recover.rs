@@ -306,7 +306,7 @@ pub(crate) fn steps<T: Clone>(
 /// A multiply-rotate hasher (FxHash's) for the part map: its keys are content hashes of the
 /// file's own blobs, and SipHash's resistance to chosen keys cost a tenth of a whole load.
 #[derive(Default)]
-struct PartHasher(u64);
+pub(crate) struct PartHasher(u64);
 
 impl Hasher for PartHasher {
     fn write(&mut self, bytes: &[u8]) {

@@ -91,6 +91,35 @@ pub(crate) const DESCENDANT_COUNTS: &str = "WITH RECURSIVE d(root, id, depth) AS
      SELECT n.id, g.c FROM (SELECT root, COUNT(*) - 1 AS c FROM d GROUP BY root) g \
      CROSS JOIN nodes n ON n.rowid = g.root";
 
+/// [`crate::counts`]: the rowids of a node's children, from `idx_nodes_parent` alone.
+pub(crate) const CHILD_ROWIDS: &str = "SELECT rowid FROM nodes WHERE parent_id = ?1 ORDER BY rowid";
+
+/// [`crate::counts`]'s sequential pass: the rows from rowid `?1` up, in rowid order (the caller
+/// stops stepping when it has read enough).
+pub(crate) const ROWS_FROM_ROWID: &str =
+    "SELECT rowid, id, parent_id FROM nodes WHERE rowid >= ?1 ORDER BY rowid";
+
+/// The lowest rowid of `nodes`, from the start of the table.
+pub(crate) const NODES_FIRST_ROWID: &str = "SELECT min(rowid) FROM nodes";
+
+/// `?1` a JSON array of rowids: their ids.
+pub(crate) const IDS_BY_ROWIDS: &str =
+    "SELECT n.id FROM json_each(?1) j CROSS JOIN nodes n ON n.rowid = j.value";
+
+/// `?1` a JSON array of ids: how many nodes have one of them as parent, counted in
+/// `idx_nodes_parent` alone.
+pub(crate) const CHILDREN_TOTAL: &str = "SELECT count(*) FROM json_each(?1) j \
+     CROSS JOIN nodes n ON n.parent_id = j.value";
+
+/// `?1` a JSON array of ids: each one's position in the array and its number of children,
+/// counted in `idx_nodes_parent` alone.
+pub(crate) const CHILD_COUNTS: &str = "SELECT j.key, \
+     (SELECT count(*) FROM nodes n WHERE n.parent_id = j.value) FROM json_each(?1) j";
+
+/// `?1` a JSON array of ids: the position of the parent in the array and each child's id.
+pub(crate) const CHILD_IDS: &str =
+    "SELECT j.key, n.id FROM json_each(?1) j CROSS JOIN nodes n ON n.parent_id = j.value";
+
 pub(crate) const LINEAGE: &str = concat!(
     lineage_cte!(),
     "SELECT c.depth, ",
@@ -284,6 +313,13 @@ pub(crate) const ALL: &[(&str, &str)] = &[
     ("CHILDREN", CHILDREN),
     ("SUBTREE", SUBTREE),
     ("DESCENDANT_COUNTS", DESCENDANT_COUNTS),
+    ("CHILD_ROWIDS", CHILD_ROWIDS),
+    ("ROWS_FROM_ROWID", ROWS_FROM_ROWID),
+    ("NODES_FIRST_ROWID", NODES_FIRST_ROWID),
+    ("IDS_BY_ROWIDS", IDS_BY_ROWIDS),
+    ("CHILDREN_TOTAL", CHILDREN_TOTAL),
+    ("CHILD_COUNTS", CHILD_COUNTS),
+    ("CHILD_IDS", CHILD_IDS),
     ("LINEAGE", LINEAGE),
     ("LINEAGE_WITH_BLOBS", LINEAGE_WITH_BLOBS),
     ("WALK_ROLES.by_id", WALK_ROLES.by_id),
