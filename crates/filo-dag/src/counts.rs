@@ -20,7 +20,7 @@
 //! is every child's number of descendants, as the CTE gives it.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row};
@@ -47,15 +47,27 @@ const TUNING: Tuning = Tuning {
     batch: BATCH,
 };
 
-type IdMap = HashMap<Box<[u8]>, u32, BuildHasherDefault<PartHasher>>;
+/// No slot (the end of a chain of slots whose ids share a hash).
+const NONE: u32 = u32::MAX;
+
+fn hash_of(id: &[u8]) -> u64 {
+    let mut h = PartHasher::default();
+    h.write(id);
+    h.finish()
+}
 
 /// The subtrees found so far: every node once, with the child of the focus's parent it is under.
+/// Ids live back to back in one buffer, found through their hash (no allocation per node).
 #[derive(Default)]
 struct Forest {
-    /// Node id → slot.
-    slots: IdMap,
-    /// Slot → node id (UTF-8: any other id makes the caller use the CTE).
-    ids: Vec<Box<str>>,
+    /// Id hash → the last slot added with that hash.
+    heads: HashMap<u64, u32, BuildHasherDefault<PartHasher>>,
+    /// Slot → the previous slot with the same id hash, or [`NONE`].
+    next: Vec<u32>,
+    /// Every id (UTF-8: any other id makes the caller use the CTE), back to back.
+    text: String,
+    /// Slot → where its id ends in `text` (it starts where the previous one ends).
+    ends: Vec<usize>,
     /// Slot → subtree (index into `roots`).
     root: Vec<u32>,
     /// Slot → children found by the pass.
@@ -65,12 +77,33 @@ struct Forest {
 }
 
 impl Forest {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn id(&self, slot: u32) -> &str {
+        let slot = slot as usize;
+        let start = slot.checked_sub(1).map_or(0, |p| self.ends[p]);
+        &self.text[start..self.ends[slot]]
+    }
+
+    fn find(&self, id: &[u8]) -> Option<u32> {
+        let mut slot = *self.heads.get(&hash_of(id))?;
+        while slot != NONE {
+            if self.id(slot).as_bytes() == id {
+                return Some(slot);
+            }
+            slot = self.next[slot as usize];
+        }
+        None
+    }
+
     /// Adds a node under subtree `root` (a new subtree when `None`); `None` if it is already in.
     fn add(&mut self, id: &str, root: Option<u32>) -> Option<u32> {
-        if self.slots.contains_key(id.as_bytes()) {
+        if self.find(id.as_bytes()).is_some() {
             return None;
         }
-        let slot = u32::try_from(self.ids.len()).ok()?;
+        let slot = u32::try_from(self.len()).ok().filter(|&s| s != NONE)?;
         let root = match root {
             Some(r) => r,
             None => {
@@ -78,8 +111,10 @@ impl Forest {
                 u32::try_from(self.roots.len() - 1).ok()?
             }
         };
-        self.slots.insert(id.as_bytes().into(), slot);
-        self.ids.push(id.into());
+        let previous = self.heads.insert(hash_of(id.as_bytes()), slot);
+        self.next.push(previous.unwrap_or(NONE));
+        self.text.push_str(id);
+        self.ends.push(self.text.len());
         self.root.push(root);
         self.found.push(0);
         self.roots[root as usize].1 += 1;
@@ -89,7 +124,7 @@ impl Forest {
     fn into_counts(self) -> HashMap<String, u64> {
         self.roots
             .iter()
-            .map(|&(slot, n)| (self.ids[slot as usize].to_string(), n - 1))
+            .map(|&(slot, n)| (self.id(slot).to_owned(), n - 1))
             .collect()
     }
 }
@@ -158,12 +193,14 @@ fn counts_with(
         first
     };
     let mut forest = Forest::default();
+    // Room for a few descendants per child before the first rehash.
+    forest.heads.reserve(4 * kids.len());
     let allowance = usize::try_from(first - start).unwrap_or(usize::MAX);
     let Some(pass) = scan(conn, parent, start, allowance + slack, &mut forest)? else {
         return Ok(None);
     };
     // The nodes the pass took; everything added from here on is expanded exactly.
-    let scanned = forest.ids.len();
+    let scanned = forest.len();
     let mut frontier: Vec<u32> = Vec::new();
     let unreached: Vec<i64> = kids.into_iter().filter(|&r| r > pass.last).collect();
     for chunk in unreached.chunks(batch) {
@@ -180,7 +217,7 @@ fn counts_with(
     if start == lowest && pass.last == i64::MAX {
         // Every row was read: a child the pass missed was read before its parent joined.
         for range in &pass.skipped {
-            if let Some(&slot) = forest.slots.get(&pass.parents[range.clone()]) {
+            if let Some(slot) = forest.find(&pass.parents[range.clone()]) {
                 frontier.push(slot);
             }
         }
@@ -224,7 +261,11 @@ fn check(
     slots: std::ops::Range<usize>,
     frontier: &mut Vec<u32>,
 ) -> Result<()> {
-    let ids: Vec<&str> = forest.ids[slots.clone()].iter().map(|s| &**s).collect();
+    let ids: Vec<&str> = slots
+        .clone()
+        .filter_map(|s| u32::try_from(s).ok())
+        .map(|s| forest.id(s))
+        .collect();
     let list = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
     let found: u64 = forest.found[slots.clone()]
         .iter()
@@ -268,7 +309,7 @@ fn scan(
     };
     let mut read = 0usize;
     while let Some(row) = rows.next()? {
-        if read >= allowance + 4 * forest.ids.len() {
+        if read >= allowance + 4 * forest.len() {
             return Ok(Some(pass));
         }
         read += 1;
@@ -278,7 +319,7 @@ fn scan(
         };
         let root = if parent_id == parent.as_bytes() {
             None
-        } else if let Some(&p) = forest.slots.get(parent_id) {
+        } else if let Some(p) = forest.find(parent_id) {
             Some((p, forest.root[p as usize]))
         } else {
             let at = pass.parents.len();
@@ -310,7 +351,7 @@ fn expand(
     while !frontier.is_empty() {
         let mut next = Vec::new();
         for chunk in frontier.chunks(batch) {
-            let ids: Vec<&str> = chunk.iter().map(|&s| &*forest.ids[s as usize]).collect();
+            let ids: Vec<&str> = chunk.iter().map(|&s| forest.id(s)).collect();
             let list = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
             let mut stmt = conn.prepare_cached(sql::CHILD_IDS)?;
             let mut rows = stmt.query([list])?;

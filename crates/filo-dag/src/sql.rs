@@ -71,6 +71,12 @@ pub(crate) const CHILDREN: &str = concat!(
     " FROM nodes n WHERE n.parent_id = ?1 ORDER BY n.rowid"
 );
 
+/// [`CHILDREN`] without the columns `life` does not show (config, thought signatures, system
+/// prompt hash: read as NULL), which are most of a row's bytes.
+pub(crate) const CHILDREN_SHOWN: &str = "SELECT n.id, n.parent_id, n.role, n.parts_list, \
+     n.timestamp, NULL, NULL, NULL, n.external_id FROM nodes n WHERE n.parent_id = ?1 \
+     ORDER BY n.rowid";
+
 /// `?1` the root (excluded), `?2` the deepest depth (children are depth 0). The queue carries
 /// rowids, so the final join is a rowid lookup and the sort is over the (small) result.
 pub(crate) const SUBTREE: &str = concat!(
@@ -245,6 +251,12 @@ pub(crate) const Q_CHILDREN: Q = Q {
     ),
 };
 
+/// PostgreSQL reads the whole rows (the same nodes; life ignores the other columns).
+pub(crate) const Q_CHILDREN_SHOWN: Q = Q {
+    sqlite: CHILDREN_SHOWN,
+    pg: Q_CHILDREN.pg,
+};
+
 pub(crate) const Q_SUBTREE: Q = Q {
     sqlite: SUBTREE,
     pg: concat!(
@@ -311,6 +323,7 @@ pub(crate) const ALL: &[(&str, &str)] = &[
     ("ID_BY_EXTERNAL_ID", ID_BY_EXTERNAL_ID),
     ("IDS_BY_EXTERNAL_IDS", IDS_BY_EXTERNAL_IDS),
     ("CHILDREN", CHILDREN),
+    ("CHILDREN_SHOWN", CHILDREN_SHOWN),
     ("SUBTREE", SUBTREE),
     ("DESCENDANT_COUNTS", DESCENDANT_COUNTS),
     ("CHILD_ROWIDS", CHILD_ROWIDS),

@@ -4,10 +4,11 @@
 //! one for the focus subtree (bounded by `max_depth`), one for the siblings, one grouped CTE for
 //! all sibling descendant counts, and one batched blob load.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::error::{DagError, Result};
-use crate::model::{Blob, Node};
+use crate::model::Node;
+use crate::read::BlobMap;
 use crate::render::preview::{FilterMode, has_tool_call, preview};
 use crate::store::Store;
 use crate::text::utf16_len;
@@ -68,7 +69,7 @@ struct View<'a> {
     focus: &'a str,
     head: Option<&'a str>,
     now_ms: i64,
-    blobs: HashMap<String, Blob>,
+    blobs: BlobMap,
     kids: HashMap<&'a str, Vec<(&'a Node, usize)>>,
 }
 
@@ -163,7 +164,7 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
     chain.reverse();
     let layered = opts.children && chain.len() >= 2;
     let siblings_all = match chain.len().checked_sub(2).filter(|_| layered) {
-        Some(i) => store.children(&chain[i].id)?,
+        Some(i) => store.children_shown(&chain[i].id)?,
         None => Vec::new(),
     };
     let subtree = if opts.children {
@@ -172,14 +173,14 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
         Vec::new()
     };
 
-    let mut hashes: HashSet<&String> = HashSet::new();
-    for node in chain
+    let mut hashes: Vec<&str> = chain
         .iter()
         .chain(&siblings_all)
         .chain(subtree.iter().map(|(n, _)| n))
-    {
-        hashes.extend(&node.parts);
-    }
+        .flat_map(|n| n.parts.iter().map(String::as_str))
+        .collect();
+    hashes.sort_unstable();
+    hashes.dedup();
     let mut kids: HashMap<&str, Vec<(&Node, usize)>> = HashMap::new();
     for (node, depth) in &subtree {
         if let Some(parent) = node.parent_id.as_deref() {
@@ -191,7 +192,7 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
         focus: &focus,
         head: head.as_deref(),
         now_ms,
-        blobs: store.blobs(hashes)?,
+        blobs: store.blob_map(hashes)?,
         kids,
     };
 
@@ -243,3 +244,7 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
     lines.push("--- end of archive ---".into());
     Ok(lines.join("\n"))
 }
+
+#[cfg(test)]
+#[path = "life_tests.rs"]
+mod tests;
