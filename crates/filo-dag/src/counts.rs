@@ -18,6 +18,9 @@
 //! than the pass found, and a child of the parent that the pass never reached, is then expanded
 //! level by level through the index, the exact way. Whatever the layout of the file, the result
 //! is every child's number of descendants, as the CTE gives it.
+//!
+//! `life` passes its focus as `except`: it shows no count for the focus, whose subtree (the
+//! rest of a long lineage when the focus is an old node) is then not walked at all.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -137,6 +140,14 @@ fn id_text<'r>(row: &'r Row<'_>, i: usize) -> Result<std::result::Result<&'r str
     })
 }
 
+/// A text column's bytes (empty for anything else).
+fn row_bytes<'r>(row: &'r Row<'_>, i: usize) -> Result<&'r [u8]> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Text(t) => t,
+        _ => &[],
+    })
+}
+
 /// A parent id as bytes (`None` for NULL or a non-text value, which matches no id).
 fn parent_bytes<'r>(row: &'r Row<'_>, i: usize) -> Result<Option<&'r [u8]>> {
     Ok(match row.get_ref(i)? {
@@ -145,13 +156,15 @@ fn parent_bytes<'r>(row: &'r Row<'_>, i: usize) -> Result<Option<&'r [u8]>> {
     })
 }
 
-/// For every child of `parent`: its number of descendants. `None` when the file holds an id that
-/// is not UTF-8 text (the caller then runs the CTE, which compares raw values).
+/// For every child of `parent` but `except`: its number of descendants (`except`'s subtree, the
+/// focus's in `life`, which shows no count for it, is not walked). `None` when the file holds an
+/// id that is not UTF-8 text (the caller then runs the CTE, which compares raw values).
 pub(crate) fn descendant_counts(
     conn: &Connection,
     parent: &str,
+    except: Option<&str>,
 ) -> Result<Option<HashMap<String, u64>>> {
-    counts_with(conn, parent, TUNING, &mut Route::default())
+    counts_with(conn, parent, except, TUNING, &mut Route::default())
 }
 
 /// How a count was reached (the tests check that they reach every branch).
@@ -166,6 +179,7 @@ struct Route {
 fn counts_with(
     conn: &Connection,
     parent: &str,
+    except: Option<&str>,
     tuning: Tuning,
     route: &mut Route,
 ) -> Result<Option<HashMap<String, u64>>> {
@@ -196,7 +210,8 @@ fn counts_with(
     // Room for a few descendants per child before the first rehash.
     forest.heads.reserve(4 * kids.len());
     let allowance = usize::try_from(first - start).unwrap_or(usize::MAX);
-    let Some(pass) = scan(conn, parent, start, allowance + slack, &mut forest)? else {
+    let kid = Kid { parent, except };
+    let Some(pass) = scan(conn, kid, start, allowance + slack, &mut forest)? else {
         return Ok(None);
     };
     // The nodes the pass took; everything added from here on is expanded exactly.
@@ -211,7 +226,9 @@ fn counts_with(
             let Ok(id) = id_text(row, 0)? else {
                 return Ok(None);
             };
-            frontier.extend(forest.add(id, None));
+            if Some(id) != except {
+                frontier.extend(forest.add(id, None));
+            }
         }
     }
     if start == lowest && pass.last == i64::MAX {
@@ -291,11 +308,18 @@ fn check(
     Ok(())
 }
 
+/// Which rows start a subtree: those under `parent`, but `except`.
+#[derive(Clone, Copy)]
+struct Kid<'a> {
+    parent: &'a str,
+    except: Option<&'a str>,
+}
+
 /// The sequential pass from rowid `start`; `None` for an id that is not UTF-8 text.
 /// It stops once it has read `allowance` rows plus four per node taken.
 fn scan(
     conn: &Connection,
-    parent: &str,
+    kid: Kid<'_>,
     start: i64,
     allowance: usize,
     forest: &mut Forest,
@@ -317,7 +341,12 @@ fn scan(
         let Some(parent_id) = parent_bytes(row, 2)? else {
             continue;
         };
-        let root = if parent_id == parent.as_bytes() {
+        let root = if parent_id == kid.parent.as_bytes() {
+            if let Some(e) = kid.except
+                && e.as_bytes() == row_bytes(row, 1)?
+            {
+                continue;
+            }
             None
         } else if let Some(p) = forest.find(parent_id) {
             Some((p, forest.root[p as usize]))

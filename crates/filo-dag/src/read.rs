@@ -242,12 +242,23 @@ impl Store {
     /// For every child of `parent`: the number of its descendants (all roles). On SQLite a
     /// sequential pass checked against the index ([`crate::counts`]), else one recursive CTE.
     pub fn descendant_counts(&self, parent: &str) -> Result<HashMap<String, u64>> {
+        self.descendant_counts_except(parent, None)
+    }
+
+    /// [`Store::descendant_counts`] where the count of `except` may be left out (its subtree is
+    /// not walked on SQLite): `life` shows no count for its focus.
+    pub(crate) fn descendant_counts_except(
+        &self,
+        parent: &str,
+        except: Option<&str>,
+    ) -> Result<HashMap<String, u64>> {
         #[cfg(test)]
         if self.cte_counts.get() {
             return self.descendant_counts_cte(parent);
         }
         if let Db::Sqlite(conn) = &self.db
-            && let Some(counts) = self.read(|| crate::counts::descendant_counts(conn, parent))?
+            && let Some(counts) =
+                self.read(|| crate::counts::descendant_counts(conn, parent, except))?
         {
             return Ok(counts);
         }

@@ -250,7 +250,7 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
             line(&focus_node[0], &mut out);
             view.tree(&focus, 0, &mut gutter, &mut out);
         } else {
-            let counts = store.descendant_counts(&parent.id)?;
+            let counts = store.descendant_counts_except(&parent.id, Some(&focus))?;
             for sibling in siblings {
                 out.push_str("├── ");
                 view.line(sibling, &mut out);
