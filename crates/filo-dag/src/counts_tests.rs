@@ -1,3 +1,5 @@
+use std::hash::Hasher;
+
 use rusqlite::params;
 
 use super::*;
@@ -177,4 +179,20 @@ fn ids_that_are_not_utf8_text_fall_back_to_the_cte() {
         assert_eq!(counts, store.descendant_counts_cte("p").unwrap());
         assert_eq!(counts.get("a"), Some(&1));
     }
+}
+
+/// Ids that differ only in their last characters (sequential ids a test or another tool may
+/// write) spread over the buckets: hashbrown picks a bucket from the low bits of the hash.
+#[test]
+fn sequential_ids_spread_over_the_buckets() {
+    let mut buckets = vec![0u32; 1 << 10];
+    for i in 0..100_000u64 {
+        let id = format!("{i:064x}");
+        let h = hash_of(id.as_bytes());
+        let mut again = PartHasher::default();
+        again.write_u64(h);
+        buckets[usize::try_from(again.finish() & 1023).unwrap()] += 1;
+    }
+    let max = buckets.iter().max().copied().unwrap_or(0);
+    assert!(max < 200, "a bucket of {max} (mean 98)");
 }
