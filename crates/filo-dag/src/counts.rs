@@ -132,10 +132,14 @@ impl Forest {
     }
 }
 
-/// The id of a row as text, `Err(())` when it is not UTF-8 text (the caller falls back).
+/// The id of a row as text, `Err(())` when it is not UTF-8 text or holds a NUL (such an id goes
+/// through `json_each` in the checks, which might not give it back byte for byte: the caller
+/// falls back to the CTE).
 fn id_text<'r>(row: &'r Row<'_>, i: usize) -> Result<std::result::Result<&'r str, ()>> {
     Ok(match row.get_ref(i)? {
-        ValueRef::Text(t) => std::str::from_utf8(t).map_err(|_| ()),
+        ValueRef::Text(t) if memchr::memchr(0, t).is_none() => {
+            std::str::from_utf8(t).map_err(|_| ())
+        }
         _ => Err(()),
     })
 }
@@ -157,8 +161,8 @@ fn parent_bytes<'r>(row: &'r Row<'_>, i: usize) -> Result<Option<&'r [u8]>> {
 }
 
 /// For every child of `parent` but `except`: its number of descendants (`except`'s subtree, the
-/// focus's in `life`, which shows no count for it, is not walked). `None` when the file holds an
-/// id that is not UTF-8 text (the caller then runs the CTE, which compares raw values).
+/// focus's in `life`, which shows no count for it, is not walked). `None` when it meets an id that
+/// is not UTF-8 text or holds a NUL (the caller then runs the CTE, which compares raw values).
 pub(crate) fn descendant_counts(
     conn: &Connection,
     parent: &str,

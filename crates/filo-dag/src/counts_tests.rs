@@ -157,8 +157,8 @@ fn siblings_written_in_order_take_one_pass() {
     assert!(route.whole && route.expanded == 0, "{route:?}");
 }
 
-/// An id that is not UTF-8 text (a blob, or text with invalid bytes) is compared as SQLite
-/// compares it: the fast path steps aside and the CTE answers.
+/// An id that is not UTF-8 text (a blob, or text with invalid bytes) or holds a NUL is compared
+/// as SQLite compares it: the fast path steps aside and the CTE answers.
 #[test]
 fn ids_that_are_not_utf8_text_fall_back_to_the_cte() {
     let store = Store::open_in_memory().unwrap();
@@ -166,7 +166,7 @@ fn ids_that_are_not_utf8_text_fall_back_to_the_cte() {
     insert(&store, "p", None);
     insert(&store, "a", Some("p"));
     insert(&store, "a1", Some("a"));
-    for value in ["X'ff'", "CAST(X'ff' AS TEXT)"] {
+    for value in ["X'ff'", "CAST(X'ff' AS TEXT)", "'a' || char(0) || 'b'"] {
         conn.execute_batch(&format!(
             "DELETE FROM nodes WHERE parent_id = 'p' AND id <> 'a'; \
              INSERT INTO nodes (id, parent_id, role, parts_list, timestamp) \
