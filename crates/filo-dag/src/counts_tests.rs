@@ -196,3 +196,25 @@ fn sequential_ids_spread_over_the_buckets() {
     let max = buckets.iter().max().copied().unwrap_or(0);
     assert!(max < 200, "a bucket of {max} (mean 98)");
 }
+
+/// A forged cycle through the parent (`p → a → b → p`; ids are hashes, so only a forged file
+/// holds one): the CTE would walk it until its depth bound, the pass takes every node once.
+#[test]
+fn a_forged_cycle_is_counted_once_per_node() {
+    let store = Store::open_in_memory().unwrap();
+    insert(&store, "p", Some("b"));
+    insert(&store, "a", Some("p"));
+    insert(&store, "b", Some("a"));
+    for tuning in TUNINGS {
+        let got = counts_with(
+            store.sqlite().unwrap(),
+            "p",
+            None,
+            tuning,
+            &mut Route::default(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(got, HashMap::from([("a".to_owned(), 2)]), "{tuning:?}");
+    }
+}
