@@ -17,6 +17,7 @@
 
 pub mod canon;
 mod copy;
+mod counts;
 mod db;
 mod diagnose;
 mod error;

@@ -166,3 +166,65 @@ fn the_blob_pass_of_session_loading_reads_in_rowid_order() {
         );
     }
 }
+
+/// `life`'s descendant counts ([`crate::counts`]): the children's rowids and the checks read
+/// `idx_nodes_parent` alone (no row per node), the pass reads in rowid order without a sort.
+#[test]
+fn the_descendant_count_statements_read_the_index_alone_or_in_rowid_order() {
+    let store = Store::open_in_memory().unwrap();
+    let conn = store.sqlite().unwrap();
+    for setting in ["no statistics", "lineage", "bushy"] {
+        match setting {
+            "lineage" => fake_stats(conn, 100_000, 1),
+            "bushy" => fake_stats(conn, 100_000, 1_000),
+            _ => {}
+        }
+        let expect: &[(&str, &[&str])] = &[
+            (
+                sql::CHILD_ROWIDS,
+                &["SEARCH nodes USING COVERING INDEX idx_nodes_parent (parent_id=?)"],
+            ),
+            (
+                sql::ROWS_FROM_ROWID,
+                &["SEARCH nodes USING INTEGER PRIMARY KEY (rowid>?)"],
+            ),
+            (
+                sql::CHILDREN_TOTAL,
+                &[
+                    "SCAN j VIRTUAL TABLE INDEX 1:",
+                    "SEARCH n USING COVERING INDEX idx_nodes_parent (parent_id=?)",
+                ],
+            ),
+            (
+                sql::CHILD_COUNTS,
+                &[
+                    "SCAN j VIRTUAL TABLE INDEX 1:",
+                    "CORRELATED SCALAR SUBQUERY 1",
+                    "SEARCH n USING COVERING INDEX idx_nodes_parent (parent_id=?)",
+                ],
+            ),
+            (
+                sql::IDS_BY_ROWIDS,
+                &[
+                    "SCAN j VIRTUAL TABLE INDEX 1:",
+                    "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)",
+                ],
+            ),
+            (
+                sql::CHILD_IDS,
+                &[
+                    "SCAN j VIRTUAL TABLE INDEX 1:",
+                    "SEARCH n USING INDEX idx_nodes_parent (parent_id=?)",
+                ],
+            ),
+        ];
+        for (statement, lines) in expect {
+            assert_eq!(plan(conn, statement), *lines, "{setting}: {statement}");
+        }
+        let first = plan(conn, sql::NODES_FIRST_ROWID);
+        assert!(
+            first.iter().all(|l| !l.starts_with("SCAN")),
+            "{setting}: {first:?}"
+        );
+    }
+}

@@ -10,6 +10,10 @@ use crate::model::{Action, Blob, Node};
 use crate::sql;
 use crate::store::Store;
 
+/// Blobs by hash, with the multiply-rotate hasher of session loading.
+pub(crate) type BlobMap =
+    HashMap<String, Blob, std::hash::BuildHasherDefault<crate::recover::PartHasher>>;
+
 /// Upper bound on walks, so that a forged cycle cannot loop forever.
 pub(crate) const MAX_WALK: i64 = 100_000_000;
 /// [`MAX_WALK`] as a node count.
@@ -88,6 +92,22 @@ impl Store {
     ) -> Result<HashMap<String, Blob>> {
         let list: Vec<&str> = hashes.into_iter().map(String::as_str).collect();
         let mut out = HashMap::new();
+        self.each(&sql::Q_BLOBS_BY_HASHES, &[P::List(&list)], |row| {
+            let blob = blob_from_row(row)?;
+            out.insert(blob.hash.clone(), blob);
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// [`Store::blobs`] in a map keyed with a fast hasher (its keys are the file's own content
+    /// hashes), for the renderers that look every part up several times.
+    pub(crate) fn blob_map<'a>(
+        &self,
+        hashes: impl IntoIterator<Item = &'a str>,
+    ) -> Result<BlobMap> {
+        let list: Vec<&str> = hashes.into_iter().collect();
+        let mut out = BlobMap::default();
         self.each(&sql::Q_BLOBS_BY_HASHES, &[P::List(&list)], |row| {
             let blob = blob_from_row(row)?;
             out.insert(blob.hash.clone(), blob);
@@ -201,6 +221,14 @@ impl Store {
         self.rows(&sql::Q_CHILDREN, &[P::Text(id)], |r| node_from_row(r, 0))
     }
 
+    /// [`Store::children`] as `life` reads them: `config_json`, `thought_signatures` and
+    /// `system_prompt_hash` are left `None` on SQLite (life shows none of them).
+    pub(crate) fn children_shown(&self, id: &str) -> Result<Vec<Node>> {
+        self.rows(&sql::Q_CHILDREN_SHOWN, &[P::Text(id)], |r| {
+            node_from_row(r, 0)
+        })
+    }
+
     /// The descendants of `id` down to `max_depth` (children are depth 0), in rowid order, each
     /// with its depth. One recursive CTE over `idx_nodes_parent`.
     pub fn subtree(&self, id: &str, max_depth: usize) -> Result<Vec<(Node, usize)>> {
@@ -211,8 +239,35 @@ impl Store {
         })
     }
 
-    /// For every child of `parent`: the number of its descendants (all roles). One query.
+    /// For every child of `parent`: the number of its descendants (all roles). On SQLite a
+    /// sequential pass checked against the index ([`crate::counts`]), else one recursive CTE.
     pub fn descendant_counts(&self, parent: &str) -> Result<HashMap<String, u64>> {
+        self.descendant_counts_except(parent, None)
+    }
+
+    /// [`Store::descendant_counts`] where the count of `except` may be left out (its subtree is
+    /// not walked on SQLite): `life` shows no count for its focus.
+    pub(crate) fn descendant_counts_except(
+        &self,
+        parent: &str,
+        except: Option<&str>,
+    ) -> Result<HashMap<String, u64>> {
+        #[cfg(test)]
+        if self.cte_counts.get() {
+            return self.descendant_counts_cte(parent);
+        }
+        if let Db::Sqlite(conn) = &self.db
+            && let Some(counts) =
+                self.read(|| crate::counts::descendant_counts(conn, parent, except))?
+        {
+            return Ok(counts);
+        }
+        self.descendant_counts_cte(parent)
+    }
+
+    /// [`Store::descendant_counts`] as one recursive CTE (PostgreSQL, odd SQLite files, and the
+    /// oracle of the tests).
+    pub(crate) fn descendant_counts_cte(&self, parent: &str) -> Result<HashMap<String, u64>> {
         // Ids are hashes over the parent id, so the graph has no cycles; the depth bound only
         // protects against forged rows.
         let rows = self.rows(
@@ -298,6 +353,41 @@ fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(Node, Vec<Bl
 #[cfg(test)]
 mod tests {
     use super::parse_parts;
+    use crate::model::{NewBlob, NodeCommit, Parent};
+    use crate::store::Store;
+
+    /// `children_shown` is `children` without the three columns life does not show.
+    #[test]
+    fn children_shown_are_the_children_without_config_signatures_and_prompt() {
+        let store = Store::open_in_memory().unwrap();
+        let top = store
+            .commit_node(&NodeCommit::new("user", 1).part(NewBlob::text("top")))
+            .unwrap()
+            .id;
+        for i in 0..5 {
+            let commit = NodeCommit::new(if i % 2 == 0 { "user" } else { "assistant" }, 10 + i)
+                .parent(Parent::Node(top.clone()))
+                .config_json(format!(r#"{{"n":{i}}}"#))
+                .system_prompt("prompt")
+                .external_id(format!("x{i}"))
+                .part(NewBlob::text(format!("child {i}")));
+            store.commit_node(&commit).unwrap();
+        }
+        let full = store.children(&top).unwrap();
+        assert_eq!(full.len(), 5);
+        assert!(full.iter().all(|n| n.config_json.is_some()));
+        assert!(full.iter().all(|n| n.system_prompt_hash.is_some()));
+        let expected: Vec<_> = full
+            .into_iter()
+            .map(|mut n| {
+                n.config_json = None;
+                n.thought_signatures = None;
+                n.system_prompt_hash = None;
+                n
+            })
+            .collect();
+        assert_eq!(store.children_shown(&top).unwrap(), expected);
+    }
 
     #[test]
     fn parts_lists_parse_like_json() {

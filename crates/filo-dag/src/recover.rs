@@ -306,7 +306,7 @@ pub(crate) fn steps<T: Clone>(
 /// A multiply-rotate hasher (FxHash's) for the part map: its keys are content hashes of the
 /// file's own blobs, and SipHash's resistance to chosen keys cost a tenth of a whole load.
 #[derive(Default)]
-struct PartHasher(u64);
+pub(crate) struct PartHasher(u64);
 
 impl Hasher for PartHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -318,8 +318,14 @@ impl Hasher for PartHasher {
         }
     }
 
+    /// The state, its high bits folded down (splitmix64's finalizer): a product's low bits
+    /// depend only on the factors' low bits, so ids that differ only in the last bytes of a
+    /// word (`…0001`, `…0002`) would otherwise share their low bits, which pick the bucket.
     fn finish(&self) -> u64 {
-        self.0
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
     }
 }
 

@@ -71,6 +71,12 @@ pub(crate) const CHILDREN: &str = concat!(
     " FROM nodes n WHERE n.parent_id = ?1 ORDER BY n.rowid"
 );
 
+/// [`CHILDREN`] without the columns `life` does not show (config, thought signatures, system
+/// prompt hash: read as NULL), which are most of a row's bytes.
+pub(crate) const CHILDREN_SHOWN: &str = "SELECT n.id, n.parent_id, n.role, n.parts_list, \
+     n.timestamp, NULL, NULL, NULL, n.external_id FROM nodes n WHERE n.parent_id = ?1 \
+     ORDER BY n.rowid";
+
 /// `?1` the root (excluded), `?2` the deepest depth (children are depth 0). The queue carries
 /// rowids, so the final join is a rowid lookup and the sort is over the (small) result.
 pub(crate) const SUBTREE: &str = concat!(
@@ -90,6 +96,35 @@ pub(crate) const DESCENDANT_COUNTS: &str = "WITH RECURSIVE d(root, id, depth) AS
          ON n.parent_id = d.id WHERE d.depth < ?2) \
      SELECT n.id, g.c FROM (SELECT root, COUNT(*) - 1 AS c FROM d GROUP BY root) g \
      CROSS JOIN nodes n ON n.rowid = g.root";
+
+/// [`crate::counts`]: the rowids of a node's children, from `idx_nodes_parent` alone.
+pub(crate) const CHILD_ROWIDS: &str = "SELECT rowid FROM nodes WHERE parent_id = ?1 ORDER BY rowid";
+
+/// [`crate::counts`]'s sequential pass: the rows from rowid `?1` up, in rowid order (the caller
+/// stops stepping when it has read enough).
+pub(crate) const ROWS_FROM_ROWID: &str =
+    "SELECT rowid, id, parent_id FROM nodes WHERE rowid >= ?1 ORDER BY rowid";
+
+/// The lowest rowid of `nodes`, from the start of the table.
+pub(crate) const NODES_FIRST_ROWID: &str = "SELECT min(rowid) FROM nodes";
+
+/// `?1` a JSON array of rowids: their ids.
+pub(crate) const IDS_BY_ROWIDS: &str =
+    "SELECT n.id FROM json_each(?1) j CROSS JOIN nodes n ON n.rowid = j.value";
+
+/// `?1` a JSON array of ids: how many nodes have one of them as parent, counted in
+/// `idx_nodes_parent` alone.
+pub(crate) const CHILDREN_TOTAL: &str = "SELECT count(*) FROM json_each(?1) j \
+     CROSS JOIN nodes n ON n.parent_id = j.value";
+
+/// `?1` a JSON array of ids: each one's position in the array and its number of children,
+/// counted in `idx_nodes_parent` alone.
+pub(crate) const CHILD_COUNTS: &str = "SELECT j.key, \
+     (SELECT count(*) FROM nodes n WHERE n.parent_id = j.value) FROM json_each(?1) j";
+
+/// `?1` a JSON array of ids: the position of the parent in the array and each child's id.
+pub(crate) const CHILD_IDS: &str =
+    "SELECT j.key, n.id FROM json_each(?1) j CROSS JOIN nodes n ON n.parent_id = j.value";
 
 pub(crate) const LINEAGE: &str = concat!(
     lineage_cte!(),
@@ -216,6 +251,12 @@ pub(crate) const Q_CHILDREN: Q = Q {
     ),
 };
 
+/// PostgreSQL reads the whole rows (the same nodes; life ignores the other columns).
+pub(crate) const Q_CHILDREN_SHOWN: Q = Q {
+    sqlite: CHILDREN_SHOWN,
+    pg: Q_CHILDREN.pg,
+};
+
 pub(crate) const Q_SUBTREE: Q = Q {
     sqlite: SUBTREE,
     pg: concat!(
@@ -282,8 +323,16 @@ pub(crate) const ALL: &[(&str, &str)] = &[
     ("ID_BY_EXTERNAL_ID", ID_BY_EXTERNAL_ID),
     ("IDS_BY_EXTERNAL_IDS", IDS_BY_EXTERNAL_IDS),
     ("CHILDREN", CHILDREN),
+    ("CHILDREN_SHOWN", CHILDREN_SHOWN),
     ("SUBTREE", SUBTREE),
     ("DESCENDANT_COUNTS", DESCENDANT_COUNTS),
+    ("CHILD_ROWIDS", CHILD_ROWIDS),
+    ("ROWS_FROM_ROWID", ROWS_FROM_ROWID),
+    ("NODES_FIRST_ROWID", NODES_FIRST_ROWID),
+    ("IDS_BY_ROWIDS", IDS_BY_ROWIDS),
+    ("CHILDREN_TOTAL", CHILDREN_TOTAL),
+    ("CHILD_COUNTS", CHILD_COUNTS),
+    ("CHILD_IDS", CHILD_IDS),
     ("LINEAGE", LINEAGE),
     ("LINEAGE_WITH_BLOBS", LINEAGE_WITH_BLOBS),
     ("WALK_ROLES.by_id", WALK_ROLES.by_id),

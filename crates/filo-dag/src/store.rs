@@ -70,6 +70,9 @@ pub struct Store {
     /// repeat on every node, and can be long, so an unchanged one is neither re-hashed nor
     /// re-inserted (blobs are never deleted, so the blob stays valid).
     pub(crate) last_prompt: std::cell::RefCell<Option<(String, String)>>,
+    /// Tests: count descendants with the recursive CTE (the oracle of the faster pass).
+    #[cfg(test)]
+    pub(crate) cte_counts: std::cell::Cell<bool>,
 }
 
 /// Whether [`Store::open_with`] may create a missing file.
@@ -136,6 +139,8 @@ impl Store {
             depth: TxDepth::default(),
             path: None,
             last_prompt: std::cell::RefCell::new(None),
+            #[cfg(test)]
+            cte_counts: std::cell::Cell::new(false),
         })
     }
 
@@ -193,6 +198,8 @@ impl Store {
             depth: TxDepth::default(),
             path,
             last_prompt: std::cell::RefCell::new(None),
+            #[cfg(test)]
+            cte_counts: std::cell::Cell::new(false),
         };
         if before.needs_migration()
             && let Some(conn) = store.sqlite()

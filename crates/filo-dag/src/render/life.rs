@@ -4,10 +4,12 @@
 //! one for the focus subtree (bounded by `max_depth`), one for the siblings, one grouped CTE for
 //! all sibling descendant counts, and one batched blob load.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use crate::error::{DagError, Result};
-use crate::model::{Blob, Node};
+use crate::model::Node;
+use crate::read::BlobMap;
 use crate::render::preview::{FilterMode, has_tool_call, preview};
 use crate::store::Store;
 use crate::text::utf16_len;
@@ -51,16 +53,24 @@ impl Default for LifeOptions {
 
 /// `life age`: floored, no day unit, the future is `now`.
 pub fn age(now_ms: i64, timestamp: i64) -> String {
+    let mut out = String::new();
+    write_age(&mut out, now_ms, timestamp);
+    out
+}
+
+/// [`age`], appended to `out`.
+fn write_age(out: &mut String, now_ms: i64, timestamp: i64) {
     let diff = now_ms - timestamp;
-    if diff < 1_000 {
-        "now".into()
+    // Writing to a `String` cannot fail.
+    let _ = if diff < 1_000 {
+        out.write_str("now")
     } else if diff < 60_000 {
-        format!("{}s ago", diff / 1_000)
+        write!(out, "{}s ago", diff / 1_000)
     } else if diff < 3_600_000 {
-        format!("{}m ago", diff / 60_000)
+        write!(out, "{}m ago", diff / 60_000)
     } else {
-        format!("{}h ago", diff / 3_600_000)
-    }
+        write!(out, "{}h ago", diff / 3_600_000)
+    };
 }
 
 struct View<'a> {
@@ -68,7 +78,7 @@ struct View<'a> {
     focus: &'a str,
     head: Option<&'a str>,
     now_ms: i64,
-    blobs: HashMap<String, Blob>,
+    blobs: BlobMap,
     kids: HashMap<&'a str, Vec<(&'a Node, usize)>>,
 }
 
@@ -79,16 +89,22 @@ impl View<'_> {
             || self.opts.filter.shows(&node.role)
     }
 
-    fn line(&self, node: &Node) -> String {
-        let label = match &node.external_id {
-            Some(ext) => format!("[pi:{ext}]"),
-            None => format!("[{}]", node.short()),
+    /// Appends a node's line (without its tree prefix) to `out`.
+    fn line(&self, node: &Node, out: &mut String) {
+        // The id column: `[pi:<external id>]` or `[<short id>]`, blank of the same width (in
+        // UTF-16 units) for an assistant's tool call.
+        let (open, id) = match &node.external_id {
+            Some(ext) => ("[pi:", ext.as_str()),
+            None => ("[", node.short()),
         };
-        let idcol = if has_tool_call(node, &self.blobs) {
-            " ".repeat(utf16_len(&label))
+        if has_tool_call(node, &self.blobs) {
+            let width = open.len() + utf16_len(id) + 1;
+            out.extend(std::iter::repeat_n(' ', width));
         } else {
-            label
-        };
+            out.push_str(open);
+            out.push_str(id);
+            out.push(']');
+        }
         let is_focus = node.id == self.focus;
         let is_head = Some(node.id.as_str()) == self.head;
         let markers = match (is_focus, is_head) {
@@ -97,8 +113,11 @@ impl View<'_> {
             (false, true) => "  <-- HEAD",
             (false, false) => "",
         };
-        let age = age(self.now_ms, node.timestamp);
-        format!("{idcol} ({age}) {}{markers}", preview(node, &self.blobs))
+        out.push_str(" (");
+        write_age(out, self.now_ms, node.timestamp);
+        out.push_str(") ");
+        out.push_str(&preview(node, &self.blobs));
+        out.push_str(markers);
     }
 
     /// Visible children of `id` (at raw depth `depth`), descending through hidden ones if asked.
@@ -114,7 +133,8 @@ impl View<'_> {
         out
     }
 
-    fn tree(&self, id: &str, depth: usize, gutter: &str, lines: &mut Vec<String>) {
+    /// Appends the child tree of `id`, one line each, every line prefixed with `gutter`.
+    fn tree(&self, id: &str, depth: usize, gutter: &mut String, out: &mut String) {
         if depth > self.opts.max_depth {
             return;
         }
@@ -122,10 +142,14 @@ impl View<'_> {
         let count = kids.len();
         for (i, (kid, kid_depth)) in kids.into_iter().enumerate() {
             let last = i + 1 == count;
-            let branch = if last { "└── " } else { "├── " };
-            lines.push(format!("{gutter}{branch}{}", self.line(kid)));
-            let next = format!("{gutter}{}", if last { "    " } else { "│   " });
-            self.tree(&kid.id, kid_depth + 1, &next, lines);
+            out.push_str(gutter);
+            out.push_str(if last { "└── " } else { "├── " });
+            self.line(kid, out);
+            out.push('\n');
+            let len = gutter.len();
+            gutter.push_str(if last { "    " } else { "│   " });
+            self.tree(&kid.id, kid_depth + 1, gutter, out);
+            gutter.truncate(len);
         }
     }
 }
@@ -163,7 +187,7 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
     chain.reverse();
     let layered = opts.children && chain.len() >= 2;
     let siblings_all = match chain.len().checked_sub(2).filter(|_| layered) {
-        Some(i) => store.children(&chain[i].id)?,
+        Some(i) => store.children_shown(&chain[i].id)?,
         None => Vec::new(),
     };
     let subtree = if opts.children {
@@ -172,14 +196,14 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
         Vec::new()
     };
 
-    let mut hashes: HashSet<&String> = HashSet::new();
-    for node in chain
+    let mut hashes: Vec<&str> = chain
         .iter()
         .chain(&siblings_all)
         .chain(subtree.iter().map(|(n, _)| n))
-    {
-        hashes.extend(&node.parts);
-    }
+        .flat_map(|n| n.parts.iter().map(String::as_str))
+        .collect();
+    hashes.sort_unstable();
+    hashes.dedup();
     let mut kids: HashMap<&str, Vec<(&Node, usize)>> = HashMap::new();
     for (node, depth) in &subtree {
         if let Some(parent) = node.parent_id.as_deref() {
@@ -191,55 +215,63 @@ fn render(store: &Store, opts: &LifeOptions, now_ms: i64) -> Result<String> {
         focus: &focus,
         head: head.as_deref(),
         now_ms,
-        blobs: store.blobs(hashes)?,
+        blobs: store.blob_map(hashes)?,
         kids,
     };
 
-    let mut lines: Vec<String> = Vec::new();
+    // Every line ends with a newline but the last one.
+    let mut out = String::with_capacity(128 * (chain.len() + siblings_all.len() + subtree.len()));
+    let mut gutter = String::new();
     if chain.first().is_some_and(|n| n.parent_id.is_some()) {
-        lines.push("...".into());
+        out.push_str("...\n");
     }
+    let line = |node: &Node, out: &mut String| {
+        view.line(node, out);
+        out.push('\n');
+    };
     if !layered {
-        lines.extend(
-            chain
-                .iter()
-                .filter(|n| view.visible(n))
-                .map(|n| view.line(n)),
-        );
+        for node in chain.iter().filter(|n| view.visible(n)) {
+            line(node, &mut out);
+        }
         if opts.children {
-            view.tree(&focus, 0, "", &mut lines);
+            view.tree(&focus, 0, &mut gutter, &mut out);
         }
     } else {
         let (upper, focus_node) = chain.split_at(chain.len() - 1);
-        lines.extend(
-            upper
-                .iter()
-                .filter(|n| view.visible(n))
-                .map(|n| view.line(n)),
-        );
+        for node in upper.iter().filter(|n| view.visible(n)) {
+            line(node, &mut out);
+        }
         let parent = &upper[upper.len() - 1];
         let siblings: Vec<&Node> = siblings_all
             .iter()
             .filter(|n| n.id != focus && view.visible(n))
             .collect();
         if siblings.is_empty() {
-            lines.push(view.line(&focus_node[0]));
-            view.tree(&focus, 0, "", &mut lines);
+            line(&focus_node[0], &mut out);
+            view.tree(&focus, 0, &mut gutter, &mut out);
         } else {
-            let counts = store.descendant_counts(&parent.id)?;
+            let counts = store.descendant_counts_except(&parent.id, Some(&focus))?;
             for sibling in siblings {
-                let n = counts.get(&sibling.id).copied().unwrap_or(0);
-                let suffix = match n {
-                    0 => String::new(),
-                    1 => " (1 descendant)".into(),
-                    n => format!(" ({n} descendants)"),
+                out.push_str("├── ");
+                view.line(sibling, &mut out);
+                // Writing to a `String` cannot fail.
+                let _ = match counts.get(&sibling.id).copied().unwrap_or(0) {
+                    0 => Ok(()),
+                    1 => out.write_str(" (1 descendant)"),
+                    n => write!(out, " ({n} descendants)"),
                 };
-                lines.push(format!("├── {}{suffix}", view.line(sibling)));
+                out.push('\n');
             }
-            lines.push(format!("└── {}", view.line(&focus_node[0])));
-            view.tree(&focus, 0, "    ", &mut lines);
+            out.push_str("└── ");
+            line(&focus_node[0], &mut out);
+            gutter.push_str("    ");
+            view.tree(&focus, 0, &mut gutter, &mut out);
         }
     }
-    lines.push("--- end of archive ---".into());
-    Ok(lines.join("\n"))
+    out.push_str("--- end of archive ---");
+    Ok(out)
 }
+
+#[cfg(test)]
+#[path = "life_tests.rs"]
+mod tests;

@@ -1,6 +1,7 @@
 //! What the tools show of one node: life's one-line preview and recall's full text (spec §7).
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use serde_json::Value;
 
@@ -46,7 +47,10 @@ impl FilterMode {
 
 /// The parsed blobs of a node in part order. Missing blobs and content that does not parse are
 /// skipped, as the reference's `try { JSON.parse(…) } catch {}` does.
-pub(crate) fn parts<'a>(node: &Node, blobs: &'a HashMap<String, Blob>) -> Vec<(&'a str, Value)> {
+pub(crate) fn parts<'a, S: BuildHasher>(
+    node: &Node,
+    blobs: &'a HashMap<String, Blob, S>,
+) -> Vec<(&'a str, Value)> {
     node.parts
         .iter()
         .filter_map(|h| blobs.get(h))
@@ -110,7 +114,7 @@ fn arguments_json(v: &Value) -> String {
 }
 
 /// Whether an assistant node carries a tool call (life hides its hash).
-pub(crate) fn has_tool_call(node: &Node, blobs: &HashMap<String, Blob>) -> bool {
+pub(crate) fn has_tool_call<S: BuildHasher>(node: &Node, blobs: &HashMap<String, Blob, S>) -> bool {
     node.role == role::ASSISTANT
         && node
             .parts
@@ -120,7 +124,7 @@ pub(crate) fn has_tool_call(node: &Node, blobs: &HashMap<String, Blob>) -> bool 
 }
 
 /// life's preview text of a node.
-pub(crate) fn preview(node: &Node, blobs: &HashMap<String, Blob>) -> String {
+pub(crate) fn preview<S: BuildHasher>(node: &Node, blobs: &HashMap<String, Blob, S>) -> String {
     let mut texts: Vec<String> = Vec::new();
     let mut calls: Vec<String> = Vec::new();
     let mut tool_name: Option<String> = None;
@@ -181,7 +185,7 @@ pub(crate) fn preview(node: &Node, blobs: &HashMap<String, Blob>) -> String {
 }
 
 /// recall's full text of a node: the contributions of its blobs joined with `\n`.
-pub(crate) fn full_text(node: &Node, blobs: &HashMap<String, Blob>) -> String {
+pub(crate) fn full_text<S: BuildHasher>(node: &Node, blobs: &HashMap<String, Blob, S>) -> String {
     let mut out: Vec<String> = Vec::new();
     for (kind, v) in parts(node, blobs) {
         match kind {
