@@ -110,8 +110,14 @@ impl Hasher for FastHasher {
         self.add(i as u64);
     }
 
+    /// The state, its high bits folded down (splitmix64's finalizer): a product's low bits
+    /// depend only on the factors' low bits, so ids that differ only in their last bytes
+    /// (`…0001`, `…0002`) would otherwise share the low bits that pick the bucket.
     fn finish(&self) -> u64 {
-        self.0
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
     }
 }
 
@@ -140,6 +146,11 @@ mod tests {
             assert_eq!(index.get(*s), Some(&i), "{s}");
         }
         assert!(matches!(Id::new(&long), Id::Boxed(_)));
+        // Sequential ids spread over the low bits that pick a bucket.
+        let buckets: std::collections::HashSet<u64> = (0..4096)
+            .map(|i| FastHash.hash_one(format!("{i:08x}").as_str()) & 4095)
+            .collect();
+        assert!(buckets.len() > 2048, "{} buckets", buckets.len());
         assert!(matches!(Id::new(ids[4]), Id::Inline(..)));
         assert_eq!(std::mem::size_of::<Option<Id>>(), 24);
     }
