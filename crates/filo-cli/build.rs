@@ -19,7 +19,10 @@ fn main() {
     }
     let target = std::env::var("TARGET").unwrap_or_default();
     let host = std::env::var("HOST").unwrap_or_default();
-    if target != host || !target.ends_with("-linux-gnu") {
+    // Built for this machine (so its glibc is the one that will load the binary), on the two
+    // architectures whose linkers (lld, GNU ld >= 2.38 on x86-64) are known to pack them.
+    let arch_ok = target.starts_with("x86_64-") || target.starts_with("aarch64-");
+    if target != host || !target.ends_with("-linux-gnu") || !arch_ok {
         return;
     }
     if host_glibc().is_some_and(|v| v >= (2, 36)) {
