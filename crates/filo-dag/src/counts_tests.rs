@@ -1,34 +1,8 @@
 use std::hash::Hasher;
 
-use rusqlite::params;
-
 use super::*;
 use crate::store::Store;
-
-/// A small deterministic generator (no dependency on an RNG crate's stream).
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        usize::try_from((self.0 >> 33) % n as u64).unwrap()
-    }
-}
-
-fn insert(store: &Store, id: &str, parent: Option<&str>) {
-    store
-        .sqlite()
-        .unwrap()
-        .execute(
-            "INSERT INTO nodes (id, parent_id, role, parts_list, timestamp) \
-             VALUES (?1, ?2, 'user', '[]', 0)",
-            params![id, parent],
-        )
-        .unwrap();
-}
+use crate::test_support::{Lcg, insert_node as insert};
 
 const TUNINGS: [Tuning; 4] = [
     TUNING,

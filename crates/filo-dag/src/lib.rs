@@ -39,6 +39,8 @@ mod write;
 
 #[cfg(test)]
 mod plan_tests;
+#[cfg(test)]
+mod test_support;
 
 pub use copy::Copied;
 pub use diagnose::{Diagnosis, diagnose};

@@ -2,19 +2,7 @@ use rusqlite::params;
 
 use super::*;
 use crate::render::preview::FilterMode;
-
-/// A small deterministic generator (no dependency on an RNG crate's stream).
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        usize::try_from((self.0 >> 33) % n as u64).unwrap()
-    }
-}
+use crate::test_support::Lcg;
 
 const ROLES: [&str; 5] = [
     "user",
