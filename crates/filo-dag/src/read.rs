@@ -90,14 +90,7 @@ impl Store {
         &self,
         hashes: impl IntoIterator<Item = &'a String>,
     ) -> Result<HashMap<String, Blob>> {
-        let list: Vec<&str> = hashes.into_iter().map(String::as_str).collect();
-        let mut out = HashMap::new();
-        self.each(&sql::Q_BLOBS_BY_HASHES, &[P::List(&list)], |row| {
-            let blob = blob_from_row(row)?;
-            out.insert(blob.hash.clone(), blob);
-            Ok(true)
-        })?;
-        Ok(out)
+        self.blobs_keyed(hashes.into_iter().map(String::as_str))
     }
 
     /// [`Store::blobs`] in a map keyed with a fast hasher (its keys are the file's own content
@@ -106,8 +99,16 @@ impl Store {
         &self,
         hashes: impl IntoIterator<Item = &'a str>,
     ) -> Result<BlobMap> {
+        self.blobs_keyed(hashes)
+    }
+
+    /// The blobs with the given hashes, in one query, in a map with the hasher `S`.
+    fn blobs_keyed<'a, S: std::hash::BuildHasher + Default>(
+        &self,
+        hashes: impl IntoIterator<Item = &'a str>,
+    ) -> Result<HashMap<String, Blob, S>> {
         let list: Vec<&str> = hashes.into_iter().collect();
-        let mut out = BlobMap::default();
+        let mut out = HashMap::default();
         self.each(&sql::Q_BLOBS_BY_HASHES, &[P::List(&list)], |row| {
             let blob = blob_from_row(row)?;
             out.insert(blob.hash.clone(), blob);
