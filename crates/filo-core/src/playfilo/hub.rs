@@ -300,17 +300,23 @@ mod tests {
         }
     }
 
+    /// A hub on `dir/playfilo.db` and one session view whose head ref is `MINE`.
+    fn hub_with_view(dir: &Path) -> (MemoryHub, Playfilo) {
+        let mut config = HubConfig::under_home(dir);
+        config.db_path = dir.join("playfilo.db");
+        let hub = MemoryHub::open(config).unwrap();
+        let view = hub.session(Some("MINE".into()));
+        lock(&view.shared.state).head_ref = "MINE".into();
+        (hub, view)
+    }
+
     /// A flush skips the round trip through the writer only when the writer ran every job
     /// queued before it: after a flush (of the view or of the hub) every queued commit is in
     /// the database, seen by another connection, and the writer is idle.
     #[test]
     fn a_flush_returns_only_after_every_queued_commit_landed() {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = HubConfig::under_home(dir.path());
-        config.db_path = dir.path().join("playfilo.db");
-        let hub = MemoryHub::open(config).unwrap();
-        let view = hub.session(Some("MINE".into()));
-        lock(&view.shared.state).head_ref = "MINE".into();
+        let (hub, view) = hub_with_view(dir.path());
         // Idle, nothing waiting: no job, and the flush is done.
         view.flush();
         hub.flush();
@@ -359,11 +365,7 @@ mod tests {
     #[test]
     fn the_last_handle_dropped_on_the_writer_drains_and_stops() {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = HubConfig::under_home(dir.path());
-        config.db_path = dir.path().join("playfilo.db");
-        let hub = MemoryHub::open(config).unwrap();
-        let view = hub.session(Some("MINE".into()));
-        lock(&view.shared.state).head_ref = "MINE".into();
+        let (hub, view) = hub_with_view(dir.path());
         view.flush();
         // The writer names itself once it runs; an idle flush does not wait for it.
         let start = Instant::now();
