@@ -9,7 +9,7 @@ use filo_dag::{PathEntry, Store};
 use filo_session::SessionManager;
 use filo_testkit::{MockProvider, Reply};
 
-use super::playfilo::{memory_session_config, new_manager};
+use super::playfilo::{Memory, memory_session_config, new_manager};
 
 /// Another process's write transaction on `db`, held until the returned sender is dropped or
 /// sent to (or `hold` passes).
@@ -160,20 +160,27 @@ async fn flush_within_gives_up_on_a_locked_database_and_reports_it() {
     assert_eq!(session_problems(&mem.db, &file), Vec::<String>::new());
 }
 
+/// A memory session with short lock timings whose second turn (two entries) a held write lock
+/// kept out of the memory; the lock is released when this returns.
+async fn second_turn_kept_out(mock: &MockProvider, dir: &Path) -> Memory {
+    let mem = memory_session_config(mock, dir, new_manager(dir), vec![], |c| {
+        c.busy_timeout = Duration::from_millis(20);
+        c.lock_patience = Duration::from_millis(100);
+    });
+    mem.say(mock, "one", Reply::text("First.")).await;
+    mem.playfilo.flush();
+    let release = hold_write_lock(&mem.db, Duration::from_secs(60));
+    mem.say(mock, "two", Reply::text("Second.")).await;
+    assert_eq!(mem.playfilo.unmirrored().len(), 2);
+    release.send(()).unwrap();
+    mem
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_session_catches_up_once_the_lock_is_gone() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockProvider::start(vec![]).await;
-    let mem = memory_session_config(&mock, dir.path(), new_manager(dir.path()), vec![], |c| {
-        c.busy_timeout = Duration::from_millis(20);
-        c.lock_patience = Duration::from_millis(100);
-    });
-    mem.say(&mock, "one", Reply::text("First.")).await;
-    mem.playfilo.flush();
-    let release = hold_write_lock(&mem.db, Duration::from_secs(60));
-    mem.say(&mock, "two", Reply::text("Second.")).await;
-    assert_eq!(mem.playfilo.unmirrored().len(), 2);
-    release.send(()).unwrap();
+    let mem = second_turn_kept_out(&mock, dir.path()).await;
     // The next turn's first commit takes the waiting entries along, in order.
     mem.say(&mock, "three", Reply::text("Third.")).await;
     assert_eq!(mem.playfilo.unmirrored(), vec![]);
@@ -193,16 +200,7 @@ async fn a_long_session_catches_up_once_the_lock_is_gone() {
 async fn a_flush_retries_the_waiting_entries_once_the_lock_is_gone() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockProvider::start(vec![]).await;
-    let mem = memory_session_config(&mock, dir.path(), new_manager(dir.path()), vec![], |c| {
-        c.busy_timeout = Duration::from_millis(20);
-        c.lock_patience = Duration::from_millis(100);
-    });
-    mem.say(&mock, "one", Reply::text("First.")).await;
-    mem.playfilo.flush();
-    let release = hold_write_lock(&mem.db, Duration::from_secs(60));
-    mem.say(&mock, "two", Reply::text("Second.")).await;
-    assert_eq!(mem.playfilo.unmirrored().len(), 2);
-    release.send(()).unwrap();
+    let mem = second_turn_kept_out(&mock, dir.path()).await;
     // Wait until the other connection committed: the lock is free.
     let conn = rusqlite::Connection::open(&mem.db).unwrap();
     conn.busy_timeout(Duration::from_secs(30)).unwrap();
