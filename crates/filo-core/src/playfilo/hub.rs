@@ -378,17 +378,7 @@ mod tests {
         drop(view);
 
         let mut manager = SessionManager::create(".", &dir.path().join("sessions"));
-        let ctx = EntryContext {
-            session: SessionInfo {
-                session_id: manager.session_id().to_string(),
-                session_file: None,
-                cwd: ".".into(),
-            },
-            model: None,
-            thinking_level: filo_ai::ThinkingLevel::default(),
-            system_prompt: String::new(),
-            tools: Vec::new(),
-        };
+        let ctx = entry_context(&manager);
         let ids: Vec<String> = (0..20)
             .map(|i| {
                 let msg = SessionMessage::Llm(Message::User(UserMessage {
