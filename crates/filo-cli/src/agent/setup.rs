@@ -11,6 +11,7 @@ use filo_core::loader::{
     ResourceOptions, api_key_resolver, key_command_problem, load_registry, load_resources_in,
 };
 use filo_core::model_resolve::{resolve_cli_model, resolve_model_scope};
+use filo_core::trust::{Resolution, TrustQuery, TrustStore};
 use filo_core::{AgentDirs, AgentItem, AgentSession, AuthStorage, Settings};
 use filo_session::SessionManager;
 
@@ -27,6 +28,8 @@ pub struct Paths {
     /// Which configuration is read from pi's agent directory (`PI_CODING_AGENT_DIR` or
     /// `~/.pi/agent`) because filo's has none of its own.
     pub dirs: AgentDirs,
+    /// pi's agent directory (`PI_CODING_AGENT_DIR` or `~/.pi/agent`), for its `trust.json`.
+    pub pi_dir: PathBuf,
     pub cwd: PathBuf,
 }
 
@@ -38,13 +41,42 @@ impl Paths {
             .context("HOME is not set")?;
         let agent_dir = filo_session::paths::agent_dir(env.get("FILO_AGENT_DIR"), &home);
         let pi_dir = filo_session::paths::pi_agent_dir(env.get("PI_CODING_AGENT_DIR"), &home);
+        // The project's protected resources stay unread until trust is decided
+        // ([`decide_trust`]).
         Ok(Paths {
             home,
-            dirs: AgentDirs::new(agent_dir.clone(), Some(pi_dir)),
+            dirs: AgentDirs::new(agent_dir.clone(), Some(pi_dir.clone())).with_project_trust(false),
+            pi_dir,
             agent_dir,
             cwd,
         })
     }
+
+    /// The saved project-trust decisions: filo's `trust.json`, pi's read as the fallback.
+    pub fn trust_store(&self) -> TrustStore {
+        TrustStore::new(&self.agent_dir, Some(&self.pi_dir))
+    }
+}
+
+/// pi's project-trust order for this run: `--approve` / `--no-approve`, the saved decision for
+/// the folder or its closest parent, then `defaultProjectTrust` (read from the agent directory
+/// only). `Ask` only when `can_prompt` (the terminal UI). Problems (an unreadable `trust.json`,
+/// a bad setting) come back as warnings.
+pub fn decide_trust(args: &AgentArgs, paths: &Paths, can_prompt: bool) -> (Resolution, Vec<String>) {
+    let mut warnings = Vec::new();
+    let global = Settings::load_in(&paths.dirs.clone().with_project_trust(false), None);
+    let (default, w) = global.default_project_trust();
+    warnings.extend(w);
+    let query = TrustQuery {
+        cwd: &paths.cwd,
+        home: &paths.home,
+        command_line: args.trust_override(),
+        default,
+        can_prompt,
+    };
+    let (resolution, error) = filo_core::trust::resolve(&paths.trust_store(), &query);
+    warnings.extend(error.map(|e| filo_core::error_chain(&e)));
+    (resolution, warnings)
 }
 
 /// A built session plus what to tell the user.
@@ -59,9 +91,12 @@ pub struct Built {
 
 /// Where sessions are stored and looked up, in pi's order: `--session-dir`, then
 /// `FILO_SESSION_DIR` (pi: `PI_CODING_AGENT_SESSION_DIR`), then the `sessionDir` setting (both
-/// with `~` expanded), then the per-directory default under the agent directory.
-pub fn session_dir(args: &AgentArgs, env: &Env, paths: &Paths, settings: &Settings) -> PathBuf {
+/// with `~` expanded), then the per-directory default under the agent directory. The project's
+/// `sessionDir` is read whatever the trust decision (pi's documented exception: it is looked up
+/// before trust is resolved).
+pub fn session_dir(args: &AgentArgs, env: &Env, paths: &Paths) -> PathBuf {
     let home = &paths.home;
+    let settings = Settings::load_in(&paths.dirs.clone().with_project_trust(true), Some(&paths.cwd));
     args.session_dir
         .clone()
         .or_else(|| {
@@ -232,7 +267,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         }
         None => Vec::new(),
     };
-    let session_dir = session_dir(args, env, paths, &settings);
+    let session_dir = session_dir(args, env, paths);
     let session_manager = open_session(args, paths, &session_dir)?;
     // pi: without `--model`, a new session starts on the scope's first model (and its level).
     if model.is_none()

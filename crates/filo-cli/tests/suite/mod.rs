@@ -30,6 +30,7 @@ mod sessions_faults;
 mod sessions_pi073;
 mod settings_pi073;
 mod signals;
+mod trust;
 mod tui;
 mod tui_keys;
 mod tui_pi073;
