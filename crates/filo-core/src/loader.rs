@@ -185,10 +185,7 @@ pub fn load_resources_in(
         }
     }
     // An untrusted project's SYSTEM.md / APPEND_SYSTEM.md are skipped (project trust).
-    let project_file = |name: &str| {
-        dirs.project_trusted()
-            .then(|| cwd.join(".pi").join(name))
-    };
+    let project_file = |name: &str| dirs.project_trusted().then(|| cwd.join(".pi").join(name));
     let custom = match &options.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
         None => first_file(

@@ -354,6 +354,12 @@ impl Settings {
         Ok(())
     }
 
+    /// A top-level value of the agent directory's file only (settings a project may not change,
+    /// such as `sandbox`).
+    pub fn global_value(&self, key: &str) -> Option<&Value> {
+        self.global.get(key)
+    }
+
     /// `defaultProjectTrust`, read from the agent directory's file only (a project cannot
     /// trust itself); a value that is not `ask`, `always` or `never` is reported and `ask` used.
     pub fn default_project_trust(&self) -> (crate::trust::DefaultProjectTrust, Option<String>) {

@@ -172,11 +172,13 @@ impl TrustStore {
         let Some(pi) = &self.pi_path else {
             return Ok(None);
         };
-        Ok(nearest(&read_decisions(pi)?, &cwd).map(|(path, trusted)| SavedDecision {
-            path,
-            trusted,
-            from_pi: true,
-        }))
+        Ok(
+            nearest(&read_decisions(pi)?, &cwd).map(|(path, trusted)| SavedDecision {
+                path,
+                trusted,
+                from_pi: true,
+            }),
+        )
     }
 
     /// Apply `updates` to filo's file under its lock (pi's `trust.json.lock` convention), keys

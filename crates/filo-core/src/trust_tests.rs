@@ -150,7 +150,12 @@ fn a_damaged_file_is_reported_and_never_overwritten() {
             source: TrustSource::Default(DefaultProjectTrust::Ask)
         }
     );
-    assert!(error.unwrap().to_string().contains("must be true, false, or null"));
+    assert!(
+        error
+            .unwrap()
+            .to_string()
+            .contains("must be true, false, or null")
+    );
     assert!(store.set(&proj, true).is_err());
     assert_eq!(
         fs::read_to_string(filo.join("trust.json")).unwrap(),

@@ -141,8 +141,10 @@ impl crate::app::App {
         let saved = match trust.store.get(&here) {
             Ok(s) => s,
             Err(e) => {
-                self.state
-                    .push(Cell::Error(format!("/trust: {}", filo_core::error_chain(&e))));
+                self.state.push(Cell::Error(format!(
+                    "/trust: {}",
+                    filo_core::error_chain(&e)
+                )));
                 return;
             }
         };

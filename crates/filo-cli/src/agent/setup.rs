@@ -62,7 +62,11 @@ impl Paths {
 /// the folder or its closest parent, then `defaultProjectTrust` (read from the agent directory
 /// only). `Ask` only when `can_prompt` (the terminal UI). Problems (an unreadable `trust.json`,
 /// a bad setting) come back as warnings.
-pub fn decide_trust(args: &AgentArgs, paths: &Paths, can_prompt: bool) -> (Resolution, Vec<String>) {
+pub fn decide_trust(
+    args: &AgentArgs,
+    paths: &Paths,
+    can_prompt: bool,
+) -> (Resolution, Vec<String>) {
     let mut warnings = Vec::new();
     let global = Settings::load_in(&paths.dirs.clone().with_project_trust(false), None);
     let (default, w) = global.default_project_trust();
@@ -96,7 +100,10 @@ pub struct Built {
 /// before trust is resolved).
 pub fn session_dir(args: &AgentArgs, env: &Env, paths: &Paths) -> PathBuf {
     let home = &paths.home;
-    let settings = Settings::load_in(&paths.dirs.clone().with_project_trust(true), Some(&paths.cwd));
+    let settings = Settings::load_in(
+        &paths.dirs.clone().with_project_trust(true),
+        Some(&paths.cwd),
+    );
     args.session_dir
         .clone()
         .or_else(|| {
@@ -290,7 +297,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     }
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let spills = Arc::new(filo_tools::spill::SpillFiles::default());
-    let tools = select_tools(args, &paths.cwd, &spills, settings.values());
+    let sandbox = sandbox_policy(args, paths, &settings)?;
+    let tools = select_tools(args, &paths.cwd, &spills, settings.values(), sandbox);
     let (resources, w) = load_resources_in(dirs, &paths.home, &paths.cwd, &resource_options(args));
     warnings.extend(w);
     let memory = playfilo_extension(args, env, paths, &mut warnings);
@@ -389,6 +397,45 @@ fn requested_tool_names(args: &AgentArgs) -> Vec<String> {
         .collect()
 }
 
+/// The sandbox of the model's commands: `--sandbox MODE`, else the agent directory's
+/// `sandbox` setting (`{"mode": …, "network": bool, "writableRoots": [paths]}`; a project cannot
+/// loosen it), else none (`danger-full-access`). `None` when unconfined.
+pub fn sandbox_policy(
+    args: &AgentArgs,
+    paths: &Paths,
+    settings: &Settings,
+) -> anyhow::Result<Option<filo_tools::sandbox::SandboxPolicy>> {
+    use filo_tools::sandbox::{SandboxMode, SandboxPolicy};
+    let setting = settings.global_value("sandbox");
+    let from_setting = setting
+        .and_then(|v| v.get("mode"))
+        .and_then(serde_json::Value::as_str);
+    let Some(name) = args.sandbox.as_deref().or(from_setting) else {
+        return Ok(None);
+    };
+    let mode = SandboxMode::parse(name)?;
+    if !mode.is_confined() {
+        return Ok(None);
+    }
+    let helper = std::env::current_exe().context("cannot find the filo binary for the sandbox")?;
+    let mut policy = SandboxPolicy::new(mode, helper, Some(&paths.home));
+    policy.network = setting
+        .and_then(|v| v.get("network"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    policy.writable_roots = setting
+        .and_then(|v| v.get("writableRoots"))
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_str)
+                .filter_map(|p| filo_core::settings::expand_tilde(p, &paths.home))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Some(policy))
+}
+
 /// The built-in tools the flags ask for, with the settings that shape them: `shellPath` and
 /// `shellCommandPrefix` for bash (as for `!` commands), `images.autoResize` for read.
 fn select_tools(
@@ -396,9 +443,13 @@ fn select_tools(
     cwd: &Path,
     spills: &Arc<filo_tools::spill::SpillFiles>,
     values: &filo_core::settings::SettingsValues,
+    sandbox: Option<filo_tools::sandbox::SandboxPolicy>,
 ) -> Vec<Arc<dyn filo_agent::AgentTool>> {
     let mut settings =
         filo_tools::ToolSettings::new(cwd).with_auto_resize_images(values.auto_resize_images());
+    if let Some(policy) = sandbox {
+        settings = settings.with_sandbox(policy);
+    }
     if let Some(shell) = &values.shell_path {
         settings = settings.with_shell_path(shell);
     }

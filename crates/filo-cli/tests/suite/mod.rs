@@ -25,6 +25,7 @@ mod rpc;
 mod rpc_hostile;
 mod rpc_pi073;
 mod rpc_resume;
+mod sandbox;
 mod secrets;
 mod sessions_faults;
 mod sessions_pi073;

@@ -104,7 +104,8 @@ async fn default_project_trust_always_and_never_decide_without_a_prompt() {
 /// pi 1.6.0's own trust.json (the user answered "Trust parent folder" for `work/parent/child`
 /// and "Trust" for `work/trusted`), with `@ROOT@` made this test's HOME.
 fn pis_trust_json(home: &Home) -> PathBuf {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-1.6.0/trust/trust.json");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-1.6.0/trust/trust.json");
     let root = home.path().canonicalize().unwrap();
     let text = std::fs::read_to_string(fixture)
         .unwrap()
@@ -127,7 +128,10 @@ async fn a_decision_pi_saved_is_honoured_for_the_folder_and_below() {
     hostile_settings(&child, &marker);
     let (code, err) = print_run(&home, &child, &[]).await;
     assert_eq!(code, 0, "{err}");
-    assert!(marker.exists(), "pi's saved decision was not honoured: {err}");
+    assert!(
+        marker.exists(),
+        "pi's saved decision was not honoured: {err}"
+    );
     std::fs::remove_file(&marker).unwrap();
     // The command line comes first.
     let (code, err) = print_run(&home, &child, &["--no-approve"]).await;
@@ -156,7 +160,10 @@ async fn the_terminal_asks_at_start_and_trust_saves_a_decision() {
     let tmux = launch(&home);
     let screen = tmux.wait_for("Trust project folder?").await;
     let project = home.project().canonicalize().unwrap();
-    assert!(screen.contains(&project.to_string_lossy().to_string()), "{screen}");
+    assert!(
+        screen.contains(&project.to_string_lossy().to_string()),
+        "{screen}"
+    );
     assert!(screen.contains("Trust (this session only)"), "{screen}");
     assert!(screen.contains("Do not trust"), "{screen}");
     tmux.keys(&["Enter"]);
@@ -171,7 +178,8 @@ async fn the_terminal_asks_at_start_and_trust_saves_a_decision() {
     assert!(marker.exists(), "the trusted prefix did not run");
     // `/trust` shows the saved decision; "Do not trust" replaces it.
     submit(&tmux, "/trust");
-    tmux.wait_for("current session: trusted · saved decision: trusted").await;
+    tmux.wait_for("current session: trusted · saved decision: trusted")
+        .await;
     tmux.keys(&["Down"]);
     tmux.keys(&["Down"]);
     tmux.keys(&["Enter"]);
@@ -185,6 +193,7 @@ async fn the_terminal_asks_at_start_and_trust_saves_a_decision() {
     );
     // The next start asks nothing and says what it skipped.
     let tmux = launch(&home);
-    tmux.wait_for("project not trusted: skipped .pi/settings.json").await;
+    tmux.wait_for("project not trusted: skipped .pi/settings.json")
+        .await;
     quit(&tmux).await;
 }
