@@ -298,7 +298,8 @@ async fn run_interactive(
             store: paths.trust_store(),
             trusted: paths.dirs.project_trusted(),
         }),
-        sandbox: None,
+        sandbox: setup::sandbox_policy(args, paths, &session.settings())?
+            .map(|p| p.mode.as_str().to_string()),
     };
     filo_tui::run(session, options).await?;
     Ok(ExitCode::SUCCESS)

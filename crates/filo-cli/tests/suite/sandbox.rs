@@ -252,3 +252,14 @@ async fn the_bash_tool_refuses_without_landlock() {
     );
     assert!(!home.project().join("ran").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_line_names_the_sandbox_mode() {
+    use super::tui::{launch_with, quit, tmux_or_return};
+    tmux_or_return!("the_status_line_names_the_sandbox_mode");
+    let mock = MockProvider::start(Vec::new()).await;
+    let home = Home::outside_tmp(&mock);
+    let tmux = launch_with(&home, "--sandbox read-only");
+    tmux.wait_for("• sandbox: read-only").await;
+    quit(&tmux).await;
+}
