@@ -39,6 +39,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The sandbox helper (`filo __sandbox-exec …`) confines itself before anything else runs,
+    // while this process still has one thread.
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if raw
+        .get(1)
+        .is_some_and(|a| a == filo_tools::sandbox::HELPER_SUBCOMMAND)
+    {
+        return sandbox_exec(&raw[2..]);
+    }
     let cli = Cli::parse_from(agent::args::expand_short_flags(std::env::args_os()));
     if cli.command.is_none() && cli.agent.version {
         let mut out = std::io::stdout().lock();
@@ -64,6 +73,20 @@ fn main() -> ExitCode {
                 None => writeln!(std::io::stderr(), "error: {err:#}"),
             };
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Run a command confined (see `filo_tools::sandbox`): its exit code, or 126 with the reason on
+/// stderr when it cannot be confined (it is then not run at all).
+fn sandbox_exec(args: &[std::ffi::OsString]) -> ExitCode {
+    use filo_tools::sandbox::{HelperArgs, exec};
+    let simulate = std::env::var_os(exec::SIMULATE_NO_LANDLOCK_VAR).is_some_and(|v| v == "1");
+    match HelperArgs::parse(args).and_then(|a| exec::run(&a, !simulate)) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(255)),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "{e}");
+            ExitCode::from(126)
         }
     }
 }

@@ -68,6 +68,10 @@ pub struct AgentDirs {
     pi: Option<PathBuf>,
     /// The items read from pi's directory, in [`AgentItem::ALL`] order.
     from_pi: Vec<AgentItem>,
+    /// Whether the working folder's protected resources (project settings, skills, prompt
+    /// templates, themes, SYSTEM.md; see [`crate::trust`]) may be read. True unless the caller
+    /// decided otherwise with [`AgentDirs::with_project_trust`].
+    project_trusted: bool,
 }
 
 impl AgentDirs {
@@ -86,7 +90,20 @@ impl AgentDirs {
             own,
             pi: pi.filter(|_| !from_pi.is_empty()),
             from_pi,
+            project_trusted: true,
         }
+    }
+
+    /// These directories, with the project's protected resources allowed or not (the project
+    /// trust decision, [`crate::trust::resolve`]).
+    pub fn with_project_trust(mut self, trusted: bool) -> AgentDirs {
+        self.project_trusted = trusted;
+        self
+    }
+
+    /// Whether the working folder's protected resources may be read.
+    pub fn project_trusted(&self) -> bool {
+        self.project_trusted
     }
 
     /// Only filo's own directory (embedders, tests).

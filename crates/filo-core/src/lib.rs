@@ -30,6 +30,7 @@ pub mod resource_paths;
 pub mod resources;
 pub mod settings;
 pub mod system_prompt;
+pub mod trust;
 pub mod ui_settings;
 
 pub use agent_dirs::{AgentDirs, AgentItem};

@@ -83,7 +83,13 @@ pub fn resource_files(
         base: global_base,
         auto_dir: dirs.read_path(item),
     };
-    resource_paths::enabled(kind, &project, &user, cwd, home)
+    let mut found = resource_paths::enabled(kind, &project, &user, cwd, home);
+    // An untrusted project's skills, templates and themes (`.pi/…`, `.agents/skills`) are
+    // skipped (project trust, `crate::trust`).
+    if !dirs.project_trusted() {
+        found.retain(|r| r.scope == Scope::User);
+    }
+    found
 }
 
 /// Load resources for `cwd`. `system_prompt` / `append` are the flag values, if given.
@@ -178,18 +184,24 @@ pub fn load_resources_in(
             }
         }
     }
+    // An untrusted project's SYSTEM.md / APPEND_SYSTEM.md are skipped (project trust).
+    let project_file = |name: &str| dirs.project_trusted().then(|| cwd.join(".pi").join(name));
     let custom = match &options.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
-        None => first_file(&[
-            cwd.join(".pi").join("SYSTEM.md"),
-            agent_dir.join("SYSTEM.md"),
-        ]),
+        None => first_file(
+            &project_file("SYSTEM.md")
+                .into_iter()
+                .chain([agent_dir.join("SYSTEM.md")])
+                .collect::<Vec<_>>(),
+        ),
     };
     let append = if options.append_system_prompt.is_empty() {
-        first_file(&[
-            cwd.join(".pi").join("APPEND_SYSTEM.md"),
-            agent_dir.join("APPEND_SYSTEM.md"),
-        ])
+        first_file(
+            &project_file("APPEND_SYSTEM.md")
+                .into_iter()
+                .chain([agent_dir.join("APPEND_SYSTEM.md")])
+                .collect::<Vec<_>>(),
+        )
     } else {
         let parts: Vec<String> = options
             .append_system_prompt

@@ -159,7 +159,10 @@ impl Settings {
     pub fn load_in(dirs: &AgentDirs, cwd: Option<&Path>) -> Settings {
         let global_path = dirs.write_path(AgentItem::Settings);
         let global_source = dirs.read_path(AgentItem::Settings);
-        let project_path = cwd.map(|c| c.join(".pi").join("settings.json"));
+        // An untrusted project's settings are not read (project trust, `crate::trust`).
+        let project_path = cwd
+            .filter(|_| dirs.project_trusted())
+            .map(|c| c.join(".pi").join("settings.json"));
         let mut errors = Vec::new();
         let mut read = |p: &Path| match read_json_object(p) {
             Ok(Some(mut m)) => {
@@ -349,6 +352,30 @@ impl Settings {
         write_json_pretty(&self.global_path, &Value::Object(current), None)?;
         self.changed.clear();
         Ok(())
+    }
+
+    /// A top-level value of the agent directory's file only (settings a project may not change,
+    /// such as `sandbox`).
+    pub fn global_value(&self, key: &str) -> Option<&Value> {
+        self.global.get(key)
+    }
+
+    /// `defaultProjectTrust`, read from the agent directory's file only (a project cannot
+    /// trust itself); a value that is not `ask`, `always` or `never` is reported and `ask` used.
+    pub fn default_project_trust(&self) -> (crate::trust::DefaultProjectTrust, Option<String>) {
+        match self.global.get("defaultProjectTrust") {
+            None => (crate::trust::DefaultProjectTrust::Ask, None),
+            Some(v) => match serde_json::from_value(v.clone()) {
+                Ok(d) => (d, None),
+                Err(_) => (
+                    crate::trust::DefaultProjectTrust::Ask,
+                    Some(format!(
+                        "{}: \"defaultProjectTrust\" must be \"ask\", \"always\" or \"never\"; using \"ask\"",
+                        self.global_source.display()
+                    )),
+                ),
+            },
+        }
     }
 
     /// The global settings file path (where changes are written).

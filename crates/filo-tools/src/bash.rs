@@ -224,6 +224,7 @@ impl BashTool {
                 .as_deref()
                 .map(|dir| prepend_path(dir, path_var.as_deref())),
             env: given.map(Vec::as_slice),
+            sandbox: s.sandbox.as_deref(),
         };
         let (mut child, mut group) = spawn_shell_without(&shell_command, &remove)?;
         let mut output = OutputAccumulator::new(&s.temp_dir);

@@ -28,6 +28,7 @@ pub mod output;
 pub mod paths;
 pub mod process;
 pub mod read;
+pub mod sandbox;
 pub mod search;
 pub mod secrets;
 pub mod settings;

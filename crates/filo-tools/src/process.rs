@@ -44,6 +44,9 @@ pub struct ShellCommand<'a> {
     pub path_env: Option<std::ffi::OsString>,
     /// The whole environment the shell starts with; `None` inherits this process's.
     pub env: Option<&'a [(std::ffi::OsString, std::ffi::OsString)]>,
+    /// Run the shell confined ([`crate::sandbox`]): under the sandbox helper, which confines
+    /// itself and then starts the shell. `None` (or `danger-full-access`) runs it directly.
+    pub sandbox: Option<&'a crate::sandbox::SandboxPolicy>,
 }
 
 /// Spawn `<shell> -c <command>` in its own process group, stdin closed, stdout/stderr piped.
@@ -56,10 +59,20 @@ pub fn spawn_shell_without(
     cmd: &ShellCommand<'_>,
     remove: &[String],
 ) -> Result<(Child, ProcessGroup), Error> {
-    let mut command = Command::new(cmd.shell);
+    let confined = cmd.sandbox.and_then(|p| p.confining());
+    let mut command = match confined {
+        Some(policy) => {
+            let mut c = Command::new(&policy.helper);
+            c.args(policy.helper_args(cmd.cwd, cmd.shell, cmd.command));
+            c
+        }
+        None => {
+            let mut c = Command::new(cmd.shell);
+            c.arg("-c").arg(cmd.command);
+            c
+        }
+    };
     command
-        .arg("-c")
-        .arg(cmd.command)
         .current_dir(cmd.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -30,6 +30,8 @@ pub struct ToolSettings {
     /// `None` is this process's. An embedder passes its own, so nothing below its `main` reads
     /// the process environment.
     pub shell_env: Option<std::sync::Arc<Vec<(OsString, OsString)>>>,
+    /// The sandbox bash's commands run in ([`crate::sandbox`]); `None`: unconfined.
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::SandboxPolicy>>,
 }
 
 impl ToolSettings {
@@ -53,6 +55,7 @@ impl ToolSettings {
             auto_resize_images: true,
             bash_env: EnvPolicy::default(),
             shell_env: None,
+            sandbox: None,
         }
     }
 
@@ -71,6 +74,12 @@ impl ToolSettings {
     /// Replace the home directory.
     pub fn with_home(mut self, home: impl AsRef<Path>) -> Self {
         self.home = Some(home.as_ref().to_path_buf());
+        self
+    }
+
+    /// Run bash's commands in this sandbox.
+    pub fn with_sandbox(mut self, policy: crate::sandbox::SandboxPolicy) -> Self {
+        self.sandbox = Some(std::sync::Arc::new(policy));
         self
     }
 

@@ -66,7 +66,9 @@ pub struct App {
 
 impl App {
     pub fn new(session: AgentSession, options: TuiOptions, tx: UnboundedSender<AppEvent>) -> App {
-        let state = AppState::new(options.theme.clone(), crate::footer_info(&session));
+        let mut footer = crate::footer_info(&session);
+        footer.sandbox = options.sandbox.clone();
+        let state = AppState::new(options.theme.clone(), footer);
         let mut app = App {
             state,
             session,
@@ -155,6 +157,7 @@ impl App {
         f.cache_write = usage.cache_write;
         f.cost = usage.cost;
         f.context_tokens = usage.context_tokens;
+        f.sandbox = usage.sandbox;
         self.state.footer = f;
     }
 

@@ -41,6 +41,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "settings",
         "Theme, auto-compaction, auto-retry, queue modes",
     ),
+    ("trust", "Save a project trust decision for this folder"),
     ("hotkeys", "Keyboard shortcuts"),
     ("quit", "Quit"),
 ];
@@ -159,6 +160,7 @@ impl App {
                 self.state.overlay = Some(text_page("Keyboard Shortcuts", &lines.join("\n")));
             }
             "settings" => self.settings_selector(0),
+            "trust" => self.trust_command(),
             "life" => self.open_life(),
             "trace" => self.trace(),
             "quit" | "exit" => self.state.should_quit = true,
@@ -424,6 +426,7 @@ impl App {
             SelectKind::Setting => self.change_setting(&value),
             SelectKind::Theme => self.choose_theme(&value),
             SelectKind::Import => self.import_confirmed(value),
+            SelectKind::Trust => self.trust_chosen(&value),
             SelectKind::Fork => {
                 let tx = self.tx.clone();
                 tokio::spawn(async move {

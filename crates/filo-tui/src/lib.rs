@@ -11,6 +11,7 @@
 //! panic, SIGTERM).
 
 pub mod app;
+pub use trust::{ProjectTrust, ask_project_trust};
 mod app_keys;
 pub mod cells;
 mod commands;
@@ -38,6 +39,7 @@ pub mod theme;
 pub mod theme_catalog;
 pub mod tree;
 pub mod tree_view;
+mod trust;
 pub mod view;
 
 use std::path::PathBuf;
@@ -136,6 +138,11 @@ pub struct TuiOptions {
     /// `--verbose`: the start-up banner and what was loaded (context files, skills, templates,
     /// scoped models), even with `quietStartup`.
     pub verbose: bool,
+    /// Where `/trust` saves decisions and whether this run trusted the folder; `None`: `/trust`
+    /// is refused (embedders without a trust store).
+    pub project_trust: Option<ProjectTrust>,
+    /// The sandbox mode of the model's commands, for the status line (`None`: unconfined).
+    pub sandbox: Option<String>,
 }
 
 /// The footer's facts as the session has them now (usage summed over its messages).

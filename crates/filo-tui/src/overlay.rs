@@ -30,6 +30,8 @@ pub enum SelectKind {
     Theme,
     /// `/import`'s question: value the path, empty for "No".
     Import,
+    /// `/trust`'s choices: value the option's index.
+    Trust,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

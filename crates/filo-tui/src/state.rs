@@ -33,6 +33,8 @@ pub struct FooterInfo {
     pub session_name: Option<String>,
     /// Why entries of the session are not in its file, while any are not.
     pub unsaved: Option<String>,
+    /// The sandbox mode of the model's commands, when they are confined.
+    pub sandbox: Option<String>,
 }
 
 impl FooterInfo {

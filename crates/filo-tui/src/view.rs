@@ -67,6 +67,9 @@ pub fn footer_lines(f: &FooterInfo, theme: &Theme, w: usize) -> Vec<Line<'static
     if let Some(n) = &f.session_name {
         top.push_str(&format!(" • {n}"));
     }
+    if let Some(m) = &f.sandbox {
+        top.push_str(&format!(" • sandbox: {m}"));
+    }
     let mut stats = Vec::new();
     if f.input > 0 || f.output > 0 {
         stats.push(format!("↑{} ↓{}", human(f.input), human(f.output)));

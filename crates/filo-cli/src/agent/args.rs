@@ -125,6 +125,16 @@ pub struct AgentArgs {
     /// Make no network calls at start (also `PI_OFFLINE`/`FILO_OFFLINE`); filo makes none anyway.
     #[arg(long)]
     pub offline: bool,
+    /// Trust the project's protected files (`.pi/settings.json`, skills, …) for this run (`-a`).
+    #[arg(short = 'a', long, conflicts_with = "no_approve")]
+    pub approve: bool,
+    /// Ignore the project's protected files for this run (`-na`).
+    #[arg(long)]
+    pub no_approve: bool,
+    /// Confine the commands the model runs: read-only, workspace-write or danger-full-access
+    /// (default: the `sandbox.mode` setting, else danger-full-access).
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<String>,
     /// Print the version and exit.
     #[arg(short = 'v', long)]
     pub version: bool,
@@ -173,6 +183,7 @@ pub fn expand_short_flags(
             Some("-ns") => Some("--no-skills"),
             Some("-np") => Some("--no-prompt-templates"),
             Some("-nc") => Some("--no-context-files"),
+            Some("-na") => Some("--no-approve"),
             _ => None,
         };
         out.push(long.map_or(a, std::ffi::OsString::from));
@@ -181,6 +192,16 @@ pub fn expand_short_flags(
 }
 
 impl AgentArgs {
+    /// The command line's trust decision: `Some(true)` for `--approve`, `Some(false)` for
+    /// `--no-approve`.
+    pub fn trust_override(&self) -> Option<bool> {
+        match (self.approve, self.no_approve) {
+            (true, _) => Some(true),
+            (false, true) => Some(false),
+            (false, false) => None,
+        }
+    }
+
     /// The output mode: `text` for `-p`, else `--mode`, else interactive (`None`).
     pub fn output_mode(&self) -> Option<OutputMode> {
         match (self.mode, self.print) {

@@ -32,7 +32,7 @@ impl std::error::Error for PiWords {}
 /// Run the agent as the flags say, in `cwd`. Returns the process exit code.
 pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow::Result<ExitCode> {
     let mut args = args;
-    let paths = setup::Paths::resolve(env, cwd)?;
+    let mut paths = setup::Paths::resolve(env, cwd)?;
     if let Some(export) = &args.export {
         return export_html(&paths, export);
     }
@@ -100,6 +100,13 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
     if let (Some(n), Some(_)) = (&borrowed, mode) {
         writeln!(std::io::stderr(), "Note: {n}")?;
     }
+    let trust_notes = decide_project_trust(&args, env, &mut paths, mode.is_none()).await?;
+    if mode.is_some() {
+        let mut err = std::io::stderr().lock();
+        for n in &trust_notes {
+            writeln!(err, "Note: {n}")?;
+        }
+    }
     let built = setup::build(&args, env, &paths)?;
     let mut err = std::io::stderr().lock();
     for w in &built.warnings {
@@ -112,6 +119,7 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
         drop(err);
         let mut warnings = built.warnings;
         warnings.extend(borrowed);
+        warnings.extend(trust_notes);
         return run_interactive(session, warnings, built.memory, initial, &args, env, &paths).await;
     };
     for n in session.notices() {
@@ -159,6 +167,47 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
             signals::run_rpc(&session, &mut signals, rpc::run(session.clone())).await
         }
     }
+}
+
+/// Project trust for this run (pi 1.6, `filo_core::trust`): decided from the command line, the
+/// saved decisions and `defaultProjectTrust`, or asked in the terminal. `paths.dirs` then allows
+/// the project's protected resources or not. Returns what to tell the user (problems, and the
+/// one-line notice of what was skipped).
+async fn decide_project_trust(
+    args: &AgentArgs,
+    env: &Env,
+    paths: &mut setup::Paths,
+    interactive: bool,
+) -> anyhow::Result<Vec<String>> {
+    use filo_core::trust::Resolution;
+    let (resolution, mut notes) = setup::decide_trust(args, paths, interactive);
+    let trusted = match resolution {
+        Resolution::Decided { trusted, .. } => trusted,
+        Resolution::Ask => {
+            let settings = filo_core::Settings::load_in(&paths.dirs, None);
+            let (_, theme) = ui_themes(settings.values().theme(), args, env, paths, &mut notes);
+            let (keys, _) = load_keybindings(paths);
+            match filo_tui::ask_project_trust(&paths.cwd, theme, Arc::new(keys)).await? {
+                Some(choice) => {
+                    if !choice.updates.is_empty()
+                        && let Err(e) = paths.trust_store().set_many(&choice.updates)
+                    {
+                        notes.push(format!(
+                            "the trust decision was not saved: {}",
+                            filo_core::error_chain(&e)
+                        ));
+                    }
+                    choice.trusted
+                }
+                None => false,
+            }
+        }
+    };
+    paths.dirs = paths.dirs.clone().with_project_trust(trusted);
+    if !trusted {
+        notes.extend(filo_core::trust::skipped_notice(&paths.cwd, &paths.home));
+    }
+    Ok(notes)
 }
 
 /// Removes the bash tool's full-output files when the run is over (the session itself may be kept
@@ -227,7 +276,7 @@ async fn run_interactive(
             travel: Arc::new(move |target: &str, note: &str| playfilo.travel(target, note)),
         }
     });
-    let session_dir = setup::session_dir(args, env, paths, &session.settings());
+    let session_dir = setup::session_dir(args, env, paths);
     let (keybindings, w) = load_keybindings(paths);
     warnings.extend(w);
     let options = filo_tui::TuiOptions {
@@ -245,6 +294,12 @@ async fn run_interactive(
         keybindings: Arc::new(keybindings),
         term: filo_tui::term::TermEnv::from_lookup(|k| env.get(k).map(str::to_string)),
         verbose: args.verbose,
+        project_trust: Some(filo_tui::ProjectTrust {
+            store: paths.trust_store(),
+            trusted: paths.dirs.project_trusted(),
+        }),
+        sandbox: setup::sandbox_policy(args, paths, &session.settings())?
+            .map(|p| p.mode.as_str().to_string()),
     };
     filo_tui::run(session, options).await?;
     Ok(ExitCode::SUCCESS)
@@ -344,7 +399,7 @@ async fn pick_session_at_start(
     let mut warnings = Vec::new();
     let (_, theme) = ui_themes(settings.values().theme(), args, env, paths, &mut warnings);
     let source = filo_tui::session_picker::PickerSource {
-        dir: setup::session_dir(args, env, paths, &settings),
+        dir: setup::session_dir(args, env, paths),
         all_root: paths.agent_dir.join("sessions"),
         current_file: None,
         cwd: paths.cwd.to_string_lossy().into_owned(),

@@ -11,6 +11,7 @@ use filo_core::loader::{
     ResourceOptions, api_key_resolver, key_command_problem, load_registry, load_resources_in,
 };
 use filo_core::model_resolve::{resolve_cli_model, resolve_model_scope};
+use filo_core::trust::{Resolution, TrustQuery, TrustStore};
 use filo_core::{AgentDirs, AgentItem, AgentSession, AuthStorage, Settings};
 use filo_session::SessionManager;
 
@@ -27,6 +28,8 @@ pub struct Paths {
     /// Which configuration is read from pi's agent directory (`PI_CODING_AGENT_DIR` or
     /// `~/.pi/agent`) because filo's has none of its own.
     pub dirs: AgentDirs,
+    /// pi's agent directory (`PI_CODING_AGENT_DIR` or `~/.pi/agent`), for its `trust.json`.
+    pub pi_dir: PathBuf,
     pub cwd: PathBuf,
 }
 
@@ -38,13 +41,46 @@ impl Paths {
             .context("HOME is not set")?;
         let agent_dir = filo_session::paths::agent_dir(env.get("FILO_AGENT_DIR"), &home);
         let pi_dir = filo_session::paths::pi_agent_dir(env.get("PI_CODING_AGENT_DIR"), &home);
+        // The project's protected resources stay unread until trust is decided
+        // ([`decide_trust`]).
         Ok(Paths {
             home,
-            dirs: AgentDirs::new(agent_dir.clone(), Some(pi_dir)),
+            dirs: AgentDirs::new(agent_dir.clone(), Some(pi_dir.clone())).with_project_trust(false),
+            pi_dir,
             agent_dir,
             cwd,
         })
     }
+
+    /// The saved project-trust decisions: filo's `trust.json`, pi's read as the fallback.
+    pub fn trust_store(&self) -> TrustStore {
+        TrustStore::new(&self.agent_dir, Some(&self.pi_dir))
+    }
+}
+
+/// pi's project-trust order for this run: `--approve` / `--no-approve`, the saved decision for
+/// the folder or its closest parent, then `defaultProjectTrust` (read from the agent directory
+/// only). `Ask` only when `can_prompt` (the terminal UI). Problems (an unreadable `trust.json`,
+/// a bad setting) come back as warnings.
+pub fn decide_trust(
+    args: &AgentArgs,
+    paths: &Paths,
+    can_prompt: bool,
+) -> (Resolution, Vec<String>) {
+    let mut warnings = Vec::new();
+    let global = Settings::load_in(&paths.dirs.clone().with_project_trust(false), None);
+    let (default, w) = global.default_project_trust();
+    warnings.extend(w);
+    let query = TrustQuery {
+        cwd: &paths.cwd,
+        home: &paths.home,
+        command_line: args.trust_override(),
+        default,
+        can_prompt,
+    };
+    let (resolution, error) = filo_core::trust::resolve(&paths.trust_store(), &query);
+    warnings.extend(error.map(|e| filo_core::error_chain(&e)));
+    (resolution, warnings)
 }
 
 /// A built session plus what to tell the user.
@@ -59,9 +95,15 @@ pub struct Built {
 
 /// Where sessions are stored and looked up, in pi's order: `--session-dir`, then
 /// `FILO_SESSION_DIR` (pi: `PI_CODING_AGENT_SESSION_DIR`), then the `sessionDir` setting (both
-/// with `~` expanded), then the per-directory default under the agent directory.
-pub fn session_dir(args: &AgentArgs, env: &Env, paths: &Paths, settings: &Settings) -> PathBuf {
+/// with `~` expanded), then the per-directory default under the agent directory. The project's
+/// `sessionDir` is read whatever the trust decision (pi's documented exception: it is looked up
+/// before trust is resolved).
+pub fn session_dir(args: &AgentArgs, env: &Env, paths: &Paths) -> PathBuf {
     let home = &paths.home;
+    let settings = Settings::load_in(
+        &paths.dirs.clone().with_project_trust(true),
+        Some(&paths.cwd),
+    );
     args.session_dir
         .clone()
         .or_else(|| {
@@ -232,7 +274,7 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
         }
         None => Vec::new(),
     };
-    let session_dir = session_dir(args, env, paths, &settings);
+    let session_dir = session_dir(args, env, paths);
     let session_manager = open_session(args, paths, &session_dir)?;
     // pi: without `--model`, a new session starts on the scope's first model (and its level).
     if model.is_none()
@@ -255,7 +297,8 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     }
     let client = filo_ai::Client::new((*registry).clone(), env.clone())?;
     let spills = Arc::new(filo_tools::spill::SpillFiles::default());
-    let tools = select_tools(args, &paths.cwd, &spills, settings.values());
+    let sandbox = sandbox_policy(args, paths, &settings)?;
+    let tools = select_tools(args, &paths.cwd, &spills, settings.values(), sandbox);
     let (resources, w) = load_resources_in(dirs, &paths.home, &paths.cwd, &resource_options(args));
     warnings.extend(w);
     let memory = playfilo_extension(args, env, paths, &mut warnings);
@@ -354,6 +397,45 @@ fn requested_tool_names(args: &AgentArgs) -> Vec<String> {
         .collect()
 }
 
+/// The sandbox of the model's commands: `--sandbox MODE`, else the agent directory's
+/// `sandbox` setting (`{"mode": …, "network": bool, "writableRoots": [paths]}`; a project cannot
+/// loosen it), else none (`danger-full-access`). `None` when unconfined.
+pub fn sandbox_policy(
+    args: &AgentArgs,
+    paths: &Paths,
+    settings: &Settings,
+) -> anyhow::Result<Option<filo_tools::sandbox::SandboxPolicy>> {
+    use filo_tools::sandbox::{SandboxMode, SandboxPolicy};
+    let setting = settings.global_value("sandbox");
+    let from_setting = setting
+        .and_then(|v| v.get("mode"))
+        .and_then(serde_json::Value::as_str);
+    let Some(name) = args.sandbox.as_deref().or(from_setting) else {
+        return Ok(None);
+    };
+    let mode = SandboxMode::parse(name)?;
+    if !mode.is_confined() {
+        return Ok(None);
+    }
+    let helper = std::env::current_exe().context("cannot find the filo binary for the sandbox")?;
+    let mut policy = SandboxPolicy::new(mode, helper, Some(&paths.home));
+    policy.network = setting
+        .and_then(|v| v.get("network"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    policy.writable_roots = setting
+        .and_then(|v| v.get("writableRoots"))
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_str)
+                .filter_map(|p| filo_core::settings::expand_tilde(p, &paths.home))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Some(policy))
+}
+
 /// The built-in tools the flags ask for, with the settings that shape them: `shellPath` and
 /// `shellCommandPrefix` for bash (as for `!` commands), `images.autoResize` for read.
 fn select_tools(
@@ -361,9 +443,13 @@ fn select_tools(
     cwd: &Path,
     spills: &Arc<filo_tools::spill::SpillFiles>,
     values: &filo_core::settings::SettingsValues,
+    sandbox: Option<filo_tools::sandbox::SandboxPolicy>,
 ) -> Vec<Arc<dyn filo_agent::AgentTool>> {
     let mut settings =
         filo_tools::ToolSettings::new(cwd).with_auto_resize_images(values.auto_resize_images());
+    if let Some(policy) = sandbox {
+        settings = settings.with_sandbox(policy);
+    }
     if let Some(shell) = &values.shell_path {
         settings = settings.with_shell_path(shell);
     }

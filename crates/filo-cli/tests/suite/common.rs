@@ -14,7 +14,19 @@ pub struct Home {
 impl Home {
     /// A temp HOME whose models.json points the `mock` provider at `mock`.
     pub fn new(mock: &MockProvider) -> Home {
-        let dir = tempfile::tempdir().unwrap();
+        Home::with_dir(mock, tempfile::tempdir().unwrap())
+    }
+
+    /// [`Home::new`] outside the system temp folder (which a `workspace-write` sandbox may
+    /// write), in the build's own temp folder.
+    pub fn outside_tmp(mock: &MockProvider) -> Home {
+        Home::with_dir(
+            mock,
+            tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap(),
+        )
+    }
+
+    fn with_dir(mock: &MockProvider, dir: tempfile::TempDir) -> Home {
         let agent = dir.path().join(".filo").join("agent");
         std::fs::create_dir_all(&agent).unwrap();
         std::fs::create_dir_all(dir.path().join("project")).unwrap();

@@ -74,6 +74,8 @@ async fn skills_and_prompts_settings_reach_the_model_as_pi_073() {
                 "-p",
                 "--no-session",
                 "--no-dag",
+                // pi 0.73.1 had no project trust; the project's files are approved.
+                "--approve",
                 prompt,
             ];
             let (code, _, err) = home.filo(&args).await;

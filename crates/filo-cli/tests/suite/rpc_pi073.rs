@@ -62,7 +62,7 @@ async fn errors_commands_and_stats_answer_as_pi_073() {
     let home = Home::new(&mock);
     templates(&home);
     let pi = fixture("rpc-errors.json");
-    let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
+    let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag", "--approve"]);
 
     // A blank line: pi's parse error, byte for byte.
     rpc.send_raw("\n").await;

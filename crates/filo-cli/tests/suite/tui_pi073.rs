@@ -279,7 +279,7 @@ async fn reload_picks_up_new_prompt_templates_and_settings() {
     quit(&tmux).await;
     drop(tmux);
     // quietStartup (saved before the reload) drops the banner at the next start.
-    let tmux = launch(&home);
+    let tmux = launch_with(&home, "--approve");
     let screen = tmux.wait_for("mock/mock-model").await;
     assert!(!screen.contains("enter to send"), "{screen}");
     quit(&tmux).await;
@@ -422,7 +422,7 @@ async fn settings_items_change_what_the_ui_does() {
         "---\nname: demo\ndescription: A demo skill\n---\nDo the demo.\n",
     )
     .unwrap();
-    let tmux = launch(&home);
+    let tmux = launch_with(&home, "--approve");
     tmux.wait_for("enter to send").await;
     submit(&tmux, "hi");
     tmux.wait_for("an answer").await;

@@ -119,6 +119,7 @@ async fn run_user_bash(
         path_env: None,
         // The user's own `!command`: their environment.
         env: None,
+        sandbox: None,
     })
     .map_err(tool_err)?;
     let (tx, mut rx) = mpsc::unbounded_channel();

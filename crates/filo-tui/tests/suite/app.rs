@@ -86,6 +86,8 @@ async fn fixture_full(
         keybindings: Default::default(),
         term: Default::default(),
         verbose: false,
+        project_trust: None,
+        sandbox: None,
     };
     let app = App::new(session, options, tx);
     (
