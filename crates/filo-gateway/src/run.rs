@@ -67,18 +67,32 @@ async fn next_for(core: &Arc<Core>, key: &str) -> Option<Pending> {
     }
 }
 
-/// One item (followup, steer, interrupt) or, in collect mode, everything waiting merged into
-/// one prompt (`[Queued messages while agent was busy]` …).
+/// One item (followup, steer, interrupt) or, when it was queued in collect mode, it and the
+/// collect-mode messages right behind it merged into one prompt (`[Queued messages while agent
+/// was busy]` …). A message that asked for its own turn (the OpenAI-compatible routes ask for
+/// `followup`) is never merged into another's.
 fn take_next(state: &mut crate::core::KeyState) -> Option<Pending> {
     let q = &mut state.queue;
-    if q.settings.mode != QueueMode::Collect {
-        let item = q.begin_next()?;
-        q.finish(item.id, true);
-        return Some(item.item);
+    let collects = |p: &Pending| p.submit.mode == Some(QueueMode::Collect);
+    let first = q.begin_next()?;
+    if !collects(&first.item) {
+        q.finish(first.id, true);
+        return Some(first.item);
     }
-    let mut items = Vec::new();
-    while let Some(item) = q.begin_next() {
-        items.push(item);
+    let mut items = vec![first];
+    loop {
+        let next = q
+            .items
+            .iter()
+            .find(|i| !q.in_flight.contains(&i.id))
+            .map(|i| collects(&i.item));
+        if next != Some(true) {
+            break;
+        }
+        match q.begin_next() {
+            Some(item) => items.push(item),
+            None => break,
+        }
     }
     for i in &items {
         q.finish(i.id, true);
@@ -202,7 +216,10 @@ pub(crate) async fn execute_on(
     let agent = p.submit.agent_id.clone();
     if let (Some(shared), Some(idem)) = (shared, &p.submit.idempotency_key) {
         // Answered already, here or on another host: the recorded reply, and nothing runs.
-        match shared.recorded(idem).await {
+        match shared
+            .recorded(&crate::core::idempotency_scope(key, idem))
+            .await
+        {
             Ok(Some(done)) => {
                 outcome.text = done.reply.clone();
                 outcome.payloads = vec![ReplyPayload {
@@ -317,8 +334,9 @@ async fn share_run(
     let commit = crate::shared::Commit {
         // Only a run that answered records its key: a failed one may be retried.
         idempotency_key: (outcome.status == RunStatus::Ok)
-            .then(|| p.submit.idempotency_key.clone())
-            .flatten(),
+            .then(|| p.submit.idempotency_key.as_deref())
+            .flatten()
+            .map(|idem| crate::core::idempotency_scope(key, idem)),
         session_key: key.to_owned(),
         run_id: outcome.run_id.clone(),
         reply: outcome.text.clone(),
