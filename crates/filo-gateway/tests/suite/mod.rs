@@ -2,6 +2,7 @@
 //! gateway on 127.0.0.1:0 with a token, a WebSocket client and a small HTTP/1.1 client.
 
 mod clients;
+mod heavy;
 mod hostile;
 mod http;
 mod isolation;
