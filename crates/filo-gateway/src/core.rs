@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -220,7 +220,7 @@ pub struct Core {
     pub(crate) workspace: Box<dyn Fn(&str) -> PathBuf + Send + Sync>,
     draining: AtomicBool,
     /// WebSocket connections that have not authenticated yet.
-    pub(crate) preauth: AtomicUsize,
+    pub(crate) preauth: Mutex<crate::ws::Waiting>,
     pub(crate) keys: Mutex<HashMap<String, KeyState>>,
     idempotency: Mutex<Recent<String>>,
     finished: Mutex<Recent<Arc<RunOutcome>>>,
@@ -257,7 +257,7 @@ impl Core {
             started: Instant::now(),
             workspace,
             draining: AtomicBool::new(false),
-            preauth: AtomicUsize::new(0),
+            preauth: Mutex::default(),
             keys: Mutex::new(HashMap::new()),
             idempotency: Mutex::new(Recent::new(capacity, ttl)),
             finished: Mutex::new(Recent::new(capacity, ttl)),

@@ -207,13 +207,7 @@ async fn upgrade(
             crate::core::DRAINING,
         );
     }
-    let Some(slot) = ws::PreauthSlot::take(&core) else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
-            "too many connections waiting to authenticate; try again",
-        );
-    };
+    let slot = ws::PreauthSlot::take(&core);
     let header_token = auth::bearer(
         headers
             .get(header::AUTHORIZATION)

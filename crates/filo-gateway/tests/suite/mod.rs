@@ -5,6 +5,7 @@ mod clients;
 mod heavy;
 mod hostile;
 mod http;
+mod idle;
 mod isolation;
 mod ws;
 
