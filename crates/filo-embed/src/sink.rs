@@ -219,7 +219,10 @@ impl SinkAdapter {
                 text: Some(text),
                 ..ReplyPayload::default()
             })),
-            MachineEvent::Agent { stream, data } if stream == "assistant" => {
+            MachineEvent::Agent {
+                stream: "assistant",
+                data,
+            } => {
                 let text = data.get("text").and_then(Value::as_str).unwrap_or("");
                 let delta = data.get("delta").and_then(Value::as_str).unwrap_or("");
                 let call = match text.strip_prefix(state.last_assistant.as_str()) {

@@ -334,7 +334,7 @@ async fn share_run(
     let commit = crate::shared::Commit {
         // Only a run that answered records its key: a failed one may be retried.
         idempotency_key: (outcome.status == RunStatus::Ok)
-            .then(|| p.submit.idempotency_key.as_deref())
+            .then_some(p.submit.idempotency_key.as_deref())
             .flatten()
             .map(|idem| crate::core::idempotency_scope(key, idem)),
         session_key: key.to_owned(),
