@@ -16,10 +16,13 @@ use crate::run::payloads::ReplyPayload;
 use crate::stream::directives::{DirectiveAccumulator, strip_inline_directive_tags_for_display};
 use crate::subscriber::machine::ReplyEvent as MachineEvent;
 
-/// The visible reply so far (cumulative text).
+/// The visible reply so far (cumulative text), and what this partial added to the one before
+/// it in the same assistant message (a partial only ever extends the last one; a new assistant
+/// message starts from nothing, after [`ReplySink::assistant_message_start`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartialReply {
     pub text: String,
+    pub delta: String,
 }
 
 /// One block of the reply, ready for a channel.
@@ -121,11 +124,21 @@ impl ReplySink for ChannelSink {
     }
 }
 
-/// What the dispatcher delivers: one sink call.
+/// What the dispatcher delivers: one sink call. Partial texts travel as what they add (the
+/// queue never holds a copy of the whole reply per event: a long reply behind a slow sink would
+/// cost the square of its size); the deliverer keeps the one cumulative text.
 #[derive(Debug, Clone)]
 pub(crate) enum SinkCall {
     MessageStart,
+    /// What the visible partial text added.
     Partial(String),
+    /// An `assistant` agent event: what its `text` added (`reset`: `added` is the whole text),
+    /// and its `delta`.
+    AssistantText {
+        added: String,
+        delta: String,
+        reset: bool,
+    },
     Block(BlockReply),
     Flush,
     Reasoning(String),
@@ -146,6 +159,8 @@ pub(crate) struct SinkAdapter {
 struct AdapterState {
     directives: DirectiveAccumulator,
     last_partial: String,
+    /// The `text` of the last `assistant` agent event of the message.
+    last_assistant: String,
 }
 
 impl SinkAdapter {
@@ -166,6 +181,7 @@ impl SinkAdapter {
             MachineEvent::AssistantMessageStart => {
                 state.directives.reset();
                 state.last_partial.clear();
+                state.last_assistant.clear();
                 Some(SinkCall::MessageStart)
             }
             MachineEvent::Partial { text } => {
@@ -177,8 +193,9 @@ impl SinkAdapter {
                 {
                     return None;
                 }
-                state.last_partial.clone_from(&shown);
-                Some(SinkCall::Partial(shown))
+                let added = shown[state.last_partial.len()..].to_owned();
+                state.last_partial = shown;
+                Some(SinkCall::Partial(added))
             }
             MachineEvent::Block { text } => {
                 let parsed =
@@ -202,6 +219,27 @@ impl SinkAdapter {
                 text: Some(text),
                 ..ReplyPayload::default()
             })),
+            MachineEvent::Agent {
+                stream: "assistant",
+                data,
+            } => {
+                let text = data.get("text").and_then(Value::as_str).unwrap_or("");
+                let delta = data.get("delta").and_then(Value::as_str).unwrap_or("");
+                let call = match text.strip_prefix(state.last_assistant.as_str()) {
+                    Some(added) => SinkCall::AssistantText {
+                        added: added.to_owned(),
+                        delta: delta.to_owned(),
+                        reset: false,
+                    },
+                    None => SinkCall::AssistantText {
+                        added: text.to_owned(),
+                        delta: delta.to_owned(),
+                        reset: true,
+                    },
+                };
+                state.last_assistant = text.to_owned();
+                Some(call)
+            }
             MachineEvent::Agent { stream, data } => {
                 Some(SinkCall::Agent(AgentStreamEvent { stream, data }))
             }
@@ -209,17 +247,77 @@ impl SinkAdapter {
     }
 }
 
-/// Delivers one call to `sink`.
-pub(crate) async fn deliver(sink: &dyn ReplySink, call: SinkCall) {
-    match call {
-        SinkCall::MessageStart => sink.assistant_message_start(),
-        SinkCall::Partial(text) => sink.partial_reply(&PartialReply { text }),
-        SinkCall::Block(b) => sink.block_reply(b).await,
-        SinkCall::Flush => sink.block_reply_flush().await,
-        SinkCall::Reasoning(text) => sink.reasoning_stream(&PartialReply { text }),
-        SinkCall::ReasoningEnd => sink.reasoning_end(),
-        SinkCall::ToolResult(p) => sink.tool_result(p).await,
-        SinkCall::Agent(e) => sink.agent_event(&e),
+/// Delivers the calls of one attempt to its sink, in order, rebuilding the cumulative texts the
+/// sink is given from what each call added (only the newest is kept).
+pub(crate) struct Deliverer {
+    sink: std::sync::Arc<dyn ReplySink>,
+    texts: Mutex<DeliveredTexts>,
+}
+
+#[derive(Default)]
+struct DeliveredTexts {
+    partial: String,
+    assistant: String,
+}
+
+impl Deliverer {
+    pub(crate) fn new(sink: std::sync::Arc<dyn ReplySink>) -> Self {
+        Self {
+            sink,
+            texts: Mutex::default(),
+        }
+    }
+
+    fn texts(&self) -> std::sync::MutexGuard<'_, DeliveredTexts> {
+        self.texts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Delivers one call.
+    pub(crate) async fn deliver(&self, call: SinkCall) {
+        let sink = self.sink.as_ref();
+        match call {
+            SinkCall::MessageStart => {
+                *self.texts() = DeliveredTexts::default();
+                sink.assistant_message_start();
+            }
+            SinkCall::Partial(delta) => {
+                let text = {
+                    let mut t = self.texts();
+                    t.partial.push_str(&delta);
+                    t.partial.clone()
+                };
+                sink.partial_reply(&PartialReply { text, delta });
+            }
+            SinkCall::AssistantText {
+                added,
+                delta,
+                reset,
+            } => {
+                let data = {
+                    let mut t = self.texts();
+                    if reset {
+                        t.assistant.clear();
+                    }
+                    t.assistant.push_str(&added);
+                    serde_json::json!({"text": t.assistant, "delta": delta})
+                };
+                sink.agent_event(&AgentStreamEvent {
+                    stream: "assistant",
+                    data,
+                });
+            }
+            SinkCall::Block(b) => sink.block_reply(b).await,
+            SinkCall::Flush => sink.block_reply_flush().await,
+            SinkCall::Reasoning(text) => sink.reasoning_stream(&PartialReply {
+                text,
+                delta: String::new(),
+            }),
+            SinkCall::ReasoningEnd => sink.reasoning_end(),
+            SinkCall::ToolResult(p) => sink.tool_result(p).await,
+            SinkCall::Agent(e) => sink.agent_event(&e),
+        }
     }
 }
 

@@ -17,6 +17,8 @@ pub const DEFAULT_MAX_PAYLOAD: usize = 25 * 1024 * 1024;
 pub const PREAUTH_MAX_PAYLOAD: usize = 64 * 1024;
 /// Bytes waiting for a slow client before its partial replies are coalesced.
 pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 50 * 1024 * 1024;
+/// The shortest token accepted off loopback.
+pub const MIN_PUBLIC_TOKEN_CHARS: usize = 16;
 /// OpenClaw's tick interval.
 pub const DEFAULT_TICK_MS: u64 = 30_000;
 
@@ -78,6 +80,10 @@ pub enum GatewayConfigError {
         "refusing to listen on {0} without a token: set gateway.auth.token, --token or FILO_GATEWAY_TOKEN (auth may be off on loopback only)"
     )]
     NoTokenOffLoopback(SocketAddr),
+    #[error(
+        "refusing to listen on {0} with a token shorter than 16 characters: anyone who can reach the port could guess it (e.g. `openssl rand -hex 24`)"
+    )]
+    WeakToken(SocketAddr),
     #[error("invalid --bind {0:?}: expected host:port, e.g. 127.0.0.1:18789")]
     Bind(String),
     #[error("{key}: {reason}")]
@@ -140,8 +146,14 @@ impl GatewayConfig {
             .or(file_token)
             .or_else(|| overrides.env_token.clone())
             .filter(|t| !t.is_empty());
-        if out.token.is_none() && !out.bind.ip().is_loopback() {
-            return Err(GatewayConfigError::NoTokenOffLoopback(out.bind));
+        if !out.bind.ip().is_loopback() {
+            match &out.token {
+                None => return Err(GatewayConfigError::NoTokenOffLoopback(out.bind)),
+                Some(t) if t.chars().count() < MIN_PUBLIC_TOKEN_CHARS => {
+                    return Err(GatewayConfigError::WeakToken(out.bind));
+                }
+                Some(_) => {}
+            }
         }
         let mut number = |key: &'static str, pointer: &str| -> Option<u64> {
             let v = raw.pointer(pointer)?;
@@ -286,6 +298,29 @@ mod tests {
         .unwrap_err();
         assert!(matches!(e, GatewayConfigError::NoTokenOffLoopback(_)));
         assert!(e.to_string().contains("without a token"), "{e}");
+        let e = resolve(
+            json!({}),
+            Overrides {
+                bind: Some("0.0.0.0:18789".into()),
+                token: Some("x".into()),
+                ..Overrides::default()
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, GatewayConfigError::WeakToken(_)), "{e}");
+        assert!(e.to_string().contains("16 characters"), "{e}");
+        let strong = Overrides {
+            bind: Some("0.0.0.0:18789".into()),
+            token: Some("0123456789abcdef".into()),
+            ..Overrides::default()
+        };
+        assert!(resolve(json!({}), strong).is_ok());
+        // Loopback keeps any token (tests and local tools use short ones).
+        let local = Overrides {
+            token: Some("x".into()),
+            ..Overrides::default()
+        };
+        assert!(resolve(json!({}), local).is_ok());
         let e = resolve(json!({"gateway": {"bind": "lan"}}), Overrides::default()).unwrap_err();
         assert!(matches!(e, GatewayConfigError::NoTokenOffLoopback(_)));
         assert!(resolve(json!({"gateway": {"port": "x"}}), Overrides::default()).is_err());

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -220,7 +220,7 @@ pub struct Core {
     pub(crate) workspace: Box<dyn Fn(&str) -> PathBuf + Send + Sync>,
     draining: AtomicBool,
     /// WebSocket connections that have not authenticated yet.
-    pub(crate) preauth: AtomicUsize,
+    pub(crate) preauth: Mutex<crate::ws::Waiting>,
     pub(crate) keys: Mutex<HashMap<String, KeyState>>,
     idempotency: Mutex<Recent<String>>,
     finished: Mutex<Recent<Arc<RunOutcome>>>,
@@ -228,6 +228,12 @@ pub struct Core {
     pub stores: crate::store::Stores,
     /// The database several hosts share (`--store postgres://…`): lanes, entries, transcripts.
     pub shared: Option<Arc<crate::shared::SharedStore>>,
+}
+
+/// Where an idempotency key (or a run id) is remembered: per session key, which names the agent.
+/// (`\u{1f}` cannot occur in a validated session key, and a database text may hold it.)
+pub(crate) fn idempotency_scope(key: &str, idem: &str) -> String {
+    format!("{key}\u{1f}{idem}")
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -251,7 +257,7 @@ impl Core {
             started: Instant::now(),
             workspace,
             draining: AtomicBool::new(false),
-            preauth: AtomicUsize::new(0),
+            preauth: Mutex::default(),
             keys: Mutex::new(HashMap::new()),
             idempotency: Mutex::new(Recent::new(capacity, ttl)),
             finished: Mutex::new(Recent::new(capacity, ttl)),
@@ -298,10 +304,16 @@ impl Core {
         submit: Submit,
         listener: Option<Listener>,
     ) -> Result<Accepted, SubmitError> {
-        if let Some(idem) = &submit.idempotency_key
-            && let Some(run_id) = lock(&self.idempotency).get(idem)
+        // A key names a message of one session: the same key on another session (or agent,
+        // which the session key names) is another message.
+        let scope = submit
+            .idempotency_key
+            .as_deref()
+            .map(|idem| idempotency_scope(&submit.key, idem));
+        if let Some(scope) = &scope
+            && let Some(run_id) = lock(&self.idempotency).get(scope)
         {
-            let outcome = self.finished_outcome(&run_id);
+            let outcome = self.finished_outcome_of(&submit.key, &run_id);
             if let (None, Some(l)) = (&outcome, listener) {
                 self.attach(&submit.key, &run_id, l);
             }
@@ -314,7 +326,6 @@ impl Core {
         let mode = submit.mode.unwrap_or(settings.mode);
         let key = submit.key.clone();
         let run_id = submit.run_id.clone();
-        let idem = submit.idempotency_key.clone();
         let text = submit.message.clone();
         let mut keys = lock(&self.keys);
         let state = keys.entry(key.clone()).or_insert_with(|| KeyState {
@@ -361,6 +372,9 @@ impl Core {
                     for dropped in admission.dropped {
                         self.end_unrun(&dropped, crate::run::dropped_outcome(&dropped));
                     }
+                    // The mode it was queued in decides whether it may be merged later.
+                    let mut submit = submit;
+                    submit.mode = Some(mode);
                     state
                         .queue
                         .push(Pending::new(submit, listener), mode == QueueMode::Interrupt);
@@ -369,8 +383,8 @@ impl Core {
                 }
             }
         };
-        if let Some(idem) = idem {
-            lock(&self.idempotency).insert(idem, accepted.run_id().to_owned());
+        if let Some(scope) = scope {
+            lock(&self.idempotency).insert(scope, accepted.run_id().to_owned());
         }
         Ok(accepted)
     }
@@ -475,12 +489,20 @@ impl Core {
         let mut f = lock(&self.finished);
         for id in outcome.all_run_ids() {
             f.insert(id.to_owned(), outcome.clone());
+            // Run ids are idempotency keys, which two sessions may share: a repeated message
+            // finds its own session's outcome under this one.
+            f.insert(idempotency_scope(&outcome.session_key, id), outcome.clone());
         }
     }
 
-    /// The outcome of a finished run.
+    /// The outcome of a finished run (the last one to end, when two sessions used its id).
     pub fn finished_outcome(&self, run_id: &str) -> Option<Arc<RunOutcome>> {
         lock(&self.finished).get(run_id)
+    }
+
+    /// The outcome of the finished run `run_id` of session `key`.
+    pub fn finished_outcome_of(&self, key: &str, run_id: &str) -> Option<Arc<RunOutcome>> {
+        lock(&self.finished).get(&idempotency_scope(key, run_id))
     }
 
     /// Waits for run `run_id` of `key` to end, up to `timeout`.
@@ -490,7 +512,11 @@ impl Core {
         run_id: &str,
         timeout: Duration,
     ) -> Option<Arc<RunOutcome>> {
-        if let Some(o) = self.finished_outcome(run_id) {
+        let finished = |run_id: &str| match key {
+            Some(k) => self.finished_outcome_of(k, run_id),
+            None => self.finished_outcome(run_id),
+        };
+        if let Some(o) = finished(run_id) {
             return Some(o);
         }
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -503,7 +529,7 @@ impl Core {
         }
         drop(tx);
         // It may have ended between the first look and attaching.
-        if let Some(o) = self.finished_outcome(run_id) {
+        if let Some(o) = finished(run_id) {
             return Some(o);
         }
         let ended = async {
@@ -512,7 +538,7 @@ impl Core {
                     return Some(o);
                 }
             }
-            self.finished_outcome(run_id)
+            finished(run_id)
         };
         tokio::time::timeout(timeout, ended).await.ok().flatten()
     }

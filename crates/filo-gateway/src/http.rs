@@ -207,13 +207,7 @@ async fn upgrade(
             crate::core::DRAINING,
         );
     }
-    let Some(slot) = ws::PreauthSlot::take(&core) else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
-            "too many connections waiting to authenticate; try again",
-        );
-    };
+    let slot = ws::PreauthSlot::take(&core);
     let header_token = auth::bearer(
         headers
             .get(header::AUTHORIZATION)
@@ -442,8 +436,9 @@ async fn post_message(
     })
 }
 
-/// The run's events as SSE: `delta` (`{text, delta}`), `agent` (`{stream, data}`), then
-/// `done` (the outcome).
+/// The run's events as SSE: `delta` (`{delta}`: what the reply gained; `{delta, replace:
+/// true}`: a new assistant message's text, replacing what came before), `agent` (`{stream,
+/// data}`), then `done` (the outcome, with the whole text).
 fn reply_events(
     accepted: Accepted,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<RunEvent>,
@@ -462,9 +457,13 @@ fn reply_events(
         }
         while let Some(e) = rx.recv().await {
             let ev = match e {
-                RunEvent::Delta { text, delta, .. } => Event::default()
-                    .event("delta")
-                    .data(json!({"text": &*text, "delta": delta}).to_string()),
+                RunEvent::Delta { delta, replace } => {
+                    let mut v = json!({"delta": &*delta});
+                    if replace {
+                        v["replace"] = Value::Bool(true);
+                    }
+                    Event::default().event("delta").data(v.to_string())
+                }
                 RunEvent::Agent { stream, data } => Event::default()
                     .event("agent")
                     .data(json!({"stream": stream, "data": data}).to_string()),

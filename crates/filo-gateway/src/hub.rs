@@ -7,9 +7,9 @@
 //! every operator connection; with 1,000 sessions that is a million frames per event round.)
 //!
 //! Backpressure: events wait in the outbox, never dropped, except that a partial reply replaces
-//! an earlier partial reply of the same run still waiting while the outbox is over its byte
-//! budget (the reply text is cumulative, so nothing is lost). A connection that stays over the
-//! budget for the grace period is closed with 1013.
+//! the earlier partial reply of the same run (and stream) still waiting: the reply text is
+//! cumulative, so nothing is lost, and a slow reader holds one copy of it, not one per event.
+//! A connection that stays over the byte budget for the grace period is closed with 1013.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,20 +97,18 @@ impl Outbox {
         if st.close.is_some() {
             return;
         }
+        if let Out::Event(e) = &out
+            && let Some(key) = &e.coalesce
+            && let Some(i) = st
+                .frames
+                .iter()
+                .rposition(|f| matches!(f, Out::Event(x) if x.coalesce.as_ref() == Some(key)))
+            && let Some(old) = st.frames.remove(i)
+        {
+            // The newer partial goes where the older one would have been overtaken by it.
+            st.bytes = st.bytes.saturating_sub(old.len());
+        }
         if st.bytes > self.budget {
-            if let Out::Event(e) = &out
-                && let Some(key) = &e.coalesce
-                && let Some(Out::Event(last)) = st
-                    .frames
-                    .iter_mut()
-                    .rev()
-                    .find(|f| matches!(f, Out::Event(x) if x.coalesce.as_ref() == Some(key)))
-            {
-                let (old, new) = (last.payload.len(), e.payload.len());
-                last.payload = e.payload.clone();
-                st.bytes = st.bytes.saturating_sub(old) + new;
-                return;
-            }
             let since = *st.over_since.get_or_insert_with(Instant::now);
             if since.elapsed() > self.grace {
                 st.close = Some(CloseReason {
@@ -317,16 +315,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn partials_coalesce_only_when_over_budget_and_nothing_else_drops() {
+    async fn a_waiting_partial_is_replaced_by_the_next_and_nothing_else_drops() {
         let o = Outbox::new(100, Duration::from_secs(60));
         o.push(delta("r1", "a"));
-        o.push(delta("r1", "ab"));
         assert_eq!(payload(o.next().await.unwrap()), "{\"t\":\"a\"}");
-        assert_eq!(payload(o.next().await.unwrap()), "{\"t\":\"ab\"}");
-        // Over budget: a big response, then partials of r1 replace each other.
+        o.push(delta("r1", "ab"));
         o.push(Out::Res("x".repeat(200)));
         o.push(delta("r1", "abc"));
-        o.push(delta("r1", "abcd"));
         o.push(delta("r2", "z"));
         o.push(delta("r1", "abcde"));
         o.push(Out::Res("final".into()));
@@ -335,9 +330,10 @@ mod tests {
             got.push(payload(o.next().await.unwrap()));
         }
         assert_eq!(got[0].len(), 200);
-        assert_eq!(got[1], "{\"t\":\"abcde\"}");
-        assert_eq!(got[2], "{\"t\":\"z\"}");
+        assert_eq!(got[1], "{\"t\":\"z\"}");
+        assert_eq!(got[2], "{\"t\":\"abcde\"}");
         assert_eq!(got[3], "final");
+        assert_eq!(o.queued_bytes(), 0);
     }
 
     #[tokio::test]

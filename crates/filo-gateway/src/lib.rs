@@ -29,6 +29,7 @@ pub mod hub;
 pub mod metrics;
 mod openai;
 pub mod outcome;
+mod reply;
 mod run;
 mod server;
 pub mod sessions;

@@ -26,6 +26,10 @@ pub struct Metrics {
     pub ws_connections: AtomicU64,
     pub http_requests: AtomicU64,
     pub auth_failures: AtomicU64,
+    /// Connections still waiting to authenticate let go to make room for a newer one.
+    pub preauth_evicted: AtomicU64,
+    /// Connections closed for sending nothing (or too slowly) within the handshake timeout.
+    pub idle_closed: AtomicU64,
     /// Runs that could not keep something (a session write, the memory, the store).
     pub runs_with_warnings: AtomicU64,
     latency: Mutex<Histogram>,
@@ -181,6 +185,18 @@ impl Metrics {
             "filo_gateway_auth_failures_total",
             "Requests and connections refused for a missing or wrong token.",
             load(&self.auth_failures),
+        );
+        counter(
+            &mut out,
+            "filo_gateway_preauth_evicted_total",
+            "Connections waiting to authenticate closed (1013) to make room for newer ones.",
+            load(&self.preauth_evicted),
+        );
+        counter(
+            &mut out,
+            "filo_gateway_idle_closed_total",
+            "Connections closed for not sending a request within the handshake timeout.",
+            load(&self.idle_closed),
         );
         out
     }

@@ -254,14 +254,17 @@ fn failure(o: &RunOutcome) -> Option<Response> {
 }
 
 /// Follows a run's partial replies, calling `add` with what each one adds to the text shown so
-/// far (a rewrite cannot be unsent, so it waits for the text to extend again); returns the
-/// outcome and the text shown, or `None` when `add` says the client is gone or the run vanished.
+/// far (a rewrite cannot be unsent, so it waits for the new text to extend what was shown);
+/// returns the outcome and the text shown, or `None` when `add` says the client is gone or the
+/// run vanished.
 async fn follow_text(
     accepted: &Accepted,
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<RunEvent>,
     mut add: impl FnMut(&str) -> bool,
 ) -> Option<(Arc<RunOutcome>, String)> {
     let mut shown = String::new();
+    // The reply's text when it no longer extends what was shown (a new assistant message).
+    let mut rewritten: Option<String> = None;
     if let Accepted::Duplicate {
         outcome: Some(o), ..
     } = accepted
@@ -270,12 +273,32 @@ async fn follow_text(
     }
     loop {
         match rx.recv().await? {
-            RunEvent::Delta { text, .. } => {
-                if let Some(extra) = text.strip_prefix(shown.as_str()).filter(|a| !a.is_empty()) {
-                    if !add(extra) {
+            RunEvent::Delta { delta, replace } => {
+                let extra = match (replace, rewritten.as_mut()) {
+                    (false, None) => delta.to_string(),
+                    (true, _) => {
+                        let text = rewritten.insert(delta.to_string());
+                        match text.strip_prefix(shown.as_str()) {
+                            Some(rest) => rest.to_owned(),
+                            None => continue,
+                        }
+                    }
+                    (false, Some(text)) => {
+                        text.push_str(&delta);
+                        match text.strip_prefix(shown.as_str()) {
+                            Some(rest) => rest.to_owned(),
+                            None => continue,
+                        }
+                    }
+                };
+                if rewritten.is_some() {
+                    rewritten = None;
+                }
+                if !extra.is_empty() {
+                    if !add(&extra) {
                         return None;
                     }
-                    shown = text.to_string();
+                    shown.push_str(&extra);
                 }
             }
             RunEvent::Agent { .. } => {}

@@ -12,13 +12,10 @@ use tokio::sync::mpsc;
 /// One step of a run, in order.
 #[derive(Debug, Clone)]
 pub enum RunEvent {
-    /// The visible reply so far: `text` is cumulative, `delta` what it added (`replace` when the
-    /// new text does not extend the old one).
-    Delta {
-        text: Arc<str>,
-        delta: String,
-        replace: bool,
-    },
+    /// What the visible reply gained (with `replace`, the text of a new assistant message that
+    /// replaces the text so far). Never the whole text: a listener that falls behind holds what
+    /// the reply added, not a copy of it per event.
+    Delta { delta: Arc<str>, replace: bool },
     /// A lifecycle, tool or compaction event (OpenClaw's `agent` stream).
     Agent { stream: &'static str, data: Value },
     /// The run ended; nothing follows.

@@ -3,23 +3,22 @@
 //! the follow-up queue (after its debounce) until it is empty.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use filo_ai::ThinkingLevel;
 use filo_embed::queue::{QueueMode, collect_prompt};
 use filo_embed::run::payloads::ReplyPayload;
 use filo_embed::session_store::SessionEntry;
-use filo_embed::sink::{AgentStreamEvent, PartialReply, ReplySink};
 use filo_embed::usage::Usage;
 use filo_embed::{FallbackResult, RunError, RunParams};
 use filo_session::{SessionManager, SessionMessage};
-use serde_json::{Value, json};
 
 use crate::core::{Core, Pending, lock};
 use crate::frames;
 use crate::hub::EventFrame;
 use crate::outcome::{RunEvent, RunOutcome, RunStatus};
+use crate::reply::GatewaySink;
 use crate::store::AgentStore;
 
 /// Runs `first`, then whatever queued behind it, until `key` has nothing left.
@@ -67,18 +66,32 @@ async fn next_for(core: &Arc<Core>, key: &str) -> Option<Pending> {
     }
 }
 
-/// One item (followup, steer, interrupt) or, in collect mode, everything waiting merged into
-/// one prompt (`[Queued messages while agent was busy]` …).
+/// One item (followup, steer, interrupt) or, when it was queued in collect mode, it and the
+/// collect-mode messages right behind it merged into one prompt (`[Queued messages while agent
+/// was busy]` …). A message that asked for its own turn (the OpenAI-compatible routes ask for
+/// `followup`) is never merged into another's.
 fn take_next(state: &mut crate::core::KeyState) -> Option<Pending> {
     let q = &mut state.queue;
-    if q.settings.mode != QueueMode::Collect {
-        let item = q.begin_next()?;
-        q.finish(item.id, true);
-        return Some(item.item);
+    let collects = |p: &Pending| p.submit.mode == Some(QueueMode::Collect);
+    let first = q.begin_next()?;
+    if !collects(&first.item) {
+        q.finish(first.id, true);
+        return Some(first.item);
     }
-    let mut items = Vec::new();
-    while let Some(item) = q.begin_next() {
-        items.push(item);
+    let mut items = vec![first];
+    loop {
+        let next = q
+            .items
+            .iter()
+            .find(|i| !q.in_flight.contains(&i.id))
+            .map(|i| collects(&i.item));
+        if next != Some(true) {
+            break;
+        }
+        match q.begin_next() {
+            Some(item) => items.push(item),
+            None => break,
+        }
     }
     for i in &items {
         q.finish(i.id, true);
@@ -202,7 +215,10 @@ pub(crate) async fn execute_on(
     let agent = p.submit.agent_id.clone();
     if let (Some(shared), Some(idem)) = (shared, &p.submit.idempotency_key) {
         // Answered already, here or on another host: the recorded reply, and nothing runs.
-        match shared.recorded(idem).await {
+        match shared
+            .recorded(&crate::core::idempotency_scope(key, idem))
+            .await
+        {
             Ok(Some(done)) => {
                 outcome.text = done.reply.clone();
                 outcome.payloads = vec![ReplyPayload {
@@ -269,8 +285,9 @@ pub(crate) async fn execute_on(
         .embedder
         .run_with_fallback(params, sink.clone(), None)
         .await;
+    sink.flush();
     // The terminal event carries the run's last event seq, as OpenClaw's does.
-    outcome.last_seq = sink.seq.load(Ordering::Relaxed);
+    outcome.last_seq = sink.last_seq();
     outcome.duration = started.elapsed();
     outcome.ended_at_ms = now_ms();
     let outcome = match result {
@@ -317,8 +334,9 @@ async fn share_run(
     let commit = crate::shared::Commit {
         // Only a run that answered records its key: a failed one may be retried.
         idempotency_key: (outcome.status == RunStatus::Ok)
-            .then(|| p.submit.idempotency_key.clone())
-            .flatten(),
+            .then_some(p.submit.idempotency_key.as_deref())
+            .flatten()
+            .map(|idem| crate::core::idempotency_scope(key, idem)),
         session_key: key.to_owned(),
         run_id: outcome.run_id.clone(),
         reply: outcome.text.clone(),
@@ -546,117 +564,4 @@ pub(crate) fn aborted_before_start(p: &Pending) -> Arc<RunOutcome> {
     let mut o = empty_outcome(p, &p.submit.key);
     o.status = RunStatus::Aborted;
     Arc::new(o)
-}
-
-/// The run's reply sink: every callback becomes a [`RunEvent`] for the run's listeners and,
-/// when someone watches the key, an OpenClaw `agent`/`chat` frame.
-struct GatewaySink {
-    core: Arc<Core>,
-    pending: Pending,
-    key: String,
-    agent: String,
-    seq: AtomicU64,
-    last: std::sync::Mutex<Arc<str>>,
-    /// The `agent` lifecycle start, held until the run's first `chat` frame has gone out;
-    /// `Err(())` once it has. OpenClaw's TUI makes the run of a lifecycle start its active
-    /// run, and a `chat` event of the active run no longer clears the message it is sending:
-    /// with the `chat.send` ack, the start and the final in one socket read it would wait for
-    /// that ack's run forever ("agent is busy"). The start keeps the seq it was given; a run
-    /// without text sends no start.
-    held_start: std::sync::Mutex<Result<Option<(Value, u64)>, ()>>,
-}
-
-impl GatewaySink {
-    fn new(core: Arc<Core>, pending: Pending, key: &str, agent: &str) -> Self {
-        Self {
-            core,
-            pending,
-            key: key.to_owned(),
-            agent: agent.to_owned(),
-            seq: AtomicU64::new(0),
-            last: std::sync::Mutex::new("".into()),
-            held_start: std::sync::Mutex::new(Ok(None)),
-        }
-    }
-
-    fn next_seq(&self) -> u64 {
-        self.seq.fetch_add(1, Ordering::Relaxed) + 1
-    }
-
-    fn frame_agent(&self, stream: &str, data: &Value, seq: u64) {
-        if !self.core.hub.has_watchers(&self.key) {
-            return;
-        }
-        let payload = json!({
-            "runId": self.pending.submit.run_id, "sessionKey": self.key, "agentId": self.agent,
-            "stream": stream, "data": data, "seq": seq, "ts": now_ms(),
-        });
-        self.core
-            .hub
-            .publish(&self.key, &EventFrame::new("agent", &payload));
-    }
-}
-
-impl ReplySink for GatewaySink {
-    fn partial_reply(&self, p: &PartialReply) {
-        let (delta, replace) = {
-            let mut last = lock(&self.last);
-            let (delta, replace) = match p.text.strip_prefix(&**last) {
-                Some(d) => (d.to_owned(), false),
-                None => (p.text.clone(), true),
-            };
-            if delta.is_empty() && !replace {
-                return;
-            }
-            *last = p.text.as_str().into();
-            (delta, replace)
-        };
-        let text: Arc<str> = p.text.as_str().into();
-        let seq = self.next_seq();
-        if self.core.hub.has_watchers(&self.key) {
-            let payload = frames::chat_delta(
-                &self.pending.submit.run_id,
-                &self.key,
-                &self.agent,
-                seq,
-                &text,
-                &delta,
-                replace,
-            );
-            let mut frame = EventFrame::new("chat", &payload);
-            frame.coalesce = Some(self.pending.submit.run_id.as_str().into());
-            self.core.hub.publish(&self.key, &frame);
-            let held = std::mem::replace(&mut *lock(&self.held_start), Err(()));
-            if let Ok(Some((start, start_seq))) = held {
-                self.frame_agent("lifecycle", &start, start_seq);
-            }
-            self.frame_agent("assistant", &json!({"text": &*text, "delta": delta}), seq);
-        }
-        self.pending.emit(&RunEvent::Delta {
-            text,
-            delta,
-            replace,
-        });
-    }
-
-    fn agent_event(&self, e: &AgentStreamEvent) {
-        let seq = self.next_seq();
-        let is_start =
-            e.stream == "lifecycle" && e.data.get("phase").and_then(Value::as_str) == Some("start");
-        let held = is_start
-            && match &mut *lock(&self.held_start) {
-                Ok(slot) => {
-                    *slot = Some((e.data.clone(), seq));
-                    true
-                }
-                Err(()) => false,
-            };
-        if !held && e.stream != "assistant" {
-            self.frame_agent(e.stream, &e.data, seq);
-        }
-        self.pending.emit(&RunEvent::Agent {
-            stream: e.stream,
-            data: e.data.clone(),
-        });
-    }
 }

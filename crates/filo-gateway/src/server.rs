@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use filo_embed::{EmbedConfig, EmbedPaths, Embedder};
@@ -108,23 +109,67 @@ impl Gateway {
         let addr = listener.local_addr()?;
         let stop = CancellationToken::new();
         let app = crate::http::router(self.core.clone());
-        let s = stop.clone();
-        // Small frames (an ack, then a result) must not wait for the peer's delayed ACK.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            // A socket that refuses the option still works, only slower.
-            let _ = tcp.set_nodelay(true);
-        });
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move { s.cancelled().await })
-                .await
-        });
+        let task = tokio::spawn(serve(listener, app, self.core.clone(), stop.clone()));
         Ok(RunningGateway {
             addr,
             core: self.core,
             stop,
             task,
         })
+    }
+}
+
+/// Accepts connections until `stop`, each served over HTTP/1.1 (with upgrades) with a header
+/// read timeout: a socket that does not send a whole request head within the handshake timeout
+/// (`gateway.handshakeTimeoutMs`) is closed, the first request and every keep-alive one alike,
+/// so idle sockets cannot pile up. On `stop`, connections finish their request and close.
+async fn serve(
+    listener: TcpListener,
+    app: axum::Router,
+    core: Arc<Core>,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    loop {
+        let (tcp, _peer) = tokio::select! {
+            () = stop.cancelled() => return Ok(()),
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                // Out of descriptors or a connection reset before accept: the listener goes on.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+        };
+        // Small frames (an ack, then a result) must not wait for the peer's delayed ACK.
+        // A socket that refuses the option still works, only slower.
+        let _ = tcp.set_nodelay(true);
+        let service = service.clone();
+        let stop = stop.clone();
+        let core = core.clone();
+        tokio::spawn(async move {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(core.config.handshake_timeout)
+                .keep_alive(true);
+            let conn = http
+                .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                .with_upgrades();
+            let mut conn = std::pin::pin!(conn);
+            let served = tokio::select! {
+                r = conn.as_mut() => r,
+                () = stop.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
+            if let Err(e) = served
+                && e.is_timeout()
+            {
+                core.metrics.idle_closed.fetch_add(1, Ordering::Relaxed);
+            }
+        });
     }
 }
 

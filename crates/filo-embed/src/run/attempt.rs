@@ -30,7 +30,7 @@ use crate::run::session::{
     CachedSession, EmbedHooks, Fingerprint, PersistGuard, SessionSetup, create_session,
     lock_session, open_session, put_cached, safeguard_for, take_cached,
 };
-use crate::sink::{ReplySink, SinkAdapter, SinkCall, deliver};
+use crate::sink::{Deliverer, ReplySink, SinkAdapter, SinkCall};
 use crate::stream::chunker::BlockChunker;
 use crate::subscriber::dispatch::{BlockDispatcher, DEFAULT_DELIVERY_TIMEOUT, Deliver};
 use crate::subscriber::machine::{Chunker, Subscriber, SubscriberConfig};
@@ -296,9 +296,10 @@ fn subscriber_for(params: &RunParams, inner: &Inner) -> Subscriber {
 }
 
 fn dispatcher_for(sink: Arc<dyn ReplySink>) -> Arc<BlockDispatcher<SinkCall>> {
+    let deliverer = Arc::new(Deliverer::new(sink));
     let deliver_fn: Deliver<SinkCall> = Arc::new(move |call| {
-        let sink = sink.clone();
-        Box::pin(async move { deliver(sink.as_ref(), call).await })
+        let deliverer = deliverer.clone();
+        Box::pin(async move { deliverer.deliver(call).await })
     });
     Arc::new(BlockDispatcher::new(deliver_fn, DEFAULT_DELIVERY_TIMEOUT))
 }

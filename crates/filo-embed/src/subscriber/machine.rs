@@ -22,6 +22,11 @@ use crate::subscriber::tool_events::{
 use crate::subscriber::tool_meta::format_tool_aggregate;
 use crate::subscriber::tool_state::{FinishedCall, ToolTracker};
 
+/// Below this many bytes of text the partial is worked out on every delta.
+pub const SHAPE_EVERY_DELTA_BELOW: usize = 4096;
+/// Past it, at least this often while the text grows slowly.
+pub const SHAPE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Shapes assistant text for a channel.
 pub trait TextShaper: Send {
     /// A new assistant message starts.
@@ -124,6 +129,11 @@ pub struct Subscriber {
     out: Vec<ReplyEvent>,
     // Per message.
     cumulative: String,
+    /// The length of `cumulative` when the partial text was last worked out, and when; the
+    /// raw deltas since.
+    shaped_len: usize,
+    shaped_at: Option<std::time::Instant>,
+    unshaped: String,
     pending_block: String,
     last_partial: String,
     last_block: Option<String>,
@@ -153,6 +163,9 @@ impl Subscriber {
             chunker,
             out: Vec::new(),
             cumulative: String::new(),
+            shaped_len: 0,
+            shaped_at: None,
+            unshaped: String::new(),
             pending_block: String::new(),
             last_partial: String::new(),
             last_block: None,
@@ -237,6 +250,9 @@ impl Subscriber {
 
     fn start_message(&mut self) {
         self.cumulative.clear();
+        self.shaped_len = 0;
+        self.shaped_at = None;
+        self.unshaped.clear();
         self.pending_block.clear();
         self.last_partial.clear();
         self.last_block = None;
@@ -267,22 +283,35 @@ impl Subscriber {
                 self.out.push(ReplyEvent::ReasoningEnd);
             }
             AssistantEvent::TextDelta { delta, .. } => self.text_delta(delta),
-            AssistantEvent::TextEnd { .. }
-                if self.config.block_reply_break == BlockBreak::TextEnd =>
-            {
-                self.flush_blocks();
+            AssistantEvent::TextEnd { .. } => {
+                self.catch_up_partial();
+                if self.config.block_reply_break == BlockBreak::TextEnd {
+                    self.flush_blocks();
+                }
             }
             _ => {}
         }
     }
 
-    fn text_delta(&mut self, delta: &str) {
-        self.saw_delta = true;
-        self.cumulative.push_str(delta);
-        self.pending_block.push_str(delta);
-        if let Some(c) = &mut self.chunker {
-            c.append(delta);
-        }
+    /// Whether the partial text is worked out again after a delta. Shaping reads the whole
+    /// text, so doing it on every token of a long reply would cost the square of its length:
+    /// past [`SHAPE_EVERY_DELTA_BELOW`] bytes it waits until the text grew by a sixteenth or
+    /// [`SHAPE_INTERVAL`] went by (the end of the text catches up).
+    fn shape_due(&self) -> bool {
+        let len = self.cumulative.len();
+        len < SHAPE_EVERY_DELTA_BELOW
+            || len - self.shaped_len >= self.shaped_len / 16
+            || self
+                .shaped_at
+                .is_none_or(|at| at.elapsed() >= SHAPE_INTERVAL)
+    }
+
+    /// Works out the partial text now; emits it (and the `assistant` agent event with the raw
+    /// deltas since the last one) when it extends what was shown.
+    fn shape_partial(&mut self) {
+        self.shaped_len = self.cumulative.len();
+        self.shaped_at = Some(std::time::Instant::now());
+        let delta = std::mem::take(&mut self.unshaped);
         let visible = self.shaper.visible(&self.cumulative);
         if visible.len() > self.last_partial.len() && visible.starts_with(&self.last_partial) {
             self.last_partial.clone_from(&visible);
@@ -290,6 +319,26 @@ impl Subscriber {
                 text: visible.clone(),
             });
             self.agent_event("assistant", json!({"text": visible, "delta": delta}));
+        }
+    }
+
+    /// The text's end: a partial that waited is worked out.
+    fn catch_up_partial(&mut self) {
+        if self.cumulative.len() > self.shaped_len {
+            self.shape_partial();
+        }
+    }
+
+    fn text_delta(&mut self, delta: &str) {
+        self.saw_delta = true;
+        self.cumulative.push_str(delta);
+        self.unshaped.push_str(delta);
+        self.pending_block.push_str(delta);
+        if let Some(c) = &mut self.chunker {
+            c.append(delta);
+        }
+        if self.shape_due() {
+            self.shape_partial();
         }
         if self.config.block_reply_break == BlockBreak::TextEnd
             && let Some(c) = &mut self.chunker
@@ -340,6 +389,7 @@ impl Subscriber {
         let AgentMessage::Llm(Message::Assistant(a)) = message else {
             return;
         };
+        self.catch_up_partial();
         let has_tool_call = a.tool_calls().next().is_some();
         let reasoning = match self.config.reasoning {
             ReasoningMode::On => format_reasoning(&reasoning_text(a)),

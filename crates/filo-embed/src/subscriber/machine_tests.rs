@@ -126,6 +126,38 @@ fn partials_grow_and_text_end_emits_a_block() {
 }
 
 #[test]
+fn a_long_text_is_not_shaped_on_every_delta_and_its_end_catches_up() {
+    let mut sub = subscriber(SubscriberConfig::default());
+    let mut log = Vec::new();
+    let mut s = Stream::start(&mut sub, &mut log);
+    let words: Vec<String> = (0..4000).map(|i| format!("word{i} ")).collect();
+    let deltas: Vec<&str> = words.iter().map(String::as_str).collect();
+    s.text(&mut sub, &mut log, 0, &deltas);
+    let full = words.concat();
+    let partials: Vec<&str> = log
+        .iter()
+        .filter_map(|e| match e {
+            ReplyEvent::Partial { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    // Every delta below 4 KiB, then a sixteenth of growth (or 50 ms) at a time.
+    assert!(partials.len() < 1500, "{} partials", partials.len());
+    assert_eq!(partials.last().copied(), Some(full.trim()));
+    // The `assistant` events' deltas add up to the text.
+    let said: String = log
+        .iter()
+        .filter_map(|e| match e {
+            ReplyEvent::Agent { stream, data } if *stream == "assistant" => {
+                data["delta"].as_str().map(str::to_owned)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said.trim(), full.trim());
+}
+
+#[test]
 fn reasoning_on_with_message_end_break_comes_before_the_answer() {
     let mut sub = subscriber(SubscriberConfig {
         reasoning: ReasoningMode::On,

@@ -27,21 +27,54 @@ use crate::hub::{EventFrame, Out, Outbox};
 
 pub(crate) use methods::shutdown_event;
 
-/// Counts a connection that has not authenticated yet; released on drop.
-pub struct PreauthSlot(pub(crate) Arc<Core>);
+/// The connections waiting to authenticate, oldest first: past `max_preauth_connections` the
+/// oldest is let go (closed 1013) to make room, so sockets that never authenticate cannot keep
+/// a client that does from connecting; each also has the handshake timeout.
+#[derive(Default)]
+pub struct Waiting {
+    next: u64,
+    queue: std::collections::VecDeque<(u64, CancellationToken)>,
+}
+
+/// A connection that has not authenticated yet; released on drop.
+pub struct PreauthSlot {
+    core: Arc<Core>,
+    id: u64,
+    /// Cancelled when a newer connection needs the room.
+    evicted: CancellationToken,
+}
 
 impl Drop for PreauthSlot {
     fn drop(&mut self) {
-        self.0.preauth.fetch_sub(1, Ordering::SeqCst);
+        let mut w = crate::core::lock(&self.core.preauth);
+        if let Some(i) = w.queue.iter().position(|(id, _)| *id == self.id) {
+            w.queue.remove(i);
+        }
     }
 }
 
 impl PreauthSlot {
-    /// A slot, unless `max_preauth_connections` are already waiting.
-    pub fn take(core: &Arc<Core>) -> Option<Self> {
-        let n = core.preauth.fetch_add(1, Ordering::SeqCst);
-        let slot = PreauthSlot(core.clone());
-        (n < core.config.max_preauth_connections).then_some(slot)
+    /// A slot; when `max_preauth_connections` are already waiting, the oldest gives up its own.
+    pub fn take(core: &Arc<Core>) -> Self {
+        let mut w = crate::core::lock(&core.preauth);
+        while w.queue.len() >= core.config.max_preauth_connections.max(1) {
+            match w.queue.pop_front() {
+                Some((_, oldest)) => {
+                    core.metrics.preauth_evicted.fetch_add(1, Ordering::Relaxed);
+                    oldest.cancel();
+                }
+                None => break,
+            }
+        }
+        w.next += 1;
+        let id = w.next;
+        let evicted = CancellationToken::new();
+        w.queue.push_back((id, evicted.clone()));
+        PreauthSlot {
+            core: core.clone(),
+            id,
+            evicted,
+        }
     }
 }
 
@@ -152,9 +185,16 @@ pub async fn serve(
     if !send_json(&mut sink, &challenge).await {
         return;
     }
-    let client = match handshake(&core, &mut sink, &mut stream, header_token.as_deref()).await {
-        Some(c) => c,
-        None => return,
+    let evicted = slot.evicted.clone();
+    let shaken = tokio::select! {
+        c = handshake(&core, &mut sink, &mut stream, header_token.as_deref()) => c,
+        () = evicted.cancelled() => {
+            close(&mut sink, 1013, "too many connections waiting to authenticate; try again").await;
+            None
+        }
+    };
+    let Some(client) = shaken else {
+        return;
     };
     drop(slot);
     let outbox = Arc::new(Outbox::new(

@@ -2,8 +2,11 @@
 //! gateway on 127.0.0.1:0 with a token, a WebSocket client and a small HTTP/1.1 client.
 
 mod clients;
+mod heavy;
 mod hostile;
 mod http;
+mod idle;
+mod isolation;
 mod ws;
 
 use std::path::PathBuf;

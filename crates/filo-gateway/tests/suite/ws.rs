@@ -65,8 +65,16 @@ async fn hello_ok_has_the_policy_and_unknown_methods_are_invalid_requests() {
 
 #[tokio::test]
 async fn d11_chat_send_streams_cumulative_deltas_then_final_and_idempotency_starts_nothing() {
+    // Deltas of a run are at least 150 ms apart (OpenClaw's throttle): the model pauses mid-reply.
     let gw = Gw::start(
-        vec![Turn::text("Hello from the mock, in several words.")],
+        vec![
+            Fault::Stall {
+                after_events: 3,
+                reply: Reply::text("Hello from the mock, in several words."),
+                stall: Duration::from_millis(400),
+            }
+            .into(),
+        ],
         json!({}),
     )
     .await;
