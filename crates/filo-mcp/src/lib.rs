@@ -1,0 +1,10 @@
+//! MCP for filo: the servers of pi's `mcp.json` as agent tools (stdio and streamable HTTP through
+//! the official SDK, rmcp), `tool_search` for tools not declared up front, and the Playfilo
+//! memory served to any MCP client (`filo mcp serve`).
+
+pub mod client;
+pub mod config;
+pub mod result;
+
+pub use client::{McpError, Server, Status};
+pub use config::{ConfigPaths, Exposure, McpConfig, ServerConfig};
