@@ -148,6 +148,11 @@ impl Server {
         self.config.name.clone()
     }
 
+    /// The live connection if there is one now (without connecting or waiting).
+    pub fn connection_now(&self) -> Option<Arc<Connection>> {
+        self.conn.try_lock().ok().and_then(|c| c.clone())
+    }
+
     /// The live connection, connecting (or reconnecting after the backoff) when there is none.
     pub async fn connection(&self) -> Result<Arc<Connection>, McpError> {
         if !self.config.enabled {

@@ -4,7 +4,11 @@
 
 pub mod client;
 pub mod config;
+pub mod manager;
 pub mod result;
+pub mod search;
+pub mod tools;
 
 pub use client::{McpError, Server, Status};
 pub use config::{ConfigPaths, Exposure, McpConfig, ServerConfig};
+pub use manager::{McpManager, ToolFilter};
