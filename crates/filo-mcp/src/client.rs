@@ -356,7 +356,7 @@ impl Server {
                 Ok(Err(e)) => Err(self.classify(method, &conn, e)),
             },
         };
-        if conn.service.is_closed() {
+        if conn.service.is_closed() || matches!(outcome, Err(McpError::Disconnected { .. })) {
             self.drop_connection(&conn).await;
         }
         outcome
@@ -392,7 +392,9 @@ impl Server {
     async fn drop_connection(&self, conn: &Arc<Connection>) {
         let mut slot = self.conn.lock().await;
         if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
-            *slot = None;
+            if let Some(c) = slot.take() {
+                c.service.cancellation_token().cancel();
+            }
         }
     }
 

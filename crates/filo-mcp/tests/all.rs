@@ -1,0 +1,3 @@
+//! filo-mcp's integration tests (one binary; the cases live in `suite/`).
+
+mod suite;

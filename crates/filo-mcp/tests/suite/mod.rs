@@ -1,0 +1,4 @@
+mod common;
+mod config;
+mod servers;
+mod search;
