@@ -29,7 +29,9 @@ pub fn tool_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> Stri
     }
     let digest = sha2::Sha256::digest(format!("{server}\0{tool}").as_bytes());
     let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    format!("{}_{hash}", &name[..MAX_TOOL_NAME - hash.len() - 1])
+    // The name is ASCII, so any byte index is a boundary.
+    let keep = name.len().min(MAX_TOOL_NAME - hash.len() - 1);
+    format!("{}_{hash}", &name[..keep])
 }
 
 /// A human size: `512 B`, `1.5 KB`, `2.0 MB` (pi's `formatSize`).
