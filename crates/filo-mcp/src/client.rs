@@ -141,7 +141,9 @@ impl Server {
 
     /// The last lines the server wrote to stderr (stdio servers).
     pub fn stderr_tail(&self) -> String {
-        String::from_utf8_lossy(&lock(&self.stderr)).trim().to_string()
+        String::from_utf8_lossy(&lock(&self.stderr))
+            .trim()
+            .to_string()
     }
 
     fn name_err(&self) -> String {
@@ -213,7 +215,12 @@ impl Server {
 
     async fn connect(&self) -> Result<Connection, McpError> {
         let fut = self.connect_inner();
-        match tokio::time::timeout(CONNECT_TIMEOUT.min(self.config.timeout.max(Duration::from_secs(10))), fut).await {
+        match tokio::time::timeout(
+            CONNECT_TIMEOUT.min(self.config.timeout.max(Duration::from_secs(10))),
+            fut,
+        )
+        .await
+        {
             Ok(r) => r,
             Err(_) => Err(McpError::Timeout {
                 server: self.name_err(),
@@ -261,19 +268,20 @@ impl Server {
                 let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
                 wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
                 wrapped.wrap(process_wrap::tokio::KillOnDrop);
-                let (transport, stderr) =
-                    rmcp::transport::TokioChildProcess::builder(wrapped)
-                        .stderr(std::process::Stdio::piped())
-                        .spawn()
-                        .map_err(|e| McpError::Spawn {
-                            server: self.name_err(),
-                            reason: format!("{}: {e}", command),
-                        })?;
+                let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(wrapped)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| McpError::Spawn {
+                        server: self.name_err(),
+                        reason: format!("{}: {e}", command),
+                    })?;
                 if let Some(stderr) = stderr {
                     lock(&self.stderr).clear();
                     tokio::spawn(keep_tail(stderr, self.stderr.clone()));
                 }
-                info.serve(transport).await.map_err(|e| self.connect_err(e))?
+                info.serve(transport)
+                    .await
+                    .map_err(|e| self.connect_err(e))?
             }
             Transport::Http { url, headers } => {
                 let mut map = std::collections::HashMap::new();
@@ -293,7 +301,9 @@ impl Server {
                 let client = http_client().map_err(|e| self.connect_err(e))?;
                 let transport =
                     rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
-                info.serve(transport).await.map_err(|e| self.connect_err(e))?
+                info.serve(transport)
+                    .await
+                    .map_err(|e| self.connect_err(e))?
             }
         };
         let peer_info = service.peer_info();
@@ -364,7 +374,10 @@ impl Server {
 
     fn classify(&self, method: &str, conn: &Connection, e: rmcp::ServiceError) -> McpError {
         let closed = conn.service.is_closed()
-            || matches!(e, rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_));
+            || matches!(
+                e,
+                rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
+            );
         if closed {
             *lock(&self.status) = Status::Failed(format!("disconnected: {e}"));
             McpError::Disconnected {
@@ -424,7 +437,9 @@ impl Server {
             reason: e.to_string(),
         })?;
         let r = self
-            .request("tools/call", cancel, |peer| async move { peer.call_tool(params).await })
+            .request("tools/call", cancel, |peer| async move {
+                peer.call_tool(params).await
+            })
             .await?;
         serde_json::to_value(r).map_err(|e| McpError::Request {
             server: self.name_err(),
@@ -500,8 +515,8 @@ impl Server {
         uri: &str,
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
-        let params: model::ReadResourceRequestParams =
-            serde_json::from_value(json!({"uri": uri})).map_err(|e| McpError::Request {
+        let params: model::ReadResourceRequestParams = serde_json::from_value(json!({"uri": uri}))
+            .map_err(|e| McpError::Request {
                 server: self.name_err(),
                 method: "resources/read".into(),
                 reason: e.to_string(),

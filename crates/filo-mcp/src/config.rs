@@ -270,9 +270,9 @@ fn read_file(path: &Path, scope: Scope, config: &mut McpConfig) {
         }
     };
     for (name, value) in servers {
-        let is_override = value
-            .as_object()
-            .is_some_and(|o| !o.contains_key("command") && !o.contains_key("url") && !o.contains_key("type"));
+        let is_override = value.as_object().is_some_and(|o| {
+            !o.contains_key("command") && !o.contains_key("url") && !o.contains_key("type")
+        });
         if scope == Scope::Project && is_override {
             override_server(path, name, value, config);
             continue;
@@ -366,7 +366,12 @@ fn tool_exposure(v: &Value) -> Result<Vec<(String, Exposure)>, String> {
         .as_object()
         .ok_or("toolExposure must map tool names to exposures")?;
     obj.iter()
-        .map(|(tool, e)| Ok((tool.clone(), exposure(e, &format!("toolExposure \"{tool}\""))?)))
+        .map(|(tool, e)| {
+            Ok((
+                tool.clone(),
+                exposure(e, &format!("toolExposure \"{tool}\""))?,
+            ))
+        })
         .collect()
 }
 
@@ -410,7 +415,9 @@ pub fn parse_server(name: &str, value: &Value, source: &Path) -> Result<ServerCo
     let timeout = match obj.get("timeout") {
         None => DEFAULT_TIMEOUT,
         Some(v) => match v.as_f64() {
-            Some(secs) if secs > 0.0 && secs.is_finite() => Duration::from_secs_f64(secs.min(86_400.0)),
+            Some(secs) if secs > 0.0 && secs.is_finite() => {
+                Duration::from_secs_f64(secs.min(86_400.0))
+            }
             _ => return Err(fail("timeout must be a positive number of seconds".into())),
         },
     };
@@ -424,7 +431,9 @@ pub fn parse_server(name: &str, value: &Value, source: &Path) -> Result<ServerCo
     };
     let ty = obj.get("type").and_then(Value::as_str);
     if obj.get("type").is_some_and(|t| !t.is_string()) {
-        return Err(fail("type must be \"stdio\", \"http\" or \"streamable-http\"".into()));
+        return Err(fail(
+            "type must be \"stdio\", \"http\" or \"streamable-http\"".into(),
+        ));
     }
     if ty == Some("sse") {
         return Err(fail(
@@ -558,7 +567,9 @@ pub fn resolve_value(
         } else {
             let len = after
                 .char_indices()
-                .take_while(|(i, c)| c.is_ascii_alphabetic() || *c == '_' || (*i > 0 && c.is_ascii_digit()))
+                .take_while(|(i, c)| {
+                    c.is_ascii_alphabetic() || *c == '_' || (*i > 0 && c.is_ascii_digit())
+                })
                 .count();
             if len == 0 {
                 result.push('$');

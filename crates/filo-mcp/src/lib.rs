@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod config;
+pub mod edit;
 pub mod manager;
 pub mod result;
 pub mod search;

@@ -69,11 +69,23 @@ pub struct McpManager {
 }
 
 impl McpManager {
-    pub fn new(config: McpConfig, cwd: PathBuf, home: Option<PathBuf>, env: EnvLookup) -> McpManager {
+    pub fn new(
+        config: McpConfig,
+        cwd: PathBuf,
+        home: Option<PathBuf>,
+        env: EnvLookup,
+    ) -> McpManager {
         let servers = config
             .servers
             .iter()
-            .map(|s| Arc::new(Server::new(s.clone(), cwd.clone(), home.clone(), env.clone())))
+            .map(|s| {
+                Arc::new(Server::new(
+                    s.clone(),
+                    cwd.clone(),
+                    home.clone(),
+                    env.clone(),
+                ))
+            })
             .collect();
         McpManager {
             config,
@@ -168,7 +180,9 @@ impl McpManager {
                 if exposure == Exposure::Hidden {
                     continue;
                 }
-                let name = crate::result::tool_name(server.name(), tool, &|n| names.iter().any(|m| m == n));
+                let name = crate::result::tool_name(server.name(), tool, &|n| {
+                    names.iter().any(|m| m == n)
+                });
                 names.push(name.clone());
                 if !filter.keeps(&name, exposure) {
                     continue;
@@ -184,7 +198,12 @@ impl McpManager {
                     continue;
                 };
                 let mut parts = vec![t.description.clone()];
-                schema_text(&t.parameters, &t.parameters, &mut parts, &mut Default::default());
+                schema_text(
+                    &t.parameters,
+                    &t.parameters,
+                    &mut parts,
+                    &mut Default::default(),
+                );
                 let doc = SearchDoc {
                     name: t.name.clone(),
                     text: parts.join(" "),
@@ -198,7 +217,11 @@ impl McpManager {
             }
         }
         if let Some(exposure) = resource_exposure {
-            for kind in [ResourceKind::List, ResourceKind::Templates, ResourceKind::Read] {
+            for kind in [
+                ResourceKind::List,
+                ResourceKind::Templates,
+                ResourceKind::Read,
+            ] {
                 let t = ResourceTool {
                     kind,
                     servers: resource_servers.clone(),
@@ -232,7 +255,10 @@ impl McpManager {
 
     /// The names of the tools [`McpManager::build_tools`] made.
     pub fn tool_names(&self) -> Vec<String> {
-        lock(&self.tools).iter().map(|t| t.name().to_string()).collect()
+        lock(&self.tools)
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect()
     }
 
     /// The tools `tool_search` has loaded.
@@ -251,7 +277,8 @@ impl McpManager {
             .iter()
             .filter(|s| s.config.enabled && s.status() == Status::Connected)
             .filter(|s| {
-                s.config.exposure.searchable() || s.config.tool_exposure.iter().any(|(_, e)| e.searchable())
+                s.config.exposure.searchable()
+                    || s.config.tool_exposure.iter().any(|(_, e)| e.searchable())
             })
             .collect();
         if listed.is_empty() {
@@ -316,14 +343,21 @@ impl Extension for McpManager {
         lock(&self.tools).clone()
     }
 
-    fn before_agent_start(&self, _prompt: &str, system_prompt: &str) -> BoxFuture<'_, BeforeAgentStart> {
+    fn before_agent_start(
+        &self,
+        _prompt: &str,
+        system_prompt: &str,
+    ) -> BoxFuture<'_, BeforeAgentStart> {
         // The branch decides what `tool_search` loaded (a resume, `/tree` or a fork since).
-        let session = lock(&self.session).as_ref().and_then(SessionHandle::upgrade);
+        let session = lock(&self.session)
+            .as_ref()
+            .and_then(SessionHandle::upgrade);
         if let Some(session) = session {
             *lock(&self.loaded) = loaded_on_branch(&session.messages());
         }
         let section = self.servers_section();
-        let prompt = section.map(|s| format!("{system_prompt}\n\n<mcp_servers>\n{s}\n</mcp_servers>"));
+        let prompt =
+            section.map(|s| format!("{system_prompt}\n\n<mcp_servers>\n{s}\n</mcp_servers>"));
         Box::pin(async move {
             BeforeAgentStart {
                 system_prompt: prompt,

@@ -22,7 +22,13 @@ const MAX_TOOL_NAME: usize = 64;
 pub fn tool_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> String {
     let name: String = format!("mcp__{server}__{tool}")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if name.len() <= MAX_TOOL_NAME && !taken(&name) {
         return name;
@@ -108,7 +114,9 @@ fn block_content(server: &str, block: &Value, readable: bool) -> Vec<ContentBloc
             } else {
                 format!(" ({})", details.join(", "))
             };
-            let description = s("description").map(|d| format!(": {d}")).unwrap_or_default();
+            let description = s("description")
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
             let read = if readable {
                 format!(". Read it with read_mcp_resource (server \"{server}\")")
             } else {
@@ -142,12 +150,20 @@ pub fn resource_contents(r: &Value) -> Vec<ContentBlock> {
     }
     let data = match base64::engine::general_purpose::STANDARD.decode(blob) {
         Ok(d) => d,
-        Err(e) => return vec![text(format!("[Binary resource {uri}: invalid base64: {e}]"))],
+        Err(e) => {
+            return vec![text(format!(
+                "[Binary resource {uri}: invalid base64: {e}]"
+            ))];
+        }
     };
     if is_text_mime(mime) {
         return vec![text(String::from_utf8_lossy(&data).into_owned())];
     }
-    let kind = format!("{}, {}", mime.unwrap_or("unknown type"), format_size(data.len()));
+    let kind = format!(
+        "{}, {}",
+        mime.unwrap_or("unknown type"),
+        format_size(data.len())
+    );
     match save_temp(&data, &extension_of(uri)) {
         Ok(p) => vec![text(format!(
             "[Binary resource {uri} ({kind}) saved to {}]",
@@ -219,7 +235,10 @@ pub fn limit(content: Vec<ContentBlock>) -> (Vec<ContentBlock>, Option<PathBuf>)
     };
     let (where_, path) = match save_temp(combined.as_bytes(), ".txt") {
         Ok(p) => (
-            format!("\n\n[Full output: {} (read it with offset/limit)]", p.display()),
+            format!(
+                "\n\n[Full output: {} (read it with offset/limit)]",
+                p.display()
+            ),
             Some(p),
         ),
         Err(e) => (format!("\n\n[Could not save the full output: {e}]"), None),

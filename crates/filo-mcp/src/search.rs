@@ -33,7 +33,11 @@ fn stem(t: &str) -> String {
     if t.len() > 4 && t.ends_with("ies") {
         return format!("{}y", &t[..t.len() - 3]);
     }
-    if t.len() > 4 && ["ches", "shes", "sses", "xes", "zes"].iter().any(|e| t.ends_with(e)) {
+    if t.len() > 4
+        && ["ches", "shes", "sses", "xes", "zes"]
+            .iter()
+            .any(|e| t.ends_with(e))
+    {
         return t[..t.len() - 2].to_string();
     }
     if t.len() > 3 && t.ends_with('s') && !t.ends_with("ss") {
@@ -83,8 +87,15 @@ pub struct SearchDoc {
 }
 
 /// The description and the schema's descriptions and property names (local `$ref`s followed once).
-pub fn schema_text(schema: &Value, root: &Value, parts: &mut Vec<String>, seen: &mut HashSet<String>) {
-    let Some(obj) = schema.as_object() else { return };
+pub fn schema_text(
+    schema: &Value,
+    root: &Value,
+    parts: &mut Vec<String>,
+    seen: &mut HashSet<String>,
+) {
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
     if let Some(r) = obj.get("$ref").and_then(Value::as_str)
         && let Some(ptr) = r.strip_prefix('#')
         && seen.insert(r.to_string())
@@ -117,7 +128,13 @@ fn normalize_name(name: &str) -> String {
     name.trim()
         .to_lowercase()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '$' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '$' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -183,7 +200,11 @@ pub fn rank(query: &str, docs: &[SearchDoc], limit: usize) -> Vec<(String, f64)>
             #[allow(clippy::cast_precision_loss)]
             let f = indexed
                 .iter()
-                .filter(|d| d.name_terms.contains(t) || d.counts.contains_key(t) || d.namespace_terms.contains(t))
+                .filter(|d| {
+                    d.name_terms.contains(t)
+                        || d.counts.contains_key(t)
+                        || d.namespace_terms.contains(t)
+                })
                 .count() as f64;
             (1.0 + (n - f + 0.5) / (f + 0.5)).ln()
         })
@@ -199,9 +220,15 @@ pub fn rank(query: &str, docs: &[SearchDoc], limit: usize) -> Vec<(String, f64)>
         for (t, w_idf) in terms.iter().zip(&idf) {
             #[allow(clippy::cast_precision_loss)]
             let count = *d.counts.get(t).unwrap_or(&0) as f64;
-            let weight = if d.name_terms.contains(t) { NAME_WEIGHT } else { 0.0 }
-                + if d.namespace_terms.contains(t) { NAMESPACE_WEIGHT } else { 0.0 }
-                + count * (K1 + 1.0) / (count + norm);
+            let weight = if d.name_terms.contains(t) {
+                NAME_WEIGHT
+            } else {
+                0.0
+            } + if d.namespace_terms.contains(t) {
+                NAMESPACE_WEIGHT
+            } else {
+                0.0
+            } + count * (K1 + 1.0) / (count + norm);
             if weight > 0.0 {
                 covered += 1;
             }
@@ -289,7 +316,14 @@ impl AgentTool for ToolSearch {
                     .candidates
                     .iter()
                     .find(|(t, _)| t.name() == name)
-                    .map(|(t, _)| t.description().trim().lines().next().unwrap_or("").to_string())
+                    .map(|(t, _)| {
+                        t.description()
+                            .trim()
+                            .lines()
+                            .next()
+                            .unwrap_or("")
+                            .to_string()
+                    })
                     .unwrap_or_default();
                 lines.push(format!("- {name}: {description}"));
             }
@@ -314,7 +348,9 @@ impl AgentTool for ToolSearch {
 pub fn loaded_on_branch(messages: &[AgentMessage]) -> HashSet<String> {
     let mut out = HashSet::new();
     for m in messages {
-        let Some(r) = m.as_tool_result() else { continue };
+        let Some(r) = m.as_tool_result() else {
+            continue;
+        };
         if r.tool_name != TOOL_SEARCH || r.is_error {
             continue;
         }

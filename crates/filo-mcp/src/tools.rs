@@ -150,7 +150,8 @@ impl AgentTool for McpTool {
                 .call_tool(&self.tool, ctx.args, &ctx.cancel)
                 .await
                 .map_err(|e| ToolError::failed(e.to_string()))?;
-            let (out, is_error) = result::convert(self.server.name(), &self.tool, &raw, self.readable);
+            let (out, is_error) =
+                result::convert(self.server.name(), &self.tool, &raw, self.readable);
             if is_error {
                 return Err(ToolError::failed(error_text(&out)));
             }
@@ -177,20 +178,27 @@ pub struct ResourceTool {
 
 impl ResourceTool {
     fn find(&self, name: &str) -> Result<&Arc<Server>, ToolError> {
-        self.servers.iter().find(|s| s.name() == name).ok_or_else(|| {
-            let names: Vec<&str> = self.servers.iter().map(|s| s.name()).collect();
-            ToolError::failed(format!(
-                "MCP server \"{name}\" has no resources{}",
-                if names.is_empty() {
-                    String::new()
-                } else {
-                    format!(". Servers with resources: {}", names.join(", "))
-                }
-            ))
-        })
+        self.servers
+            .iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.servers.iter().map(|s| s.name()).collect();
+                ToolError::failed(format!(
+                    "MCP server \"{name}\" has no resources{}",
+                    if names.is_empty() {
+                        String::new()
+                    } else {
+                        format!(". Servers with resources: {}", names.join(", "))
+                    }
+                ))
+            })
     }
 
-    async fn list(&self, args: &Value, cancel: &tokio_util::sync::CancellationToken) -> Result<Value, ToolError> {
+    async fn list(
+        &self,
+        args: &Value,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, ToolError> {
         let (method, key) = match self.kind {
             ResourceKind::Templates => ("resources/templates/list", "resourceTemplates"),
             _ => ("resources/list", "resources"),
@@ -232,7 +240,12 @@ impl ResourceTool {
             let items: Vec<Value> = page
                 .get(key)
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter(|i| visible(i)).map(|i| tag(&name, i)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter(|i| visible(i))
+                        .map(|i| tag(&name, i))
+                        .collect()
+                })
                 .unwrap_or_default();
             let mut out = json!({"server": name, key: items});
             if let Some(c) = page.get("nextCursor").filter(|c| c.is_string()) {
@@ -248,12 +261,17 @@ impl ResourceTool {
         let mut servers: Vec<&Arc<Server>> = self.servers.iter().collect();
         servers.sort_by(|a, b| a.name().cmp(b.name()));
         let results =
-            futures::future::join_all(servers.iter().map(|s| s.list_all(method, key, cancel))).await;
+            futures::future::join_all(servers.iter().map(|s| s.list_all(method, key, cancel)))
+                .await;
         let mut items = Vec::new();
         let mut errors = Vec::new();
         for (server, r) in servers.iter().zip(results) {
             match r {
-                Ok(list) => items.extend(list.iter().filter(|i| visible(i)).map(|i| tag(server.name(), i))),
+                Ok(list) => items.extend(
+                    list.iter()
+                        .filter(|i| visible(i))
+                        .map(|i| tag(server.name(), i)),
+                ),
                 Err(e) => errors.push(json!({"server": server.name(), "error": e.to_string()})),
             }
         }
@@ -290,9 +308,15 @@ impl AgentTool for ResourceTool {
     }
     fn description(&self) -> &str {
         match self.kind {
-            ResourceKind::List => "Lists resources provided by MCP servers. Resources allow servers to share data that provides context to language models, such as files, database schemas, or application-specific information. Prefer resources over web search when possible.",
-            ResourceKind::Templates => "Lists resource templates provided by MCP servers. Parameterized resource templates allow servers to share data that takes parameters and provides context to language models, such as files, database schemas, or application-specific information. Prefer resource templates over web search when possible.",
-            ResourceKind::Read => "Read a specific resource from an MCP server given the server name and resource URI.",
+            ResourceKind::List => {
+                "Lists resources provided by MCP servers. Resources allow servers to share data that provides context to language models, such as files, database schemas, or application-specific information. Prefer resources over web search when possible."
+            }
+            ResourceKind::Templates => {
+                "Lists resource templates provided by MCP servers. Parameterized resource templates allow servers to share data that takes parameters and provides context to language models, such as files, database schemas, or application-specific information. Prefer resource templates over web search when possible."
+            }
+            ResourceKind::Read => {
+                "Read a specific resource from an MCP server given the server name and resource URI."
+            }
         }
     }
     fn parameters(&self) -> Value {

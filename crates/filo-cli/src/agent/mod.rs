@@ -100,7 +100,9 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
     if let (Some(n), Some(_)) = (&borrowed, mode) {
         writeln!(std::io::stderr(), "Note: {n}")?;
     }
-    let built = setup::build(&args, env, &paths)?;
+    let (mcp, mcp_lines) = crate::mcp::start_for_agent(&args, env).await;
+    let mut built = setup::build(&args, env, &paths, mcp.as_ref())?;
+    built.warnings.extend(mcp_lines);
     let mut err = std::io::stderr().lock();
     for w in &built.warnings {
         writeln!(err, "Warning: {w}")?;

@@ -13,9 +13,12 @@ pub fn modules() -> Option<PathBuf> {
     let dir = std::env::var_os("FILO_MCP_TEST_MODULES")
         .map(PathBuf::from)
         .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/filo-mcp-test/node_modules"))
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache/filo-mcp-test/node_modules"))
         })?;
-    let ok = dir.join("@modelcontextprotocol/server-everything/dist/index.js").exists()
+    let ok = dir
+        .join("@modelcontextprotocol/server-everything/dist/index.js")
+        .exists()
         && dir.join("@modelcontextprotocol/sdk/package.json").exists()
         && std::process::Command::new("node")
             .arg("--version")
@@ -24,9 +27,15 @@ pub fn modules() -> Option<PathBuf> {
     if ok {
         Some(dir)
     } else if std::env::var_os("CI").is_some() {
-        panic!("the MCP test servers are not installed in {} (see .ci/run)", dir.display());
+        panic!(
+            "the MCP test servers are not installed in {} (see .ci/run)",
+            dir.display()
+        );
     } else {
-        eprintln!("skipped: MCP test servers not installed in {}", dir.display());
+        eprintln!(
+            "skipped: MCP test servers not installed in {}",
+            dir.display()
+        );
         None
     }
 }
@@ -55,7 +64,9 @@ pub fn config_from(dir: &Path, text: &str) -> McpConfig {
 pub fn everything_stdio(modules: &Path, extra: &str) -> String {
     format!(
         r#"{{"command": "node", "args": ["{}", "stdio"]{extra}}}"#,
-        modules.join("@modelcontextprotocol/server-everything/dist/index.js").display()
+        modules
+            .join("@modelcontextprotocol/server-everything/dist/index.js")
+            .display()
     )
 }
 

@@ -1,4 +1,4 @@
 mod common;
 mod config;
-mod servers;
 mod search;
+mod servers;
