@@ -38,6 +38,9 @@ enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the Playfilo memory (`life`, `recall`, `trace`, read-only) to MCP clients over stdio,
+    /// or streamable HTTP with a bearer token (`--http 127.0.0.1:8765`).
+    Serve(ServeArgs),
     /// Remove a server from mcp.json.
     Remove {
         name: String,
@@ -79,6 +82,24 @@ struct AddArgs {
     command: Vec<String>,
 }
 
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// The memory database: an SQLite file or a PostgreSQL URL (default: `PLAYFILO_DB`, else the
+    /// one filo's sessions write, `~/.playfilo/playfilo.db`).
+    #[arg(long, env = "PLAYFILO_DB", value_name = "PATH|URL")]
+    db: Option<PathBuf>,
+    /// The ref that is HEAD.
+    #[arg(long = "ref", default_value = "PI_HEAD", value_name = "NAME")]
+    ref_name: String,
+    /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio (`127.0.0.1:0` picks a port).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// The bearer token HTTP clients must send (default: `FILO_MCP_TOKEN`, else a new random
+    /// one, printed on stderr).
+    #[arg(long, env = "FILO_MCP_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
 struct Ctx {
     paths: ConfigPaths,
     home: PathBuf,
@@ -107,6 +128,11 @@ pub fn run(args: McpArgs, env: &Env) -> anyhow::Result<ExitCode> {
     let ctx = context(env)?;
     let mut out = std::io::stdout().lock();
     match args.command {
+        // `serve` writes stdout through tokio, which would wait for this lock forever.
+        McpCommand::Serve(a) => {
+            drop(out);
+            serve(a, &ctx)
+        }
         McpCommand::Add(a) => add(a, &ctx, &mut out),
         McpCommand::Remove { name, local } => {
             let path = if local {
@@ -134,6 +160,54 @@ pub fn run(args: McpArgs, env: &Env) -> anyhow::Result<ExitCode> {
             runtime()?.block_on(list(&ctx, Some(&name), json, &mut out))
         }
     }
+}
+
+fn serve(a: ServeArgs, ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let (config, warnings) =
+        filo_core::builder::memory_config(&ctx.home, &ctx.cwd, a.db.as_deref(), None, &ctx.env);
+    let mut err = std::io::stderr().lock();
+    for w in warnings {
+        writeln!(err, "Warning: {w}")?;
+    }
+    let location = config.db_path.to_string_lossy().into_owned();
+    let server = filo_mcp::serve::MemoryServer {
+        location,
+        ref_name: a.ref_name,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let Some(addr) = a.http else {
+        drop(err);
+        rt.block_on(filo_mcp::serve::serve_stdio(server))?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let token = a.token.filter(|t| !t.is_empty()).unwrap_or_else(|| {
+        let t = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        let _ = writeln!(err, "filo mcp serve: bearer token {t}");
+        t
+    });
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let local = listener.local_addr()?;
+        writeln!(err, "filo mcp serve: listening on http://{local}/mcp")?;
+        drop(err);
+        let stop = tokio_util::sync::CancellationToken::new();
+        let on_signal = stop.clone();
+        tokio::spawn(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            on_signal.cancel();
+        });
+        filo_mcp::serve::serve_http(server, listener, token, stop).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -8,6 +8,7 @@ pub mod edit;
 pub mod manager;
 pub mod result;
 pub mod search;
+pub mod serve;
 pub mod tools;
 
 pub use client::{McpError, Server, Status};
