@@ -364,3 +364,86 @@ async fn mcp_add_list_get_remove_and_a_malformed_file() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");
 }
+
+/// Run the official TypeScript SDK's client (filo-mcp's tests/fixtures/client.mjs); its JSON lines.
+async fn sdk_client(home: &Home, modules: &Path, target: &[&str], calls: &[(&str, Value)]) -> Vec<Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../filo-mcp/tests/fixtures/client.mjs");
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(script).arg(modules).args(target).arg("--");
+    for (name, args) in calls {
+        cmd.arg(name).arg(args.to_string());
+    }
+    let out = cmd
+        .current_dir(home.project())
+        .env("HOME", home.path())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "client failed: {stdout} {}", String::from_utf8_lossy(&out.stderr));
+    stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sdk_client_reads_the_memory_filo_wrote_through_mcp_serve_over_stdio_and_http() {
+    let Some(modules) = modules() else { return };
+    let mock = MockProvider::start(vec![Turn::Reply(Reply::text("The whale is blue."))]).await;
+    let home = Home::new(&mock);
+    let mut args = RUN.to_vec();
+    args.extend(["-p", "remember the blue whale"]);
+    let (code, _, err) = home.filo(&args).await;
+    assert_eq!(code, 0, "stderr: {err}");
+    let db = home.path().join(".playfilo/playfilo.db");
+    assert!(db.exists());
+    let db = db.display().to_string();
+    let filo = env!("CARGO_BIN_EXE_filo");
+    let lines = sdk_client(
+        &home,
+        &modules,
+        &["stdio", filo, "mcp", "serve", "--db", &db],
+        &[("life", json!({})), ("trace", json!({"filter_mode": "all"}))],
+    )
+    .await;
+    assert_eq!(lines[0]["tools"], json!(["life", "recall", "trace"]));
+    let life = lines[1]["content"][0]["text"].as_str().unwrap();
+    assert!(life.contains("remember the blue whale") && life.contains("The whale is blue."), "{life}");
+    assert!(life.contains("<-- FOCUS, HEAD"), "{life}");
+    assert_eq!(lines[1]["isError"], false);
+    assert!(lines[2]["content"][0]["text"].as_str().unwrap().contains("--- archived action log ---"));
+    // `recall` of the user's node by the hash `life` printed.
+    let hash = life
+        .lines()
+        .find(|l| l.contains("remember the blue whale"))
+        .and_then(|l| l.split(['[', ']']).nth(1))
+        .unwrap()
+        .to_string();
+    // Over HTTP with a bearer token, on 127.0.0.1.
+    let mut server = home
+        .command(&["mcp", "serve", "--db", &db, "--http", "127.0.0.1:0", "--token", "t0ken"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut stderr, &mut line).await.unwrap();
+    let url = line.trim().strip_prefix("filo mcp serve: listening on ").unwrap().to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let lines = sdk_client(&home, &modules, &["http", &url, "t0ken"], &[("recall", json!({"hash": hash}))]).await;
+    let recalled = lines[1]["content"][0]["text"].as_str().unwrap();
+    assert!(recalled.contains("remember the blue whale"), "{recalled}");
+    // A wrong token is refused.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../filo-mcp/tests/fixtures/client.mjs");
+    let out = tokio::process::Command::new("node")
+        .arg(script)
+        .arg(&modules)
+        .args(["http", &url, "wrong", "--"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("error"));
+    server.kill().await.unwrap();
+}
