@@ -366,8 +366,14 @@ async fn mcp_add_list_get_remove_and_a_malformed_file() {
 }
 
 /// Run the official TypeScript SDK's client (filo-mcp's tests/fixtures/client.mjs); its JSON lines.
-async fn sdk_client(home: &Home, modules: &Path, target: &[&str], calls: &[(&str, Value)]) -> Vec<Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../filo-mcp/tests/fixtures/client.mjs");
+async fn sdk_client(
+    home: &Home,
+    modules: &Path,
+    target: &[&str],
+    calls: &[(&str, Value)],
+) -> Vec<Value> {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../filo-mcp/tests/fixtures/client.mjs");
     let mut cmd = tokio::process::Command::new("node");
     cmd.arg(script).arg(modules).args(target).arg("--");
     for (name, args) in calls {
@@ -381,8 +387,15 @@ async fn sdk_client(home: &Home, modules: &Path, target: &[&str], calls: &[(&str
         .await
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "client failed: {stdout} {}", String::from_utf8_lossy(&out.stderr));
-    stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    assert!(
+        out.status.success(),
+        "client failed: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -402,15 +415,26 @@ async fn an_sdk_client_reads_the_memory_filo_wrote_through_mcp_serve_over_stdio_
         &home,
         &modules,
         &["stdio", filo, "mcp", "serve", "--db", &db],
-        &[("life", json!({})), ("trace", json!({"filter_mode": "all"}))],
+        &[
+            ("life", json!({})),
+            ("trace", json!({"filter_mode": "all"})),
+        ],
     )
     .await;
     assert_eq!(lines[0]["tools"], json!(["life", "recall", "trace"]));
     let life = lines[1]["content"][0]["text"].as_str().unwrap();
-    assert!(life.contains("remember the blue whale") && life.contains("The whale is blue."), "{life}");
+    assert!(
+        life.contains("remember the blue whale") && life.contains("The whale is blue."),
+        "{life}"
+    );
     assert!(life.contains("<-- FOCUS, HEAD"), "{life}");
     assert_eq!(lines[1]["isError"], false);
-    assert!(lines[2]["content"][0]["text"].as_str().unwrap().contains("--- archived action log ---"));
+    assert!(
+        lines[2]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("--- archived action log ---")
+    );
     // `recall` of the user's node by the hash `life` printed.
     let hash = life
         .lines()
@@ -420,7 +444,16 @@ async fn an_sdk_client_reads_the_memory_filo_wrote_through_mcp_serve_over_stdio_
         .to_string();
     // Over HTTP with a bearer token, on 127.0.0.1.
     let mut server = home
-        .command(&["mcp", "serve", "--db", &db, "--http", "127.0.0.1:0", "--token", "t0ken"])
+        .command(&[
+            "mcp",
+            "serve",
+            "--db",
+            &db,
+            "--http",
+            "127.0.0.1:0",
+            "--token",
+            "t0ken",
+        ])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -428,14 +461,27 @@ async fn an_sdk_client_reads_the_memory_filo_wrote_through_mcp_serve_over_stdio_
         .unwrap();
     let mut stderr = tokio::io::BufReader::new(server.stderr.take().unwrap());
     let mut line = String::new();
-    tokio::io::AsyncBufReadExt::read_line(&mut stderr, &mut line).await.unwrap();
-    let url = line.trim().strip_prefix("filo mcp serve: listening on ").unwrap().to_string();
+    tokio::io::AsyncBufReadExt::read_line(&mut stderr, &mut line)
+        .await
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("filo mcp serve: listening on ")
+        .unwrap()
+        .to_string();
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    let lines = sdk_client(&home, &modules, &["http", &url, "t0ken"], &[("recall", json!({"hash": hash}))]).await;
+    let lines = sdk_client(
+        &home,
+        &modules,
+        &["http", &url, "t0ken"],
+        &[("recall", json!({"hash": hash}))],
+    )
+    .await;
     let recalled = lines[1]["content"][0]["text"].as_str().unwrap();
     assert!(recalled.contains("remember the blue whale"), "{recalled}");
     // A wrong token is refused.
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../filo-mcp/tests/fixtures/client.mjs");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../filo-mcp/tests/fixtures/client.mjs");
     let out = tokio::process::Command::new("node")
         .arg(script)
         .arg(&modules)
