@@ -214,18 +214,13 @@ impl Server {
     }
 
     async fn connect(&self) -> Result<Connection, McpError> {
-        let fut = self.connect_inner();
-        match tokio::time::timeout(
-            CONNECT_TIMEOUT.min(self.config.timeout.max(Duration::from_secs(10))),
-            fut,
-        )
-        .await
-        {
+        let limit = CONNECT_TIMEOUT.min(self.config.timeout.max(Duration::from_secs(10)));
+        match tokio::time::timeout(limit, self.connect_inner()).await {
             Ok(r) => r,
             Err(_) => Err(McpError::Timeout {
                 server: self.name_err(),
                 method: "initialize".into(),
-                secs: CONNECT_TIMEOUT.as_secs(),
+                secs: limit.as_secs(),
             }),
         }
     }

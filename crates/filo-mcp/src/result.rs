@@ -40,7 +40,7 @@ pub fn tool_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> Stri
     format!("{}_{hash}", &name[..keep])
 }
 
-/// A human size: `512 B`, `1.5 KB`, `2.0 MB` (pi's `formatSize`).
+/// A human size: `512B`, `1.5KB`, `2.0MB` (pi's `formatSize`).
 pub fn format_size(bytes: usize) -> String {
     #[allow(clippy::cast_precision_loss)]
     let b = bytes as f64;

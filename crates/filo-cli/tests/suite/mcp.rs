@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::common::{Home, jsonl};
 
+#[allow(clippy::print_stderr)]
 fn modules() -> Option<PathBuf> {
     let dir = std::env::var_os("FILO_MCP_TEST_MODULES")
         .map(PathBuf::from)
@@ -492,4 +493,98 @@ async fn an_sdk_client_reads_the_memory_filo_wrote_through_mcp_serve_over_stdio_
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("error"));
     server.kill().await.unwrap();
+}
+
+/// pi 1.6.0 as the MCP client of `filo mcp serve` (opt-in: `FILO_E2E_PI16=1`, pi installed at
+/// `/work/pi16` or `FILO_PI16_DIR`): pi's mock model calls `life` and `recall` on the memory a
+/// filo run wrote, and pi's next request carries the answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi16_calls_life_and_recall_through_filo_mcp_serve() {
+    if std::env::var_os("FILO_E2E_PI16").is_none() {
+        return;
+    }
+    let pi = PathBuf::from(std::env::var("FILO_PI16_DIR").unwrap_or_else(|_| "/work/pi16".into()));
+    let node = pi.join("node_modules/.bin/node");
+    let cli = pi.join("node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
+    let mock = MockProvider::start(vec![Turn::Reply(Reply::text("The whale is blue."))]).await;
+    let home = Home::new(&mock);
+    let mut args = RUN.to_vec();
+    args.extend(["-p", "remember the blue whale"]);
+    let (code, _, err) = home.filo(&args).await;
+    assert_eq!(code, 0, "stderr: {err}");
+    let db = home
+        .path()
+        .join(".playfilo/playfilo.db")
+        .display()
+        .to_string();
+    let (_, life, _) = home.filo(&["dag", "--db", &db, "life"]).await;
+    let hash = life
+        .lines()
+        .find(|l| l.contains("remember the blue whale"))
+        .and_then(|l| l.split(['[', ']']).nth(1))
+        .unwrap()
+        .to_string();
+    let pi_mock = MockProvider::start(vec![
+        Turn::Reply(Reply::tool_call("p1", "mcp__playfilo__life", json!({}))),
+        Turn::Reply(Reply::tool_call(
+            "p2",
+            "mcp__playfilo__recall",
+            json!({"hash": hash}),
+        )),
+        Turn::Reply(Reply::text("pi read the memory.")),
+    ])
+    .await;
+    let pi_home = tempfile::tempdir().unwrap();
+    let agent = pi_home.path().join(".pi/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let models = json!({"providers": {"mock": {
+        "baseUrl": format!("{}/v1", pi_mock.url()), "api": "openai-completions", "apiKey": "MOCK_API_KEY",
+        "models": [{"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000}]}}});
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let mcp = json!({"mcpServers": {"playfilo": {"command": env!("CARGO_BIN_EXE_filo"),
+        "args": ["mcp", "serve", "--db", db], "exposure": "direct"}}});
+    std::fs::write(agent.join("mcp.json"), mcp.to_string()).unwrap();
+    let out = tokio::process::Command::new(node)
+        .arg(cli)
+        .args([
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "-p",
+            "what do you remember?",
+        ])
+        .current_dir(pi_home.path())
+        .env_clear()
+        .env("HOME", pi_home.path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("PI_OFFLINE", "1")
+        .env("MOCK_API_KEY", "k")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "pi: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.trim(), "pi read the memory.");
+    let reqs = pi_mock.requests();
+    let names = tool_names(&reqs[0].body);
+    assert!(
+        names.contains(&"mcp__playfilo__life".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        reqs[1].body.to_string().contains("remember the blue whale"),
+        "{}",
+        reqs[1].body
+    );
+    assert!(
+        reqs[2].body.to_string().contains("archived node content"),
+        "{}",
+        reqs[2].body
+    );
 }
