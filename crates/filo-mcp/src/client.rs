@@ -63,6 +63,9 @@ pub enum McpError {
     Cancelled { server: String, method: String },
 }
 
+/// Reads the environment variables a configuration names.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// A live connection.
 pub struct Connection {
     service: RunningService<RoleClient, model::ClientConfig>,
@@ -92,7 +95,7 @@ pub struct Server {
     pub config: ServerConfig,
     cwd: std::path::PathBuf,
     home: Option<std::path::PathBuf>,
-    env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    env: EnvLookup,
     conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
     backoff: Mutex<Backoff>,
     status: Mutex<Status>,
@@ -108,7 +111,7 @@ impl Server {
         config: ServerConfig,
         cwd: std::path::PathBuf,
         home: Option<std::path::PathBuf>,
-        env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+        env: EnvLookup,
     ) -> Server {
         let status = if config.enabled {
             Status::NotConnected
@@ -399,10 +402,10 @@ impl Server {
 
     async fn drop_connection(&self, conn: &Arc<Connection>) {
         let mut slot = self.conn.lock().await;
-        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
-            if let Some(c) = slot.take() {
-                c.service.cancellation_token().cancel();
-            }
+        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn))
+            && let Some(c) = slot.take()
+        {
+            c.service.cancellation_token().cancel();
         }
     }
 

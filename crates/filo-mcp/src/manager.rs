@@ -16,8 +16,7 @@ use crate::config::{Exposure, McpConfig, namespace, pattern_matches};
 use crate::search::{SearchDoc, TOOL_SEARCH, ToolSearch, loaded_on_branch, schema_text};
 use crate::tools::{Loaded, McpTool, ResourceKind, ResourceTool, is_mcp_tool_name, lock};
 
-/// The environment variables the configuration may name.
-pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub use crate::client::EnvLookup;
 
 /// Which MCP tools `--tools` keeps (pi's rules): without `--tools` all of them by exposure; with
 /// an entry starting with `mcp__` (or naming a resource tool) only the ones it names or matches;
