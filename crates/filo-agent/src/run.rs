@@ -241,6 +241,11 @@ impl Run<'_> {
         turn: &CancellationToken,
     ) -> Result<(AssistantMessage, Vec<usize>), AgentError> {
         let config = self.config;
+        // A tool `tool_search` loaded in this run is declared from the next call on.
+        if self.tools.has_deferred() {
+            let definitions = self.tools.declared_definitions();
+            self.llm.tools = (!definitions.is_empty()).then_some(definitions);
+        }
         // pi's order: transform, convert, then the API key.
         let transformed = match &config.transform_context {
             Some(transform) => {

@@ -105,6 +105,18 @@ pub trait AgentTool: Send + Sync {
     /// Run the tool.
     fn execute(&self, ctx: ToolCallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
 
+    /// Whether this tool's declaration can come and go between model calls: an MCP tool with
+    /// `deferred` exposure is callable by name but declared only once `tool_search` loads it.
+    /// [`AgentTool::declared`] is asked before every model call of such a tool only.
+    fn deferred(&self) -> bool {
+        false
+    }
+
+    /// Whether the model is told about this tool for its next call (asked of deferred tools).
+    fn declared(&self) -> bool {
+        true
+    }
+
     /// A compatibility shim applied to the raw arguments before schema validation (pi's
     /// `prepareArguments`): older argument shapes a model may still send become the current one.
     /// The default keeps the arguments as they are.

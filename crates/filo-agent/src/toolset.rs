@@ -63,6 +63,9 @@ impl ToolEntry {
 pub struct ToolSet {
     entries: Vec<ToolEntry>,
     definitions: Vec<filo_ai::Tool>,
+    /// Whether some tool is [deferred](AgentTool::deferred): then the definitions are asked anew
+    /// before every model call.
+    has_deferred: bool,
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -75,7 +78,12 @@ impl std::fmt::Debug for ToolSet {
 
 impl ToolSet {
     pub fn new(tools: Vec<Arc<dyn AgentTool>>) -> Self {
-        let definitions = tools.iter().map(|t| t.definition()).collect();
+        let has_deferred = tools.iter().any(|t| t.deferred());
+        let definitions = tools
+            .iter()
+            .filter(|t| !t.deferred() || t.declared())
+            .map(|t| t.definition())
+            .collect();
         let entries = tools
             .into_iter()
             .map(|tool| ToolEntry {
@@ -87,7 +95,26 @@ impl ToolSet {
         ToolSet {
             entries,
             definitions,
+            has_deferred,
         }
+    }
+
+    /// Whether some tool's declaration can change between model calls.
+    pub fn has_deferred(&self) -> bool {
+        self.has_deferred
+    }
+
+    /// The definitions to send now: every tool that is not deferred, and the deferred ones that
+    /// are declared at this moment, in order.
+    pub fn declared_definitions(&self) -> Vec<filo_ai::Tool> {
+        if !self.has_deferred {
+            return self.definitions.clone();
+        }
+        self.entries
+            .iter()
+            .filter(|e| !e.tool.deferred() || e.tool.declared())
+            .map(|e| e.tool.definition())
+            .collect()
     }
 
     /// The first tool with exactly this name.
@@ -95,7 +122,8 @@ impl ToolSet {
         self.entries.iter().find(|e| e.tool.name() == name)
     }
 
-    /// The model-facing definitions, in order.
+    /// The model-facing definitions when the set was made, in order (see
+    /// [`ToolSet::declared_definitions`] for deferred tools).
     pub fn definitions(&self) -> &[filo_ai::Tool] {
         &self.definitions
     }

@@ -7,6 +7,7 @@
 mod agent;
 mod dag;
 mod gateway;
+mod mcp;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -36,6 +37,8 @@ enum Command {
     Dag(dag::DagArgs),
     /// Serve agents over OpenClaw's gateway protocol (WebSocket) and an OpenAI-compatible HTTP API.
     Gateway(gateway::GatewayArgs),
+    /// MCP servers in mcp.json: add, list, get, remove.
+    Mcp(mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Some(Command::Gateway(args)) => {
             gateway::run(args, &filo_ai::Env::from_vars(std::env::vars()))
         }
+        Some(Command::Mcp(args)) => mcp::run(args, &filo_ai::Env::from_vars(std::env::vars())),
         None => run_agent(cli.agent),
     };
     match result {

@@ -153,6 +153,9 @@ pub struct AgentArgs {
     /// Run without the Playfilo memory (no mirroring, no life/recall/trace/tobe tools).
     #[arg(long)]
     pub no_dag: bool,
+    /// Run without MCP: no servers from mcp.json connect, no MCP tools.
+    #[arg(long)]
+    pub no_mcp: bool,
     /// The DAG head ref this session writes (default `PI_HEAD:<session id>`).
     #[arg(long, value_name = "NAME")]
     pub head: Option<String>,

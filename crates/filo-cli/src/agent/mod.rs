@@ -107,7 +107,11 @@ pub async fn run(args: AgentArgs, env: &Env, cwd: std::path::PathBuf) -> anyhow:
             writeln!(err, "Note: {n}")?;
         }
     }
-    let built = setup::build(&args, env, &paths)?;
+    // After the trust decision: a project's own mcp.json is read only where it is trusted.
+    let (mcp, mcp_lines) =
+        crate::mcp::start_for_agent(&args, env, paths.dirs.project_trusted()).await;
+    let mut built = setup::build(&args, env, &paths, mcp.as_ref())?;
+    built.warnings.extend(mcp_lines);
     let mut err = std::io::stderr().lock();
     for w in &built.warnings {
         writeln!(err, "Warning: {w}")?;

@@ -222,7 +222,12 @@ fn utc_date() -> String {
 }
 
 /// Build the session the flags describe.
-pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built> {
+pub fn build(
+    args: &AgentArgs,
+    env: &Env,
+    paths: &Paths,
+    mcp: Option<&Arc<filo_mcp::McpManager>>,
+) -> anyhow::Result<Built> {
     let mut warnings = Vec::new();
     let dirs = &paths.dirs;
     let settings = Settings::load_in(dirs, Some(&paths.cwd));
@@ -316,12 +321,19 @@ pub fn build(args: &AgentArgs, env: &Env, paths: &Paths) -> anyhow::Result<Built
     if let Some((p, _)) = &memory {
         builder = builder.extension(p.clone());
     }
+    if let Some(m) = mcp {
+        builder = builder.extension(m.clone());
+    }
     let session = builder.build()?;
     session.set_scoped_models(scope);
     // pi 0.73 (sdk.js): `--tools` is an allowlist over every tool, extension ones included;
     // `--no-tools` alone allows none.
     let allowed = match (&args.tools, args.no_tools) {
-        (Some(_), _) => Some(requested_tool_names(args)),
+        // MCP entries (names, `mcp__*` patterns) choose among the MCP tools, which are kept.
+        (Some(_), _) => Some(match mcp {
+            Some(m) => crate::mcp::allowlist_with(requested_tool_names(args), m),
+            None => requested_tool_names(args),
+        }),
         (None, true) => Some(Vec::new()),
         (None, false) => None,
     };

@@ -12,6 +12,7 @@ mod flags_pi073;
 mod gateway;
 mod http_errors_pi073;
 mod local_model;
+mod mcp;
 mod memory;
 mod oauth_refresh;
 mod openclaw;

@@ -45,7 +45,7 @@ pub use commit::Unmirrored;
 pub use hub::{HubConfig, MemoryHub};
 pub use mirror::{config_json, entry_commit, entry_parts};
 pub use tobe::TravelError;
-pub use tools::SystemZone;
+pub use tools::{SystemZone, read_only_tool_specs, render_read_only};
 
 /// Where the memory lives and how this session names its head: a [`HubConfig`] plus the head,
 /// for [`Playfilo::open`] (a hub of one session).

@@ -1,0 +1,5 @@
+mod common;
+mod config;
+mod search;
+mod serve;
+mod servers;
