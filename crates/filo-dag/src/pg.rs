@@ -86,6 +86,9 @@ pub(crate) struct Pg {
     tx_lost: Cell<bool>,
     /// Why the last connection attempt failed, when it did, and when to try again.
     retry: RefCell<Option<Retry>>,
+    /// The last call found a connection that had been working broken (a server restarted
+    /// since): outside a transaction, that call is made once more on a new connection.
+    stale: Cell<bool>,
 }
 
 /// The backoff after a failed connection attempt.
@@ -234,6 +237,7 @@ impl Pg {
             in_tx: Cell::new(false),
             tx_lost: Cell::new(false),
             retry: RefCell::new(None),
+            stale: Cell::new(false),
         })
     }
 
@@ -340,6 +344,8 @@ impl Pg {
         self.statements.borrow_mut().clear();
         if self.in_tx.get() {
             self.tx_lost.set(true);
+        } else {
+            self.stale.set(true);
         }
         let cause = match e {
             DagError::Postgres(text) => text,
@@ -356,6 +362,23 @@ impl Pg {
         })?;
         std::cell::RefMut::filter_map(slot, Option::as_mut)
             .map_err(|_| self.unavailable("not connected"))
+    }
+
+    /// Runs `attempt`, and once more on a new connection when it found the connection broken
+    /// outside a transaction: after a server restart, the first call on the old connection
+    /// fails before the server saw it. (A statement of a transaction is never repeated: the
+    /// transaction fails as a whole.) `attempt` prepares its statements itself, since
+    /// statements belong to a connection.
+    fn again<R>(&self, mut attempt: impl FnMut() -> Result<R>) -> Result<R> {
+        self.stale.set(false);
+        match attempt() {
+            Err(DagError::PgUnavailable { .. })
+                if !self.in_tx.get() && self.stale.replace(false) =>
+            {
+                attempt()
+            }
+            other => other,
+        }
     }
 
     /// Runs `f` on the client, off any async runtime.
@@ -423,6 +446,23 @@ impl Pg {
         params: &[P<'_>],
         visit: &mut dyn FnMut(&dyn Cols) -> Result<bool>,
     ) -> Result<()> {
+        let mut visited = false;
+        self.again(|| {
+            if visited {
+                // Rows were handed out already: they are not handed out twice.
+                return Err(self.unavailable("the connection broke while rows were read"));
+            }
+            self.each_once(sql, params, &mut *visit, &mut visited)
+        })
+    }
+
+    fn each_once(
+        &self,
+        sql: &'static str,
+        params: &[P<'_>],
+        visit: &mut dyn FnMut(&dyn Cols) -> Result<bool>,
+        visited: &mut bool,
+    ) -> Result<()> {
         let stmt = self.statement(sql)?;
         if tokio::runtime::Handle::try_current().is_ok() {
             // On a runtime thread: the rows are fetched on a scoped thread, then visited here.
@@ -431,6 +471,7 @@ impl Pg {
                     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
                 Ok(c.query(&stmt, &refs)?)
             })?;
+            *visited = !rows.is_empty();
             for row in &rows {
                 if !visit(row)? {
                     break;
@@ -439,12 +480,14 @@ impl Pg {
             return Ok(());
         }
         let streamed = (|| {
-            let mut client = self.slot().map_err(Walk::Visit)?;
+            // Errors that are not the connection's (or already say so) pass as they are.
+            let mut client = self.slot().map_err(Walk::Pass)?;
             let mut rows = client
                 .query_raw(&stmt, params.iter())
                 .map_err(|e| Walk::Db(e.into()))?;
             while let Some(row) = rows.next().map_err(|e| Walk::Db(e.into()))? {
-                if !visit(&row).map_err(Walk::Visit)? {
+                *visited = true;
+                if !visit(&row).map_err(Walk::Pass)? {
                     break;
                 }
             }
@@ -452,17 +495,19 @@ impl Pg {
         })();
         match streamed {
             Ok(()) => Ok(()),
-            Err(Walk::Visit(e)) => Err(e),
+            Err(Walk::Pass(e)) => Err(e),
             Err(Walk::Db(e)) => Err(self.after_error(e)),
         }
     }
 
     pub(crate) fn exec(&self, sql: &'static str, params: &[P<'_>]) -> Result<u64> {
-        let stmt = self.statement(sql)?;
-        self.with(|c| {
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-            Ok(c.execute(&stmt, &refs)?)
+        self.again(|| {
+            let stmt = self.statement(sql)?;
+            self.with(|c| {
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+                Ok(c.execute(&stmt, &refs)?)
+            })
         })
     }
 
@@ -472,13 +517,12 @@ impl Pg {
     }
 
     pub(crate) fn begin(&self, write: bool) -> Result<()> {
-        if write {
-            self.batch(&format!(
-                "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK});"
-            ))?;
+        let sql = if write {
+            format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK});")
         } else {
-            self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
-        }
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_owned()
+        };
+        self.again(|| self.batch(&sql))?;
         self.in_tx.set(true);
         Ok(())
     }
@@ -500,11 +544,11 @@ impl Pg {
     }
 }
 
-/// An error while streaming rows: the database's, or the visitor's (which says nothing about
-/// the connection).
+/// An error while streaming rows: the database's, or one that says nothing about the
+/// connection (the visitor's) or has already been looked at.
 enum Walk {
     Db(DagError),
-    Visit(DagError),
+    Pass(DagError),
 }
 
 /// How long a connection that failed a call gets to answer a probe before it is called broken.
