@@ -67,10 +67,12 @@ fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// One connection to a Playfilo database in PostgreSQL, reopened when it broke.
 ///
 /// A connection breaks when the server restarts, stops or the network drops it. The call that
-/// finds it broken fails with [`DagError::PgUnavailable`]; the next call outside a
-/// transaction connects again, no sooner than a backoff (0.1 s, doubling to 5 s) after the
-/// last failed attempt, so a server that stays away costs one connection attempt per backoff,
-/// not one per call. A transaction whose connection broke fails to its end (its statements are
+/// finds it broken fails with [`DagError::PgUnavailable`] (a call on a connection that had
+/// been working is first made once more on a new one); the next call outside a transaction
+/// connects again. An attempt that was refused at once is repeated by the next call; one that
+/// hung (a host that does not answer) starts a backoff (0.1 s, doubling to 5 s) during which
+/// calls fail at once, so an unreachable server costs one slow attempt per backoff, not one
+/// per call. A transaction whose connection broke fails to its end (its statements are
 /// never sent on another connection); the one after it reconnects.
 pub(crate) struct Pg {
     /// The connection string with its password (to reconnect).
@@ -99,6 +101,9 @@ struct Retry {
 }
 
 const BACKOFF_FIRST: Duration = Duration::from_millis(100);
+/// A connection attempt that failed after this long (a host that does not answer, a connect
+/// timeout) starts the backoff; one refused faster does not.
+const SLOW_ATTEMPT: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for Pg {
@@ -293,6 +298,7 @@ impl Pg {
         {
             return Err(self.unavailable(r.cause.clone()));
         }
+        let tried = Instant::now();
         match Self::open(&self.url, &self.shown) {
             Ok(client) => {
                 *self.client.borrow_mut() = Some(client);
@@ -305,6 +311,12 @@ impl Pg {
                     other => other.to_string(),
                 };
                 let mut retry = self.retry.borrow_mut();
+                if tried.elapsed() < SLOW_ATTEMPT {
+                    // Refused at once (the server is down, the host answers): trying again is
+                    // cheap, and finds the server the moment it is back.
+                    *retry = None;
+                    return Err(self.unavailable(cause));
+                }
                 let delay = retry
                     .as_ref()
                     .map_or(BACKOFF_FIRST, |r| (r.delay * 2).min(BACKOFF_MAX));

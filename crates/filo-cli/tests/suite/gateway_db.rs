@@ -375,3 +375,81 @@ async fn wrong_passwords_and_unreachable_servers_are_named_without_the_password(
         assert_no_secret("the gateway's log", &host.log());
     }
 }
+
+/// A gateway on files whose memory is in PostgreSQL: turns go on while the database is away
+/// (each says the memory could not be written), and once it is back the next turn's resume
+/// brings the memory up to the transcript: every entry in it, under its session parent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_made_while_the_memory_database_was_away_reach_it_afterwards() {
+    let Some(mut pg) = server_with_password() else {
+        return;
+    };
+    let mock = MockProvider::start(vec![
+        Turn::text("answer 1"),
+        Turn::text("answer 2"),
+        Turn::text("answer 3"),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    let url = url_for(&pg, PASSWORD);
+    let state = home.path().join("state");
+    let embed = json!({"agents": {"defaults": {"model": {"primary": "mock/mock-model"}}},
+                       "memory": {"db": url}});
+    let host = start(&home, &state, &[], &[], &embed).await.unwrap();
+    let (status, v) = say(&host.addr, "k", "turn 1").await;
+    assert_eq!((status, v["text"].as_str()), (200, Some("answer 1")), "{v}");
+    pg.stop_now();
+    let (status, v) = say(&host.addr, "k", "turn 2").await;
+    let text = v.to_string();
+    assert_eq!(
+        (status, v["text"].as_str()),
+        (200, Some("answer 2")),
+        "{text}"
+    );
+    assert!(text.contains("is unavailable"), "{text}");
+    assert_no_secret("a run's warnings", &text);
+    pg.start_again().unwrap();
+    let (status, v) = say(&host.addr, "k", "turn 3").await;
+    assert_eq!((status, v["text"].as_str()), (200, Some("answer 3")), "{v}");
+    assert_no_secret("the gateway's log", &host.log());
+    let transcript = find_jsonl(&state).expect("the session's transcript");
+    // The memory catches up by itself (its writer tries what waits again every second).
+    let started = std::time::Instant::now();
+    loop {
+        let (code, out, err) = home
+            .filo(&[
+                "dag",
+                "fsck",
+                "--db",
+                &url,
+                "--session",
+                transcript.to_str().unwrap(),
+            ])
+            .await;
+        if code == 0 {
+            assert!(out.contains("session "), "{out}");
+            assert!(out.ends_with("0 problem(s)\n"), "{out}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the memory never caught up: {out}{err}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The one session transcript under `dir`.
+fn find_jsonl(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()? {
+        let path = entry.ok()?.path();
+        if path.is_dir() {
+            if let Some(found) = find_jsonl(&path) {
+                return Some(found);
+            }
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            return Some(path);
+        }
+    }
+    None
+}

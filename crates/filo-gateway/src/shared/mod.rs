@@ -140,6 +140,9 @@ struct Retry {
 
 const BACKOFF_FIRST: std::time::Duration = std::time::Duration::from_millis(100);
 const BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(2);
+/// A connection attempt that failed after this long (a host that does not answer) starts the
+/// backoff; one refused faster does not.
+const SLOW_ATTEMPT: std::time::Duration = std::time::Duration::from_secs(1);
 /// How long a connection that failed a call gets to answer a probe before it is called broken.
 const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -234,6 +237,7 @@ impl SharedStore {
             return Err(self.unavailable(&r.cause));
         }
         let url = self.url.clone();
+        let tried = std::time::Instant::now();
         let opened = blocking(move || {
             filo_dag::connect_client(&url).map_err(|e| match e {
                 filo_dag::DagError::PgUnavailable { cause, .. } => cause,
@@ -246,6 +250,11 @@ impl SharedStore {
             Ok(c) => {
                 *retry = None;
                 Ok(c)
+            }
+            Err(cause) if tried.elapsed() < SLOW_ATTEMPT => {
+                // Refused at once: the next call tries again (and finds the server back).
+                *retry = None;
+                Err(self.unavailable(&cause))
             }
             Err(cause) => {
                 let delay = retry
