@@ -72,7 +72,7 @@ fn export(
     let lines = runtime.block_on(async {
         let shared = filo_gateway::shared::SharedStore::connect(&url, false)
             .await
-            .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("--store: {}", filo_dag::redact(&e.to_string())))?;
         let session_id = match shared
             .load_entry(agent, &key)
             .await
@@ -141,7 +141,8 @@ pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
     if let Some(url) = &store_url {
         anyhow::ensure!(
             filo_dag::is_postgres_url(url),
-            "--store takes a PostgreSQL connection string (postgres://…), not {url:?}"
+            "--store takes a PostgreSQL connection string (postgres://…), not {:?}",
+            filo_dag::redact(url)
         );
         if config.memory.db.is_none() {
             config.memory.db = Some(url.clone());
@@ -212,7 +213,7 @@ pub fn run(args: GatewayArgs, env: &filo_ai::Env) -> anyhow::Result<ExitCode> {
                 let memory_here = memory_db.as_deref() == Some(url.as_str());
                 let shared = filo_gateway::shared::SharedStore::connect(url, memory_here)
                     .await
-                    .map_err(|e| anyhow::anyhow!("--store: {e}"))?;
+                    .map_err(|e| anyhow::anyhow!("--store: {}", filo_dag::redact(&e)))?;
                 Gateway::with_shared_store(embedder, gateway_config, shared)
             }
             None => Gateway::new(embedder, gateway_config),

@@ -84,6 +84,15 @@ pub enum DagError {
     /// A PostgreSQL call failed (connection, statement or server error).
     #[error("postgres: {0}")]
     Postgres(String),
+    /// The PostgreSQL server could not be reached, or the connection broke: the call was not
+    /// done (a transaction it was part of is rolled back). A later call reconnects.
+    #[error("the PostgreSQL database {url} is unavailable: {cause}")]
+    PgUnavailable {
+        /// The connection string without its password.
+        url: String,
+        /// Why (connection refused, closed, timed out …), without any password.
+        cause: String,
+    },
     /// The PostgreSQL database carries a layout newer than this code understands; untouched.
     #[error(
         "{url} has filo's PostgreSQL layout version {found}, newer than the supported {supported}"
@@ -121,6 +130,7 @@ impl DagError {
             ),
             Self::Io { .. }
             | Self::Postgres(_)
+            | Self::PgUnavailable { .. }
             | Self::PgTooNew { .. }
             | Self::Unsupported(_)
             | Self::Copy(_)
@@ -149,6 +159,7 @@ impl DagError {
             | Self::NodeMissing(_) => true,
             Self::Sqlite(_)
             | Self::Postgres(_)
+            | Self::PgUnavailable { .. }
             | Self::PgTooNew { .. }
             | Self::Unsupported(_)
             | Self::Copy(_)

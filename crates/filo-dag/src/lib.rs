@@ -30,6 +30,7 @@ mod pg;
 mod read;
 mod recover;
 mod recover_lines;
+mod redact;
 pub mod render;
 mod sql;
 mod store;

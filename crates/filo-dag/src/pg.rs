@@ -13,10 +13,10 @@
 //! scoped thread instead ([`off_runtime`]), and its rows are collected before they are visited.
 //! Plain threads (the memory writer, `filo dag`) stream rows directly.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
@@ -64,14 +64,47 @@ fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     })
 }
 
-/// One connection to a Playfilo database in PostgreSQL.
+/// One connection to a Playfilo database in PostgreSQL, reopened when it broke.
+///
+/// A connection breaks when the server restarts, stops or the network drops it. The call that
+/// finds it broken fails with [`DagError::PgUnavailable`] (a call on a connection that had
+/// been working is first made once more on a new one); the next call outside a transaction
+/// connects again. An attempt that was refused at once is repeated by the next call; one that
+/// hung (a host that does not answer) starts a backoff (0.1 s, doubling to 5 s) during which
+/// calls fail at once, so an unreachable server costs one slow attempt per backoff, not one
+/// per call. A transaction whose connection broke fails to its end (its statements are
+/// never sent on another connection); the one after it reconnects.
 pub(crate) struct Pg {
-    /// Always `Some` until dropped (taken out to be closed off any runtime).
+    /// The connection string with its password (to reconnect).
+    url: String,
+    /// `None` while disconnected (and while being dropped).
     client: RefCell<Option<Client>>,
     statements: RefCell<HashMap<&'static str, Statement>>,
     /// The connection string without its password, for messages.
     shown: String,
+    /// A transaction was begun on the current connection and not ended.
+    in_tx: Cell<bool>,
+    /// The connection broke during the open transaction: everything fails until it ends.
+    tx_lost: Cell<bool>,
+    /// Why the last connection attempt failed, when it did, and when to try again.
+    retry: RefCell<Option<Retry>>,
+    /// The last call found a connection that had been working broken (a server restarted
+    /// since): outside a transaction, that call is made once more on a new connection.
+    stale: Cell<bool>,
 }
+
+/// The backoff after a failed connection attempt.
+struct Retry {
+    cause: String,
+    at: Instant,
+    delay: Duration,
+}
+
+const BACKOFF_FIRST: Duration = Duration::from_millis(100);
+/// A connection attempt that failed after this long (a host that does not answer, a connect
+/// timeout) starts the backoff; one refused faster does not.
+const SLOW_ATTEMPT: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for Pg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -84,23 +117,15 @@ pub fn is_postgres_url(s: &str) -> bool {
     s.starts_with("postgres://") || s.starts_with("postgresql://")
 }
 
-/// `url` with any password replaced by `***`.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let (auth, host) = match rest.rsplit_once('@') {
-        Some((auth, host)) => (auth, host),
-        None => return url.to_owned(),
-    };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
-    }
-}
+pub use crate::redact::redact;
 
 pub(crate) fn pg_error(e: &postgres::Error) -> DagError {
-    let text = match e.as_db_error() {
+    DagError::Postgres(pg_text(e))
+}
+
+/// The text of a client error: the server's message, or the error with its causes.
+fn pg_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => {
             let mut text = e.to_string();
@@ -112,8 +137,7 @@ pub(crate) fn pg_error(e: &postgres::Error) -> DagError {
             }
             text
         }
-    };
-    DagError::Postgres(text)
+    }
 }
 
 impl From<postgres::Error> for DagError {
@@ -178,7 +202,7 @@ fn tls(root: Option<&str>) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
 }
 
 /// A plain client for `url` with the same options and TLS as the store's own connection
-/// (`sslmode`, `sslrootcert`, a 30 s connect timeout): for programs that keep their own tables
+/// (`sslmode`, `sslrootcert`, a 10 s connect timeout, TCP keepalives): for programs that keep their own tables
 /// next to the memory (the gateway's shared state). Call it off async runtimes.
 pub fn connect_client(url: &str) -> Result<Client> {
     let shown = redact(url);
@@ -187,26 +211,52 @@ pub fn connect_client(url: &str) -> Result<Client> {
         .parse()
         .map_err(|e: postgres::Error| DagError::Postgres(format!("{shown}: {e}")))?;
     if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(30));
+        config.connect_timeout(Duration::from_secs(10));
     }
+    // A server that vanished without closing the socket is noticed, not waited on forever.
+    config.keepalives(true);
+    config.keepalives_idle(Duration::from_secs(30));
     config.application_name("filo");
     let tls = tls(root.as_deref())?;
-    off_runtime(|| config.connect(tls))
-        .map_err(|e| DagError::Postgres(format!("{shown}: {}", pg_error(&e))))
+    off_runtime(|| config.connect(tls)).map_err(|e| {
+        let cause = redact(&pg_text(&e));
+        match e.as_db_error() {
+            // The server answered and refused (a wrong password, no such database): not a
+            // server that is away.
+            Some(_) => DagError::Postgres(format!("{shown}: {cause}")),
+            None => DagError::PgUnavailable { url: shown, cause },
+        }
+    })
 }
 
 impl Pg {
     /// Connects, creates or migrates the schema, and refuses a layout newer than this code.
     pub(crate) fn connect(url: &str) -> Result<Self> {
         let shown = redact(url);
-        let client = connect_client(url)?;
-        let pg = Self {
+        let client = Self::open(url, &shown)?;
+        Ok(Self {
+            url: url.to_owned(),
             client: RefCell::new(Some(client)),
             statements: RefCell::new(HashMap::new()),
             shown,
-        };
-        pg.migrate()?;
-        Ok(pg)
+            in_tx: Cell::new(false),
+            tx_lost: Cell::new(false),
+            retry: RefCell::new(None),
+            stale: Cell::new(false),
+        })
+    }
+
+    /// A new connection with the schema checked (and migrated) and the search path set.
+    fn open(url: &str, shown: &str) -> Result<Client> {
+        let mut client = connect_client(url)?;
+        let shown = shown.to_owned();
+        match off_runtime(|| Self::migrate_on(&mut client, &shown)) {
+            Ok(()) => Ok(client),
+            Err(e) => {
+                off_runtime(move || drop(client));
+                Err(e)
+            }
+        }
     }
 
     /// The connection string without its password.
@@ -214,25 +264,143 @@ impl Pg {
         &self.shown
     }
 
+    fn unavailable(&self, cause: impl Into<String>) -> DagError {
+        DagError::PgUnavailable {
+            url: self.shown.clone(),
+            cause: redact(&cause.into()),
+        }
+    }
+
+    /// Makes sure there is a connection: reconnects (outside a transaction, after the backoff)
+    /// when the last one broke.
+    fn ensure_connected(&self) -> Result<()> {
+        if self.tx_lost.get() {
+            return Err(self
+                .unavailable("the connection broke during this transaction; it was rolled back"));
+        }
+        let connected = self
+            .client
+            .try_borrow()
+            .map_err(|_| {
+                DagError::Postgres("the connection is already in use by this thread".into())
+            })?
+            .as_ref()
+            .is_some_and(|c| !c.is_closed());
+        if connected {
+            return Ok(());
+        }
+        if let Some(old) = self.client.borrow_mut().take() {
+            off_runtime(move || drop(old));
+        }
+        self.statements.borrow_mut().clear();
+        if let Some(r) = self.retry.borrow().as_ref()
+            && Instant::now() < r.at
+        {
+            return Err(self.unavailable(r.cause.clone()));
+        }
+        let tried = Instant::now();
+        match Self::open(&self.url, &self.shown) {
+            Ok(client) => {
+                *self.client.borrow_mut() = Some(client);
+                *self.retry.borrow_mut() = None;
+                Ok(())
+            }
+            Err(e) => {
+                let cause = match &e {
+                    DagError::PgUnavailable { cause, .. } => cause.clone(),
+                    other => other.to_string(),
+                };
+                let mut retry = self.retry.borrow_mut();
+                if tried.elapsed() < SLOW_ATTEMPT {
+                    // Refused at once (the server is down, the host answers): trying again is
+                    // cheap, and finds the server the moment it is back.
+                    *retry = None;
+                    return Err(self.unavailable(cause));
+                }
+                let delay = retry
+                    .as_ref()
+                    .map_or(BACKOFF_FIRST, |r| (r.delay * 2).min(BACKOFF_MAX));
+                *retry = Some(Retry {
+                    cause: cause.clone(),
+                    at: Instant::now() + delay,
+                    delay,
+                });
+                Err(self.unavailable(cause))
+            }
+        }
+    }
+
+    /// After a failed call: when the connection itself is gone (not just the statement), it
+    /// is closed here and the error says the database is unavailable.
+    fn after_error(&self, e: DagError) -> DagError {
+        if matches!(e, DagError::PgUnavailable { .. }) {
+            return e;
+        }
+        let alive = match self.client.try_borrow_mut() {
+            Ok(mut slot) => match slot.as_mut() {
+                Some(c) if !c.is_closed() => off_runtime(|| match c.is_valid(PROBE_TIMEOUT) {
+                    Ok(()) => true,
+                    Err(e) => e.as_db_error().is_some(),
+                }),
+                _ => false,
+            },
+            Err(_) => true,
+        };
+        // (`is_valid` failing with the server's own error still means the server answered.)
+        if alive {
+            return e;
+        }
+        if let Some(old) = self.client.borrow_mut().take() {
+            off_runtime(move || drop(old));
+        }
+        self.statements.borrow_mut().clear();
+        if self.in_tx.get() {
+            self.tx_lost.set(true);
+        } else {
+            self.stale.set(true);
+        }
+        let cause = match e {
+            DagError::Postgres(text) => text,
+            other => other.to_string(),
+        };
+        self.unavailable(cause)
+    }
+
     /// The client, borrowed for one call (an error if this thread already uses it).
     fn slot(&self) -> Result<std::cell::RefMut<'_, Client>> {
+        self.ensure_connected()?;
         let slot = self.client.try_borrow_mut().map_err(|_| {
             DagError::Postgres("the connection is already in use by this thread".into())
         })?;
         std::cell::RefMut::filter_map(slot, Option::as_mut)
-            .map_err(|_| DagError::Postgres("the connection is closed".into()))
+            .map_err(|_| self.unavailable("not connected"))
+    }
+
+    /// Runs `attempt`, and once more on a new connection when it found the connection broken
+    /// outside a transaction: after a server restart, the first call on the old connection
+    /// fails before the server saw it. (A statement of a transaction is never repeated: the
+    /// transaction fails as a whole.) `attempt` prepares its statements itself, since
+    /// statements belong to a connection.
+    fn again<R>(&self, mut attempt: impl FnMut() -> Result<R>) -> Result<R> {
+        self.stale.set(false);
+        match attempt() {
+            Err(DagError::PgUnavailable { .. })
+                if !self.in_tx.get() && self.stale.replace(false) =>
+            {
+                attempt()
+            }
+            other => other,
+        }
     }
 
     /// Runs `f` on the client, off any async runtime.
     fn with<R: Send>(&self, f: impl FnOnce(&mut Client) -> Result<R> + Send) -> Result<R> {
-        let mut client = self.slot()?;
-        let client: &mut Client = &mut client;
-        off_runtime(|| f(client))
-    }
-
-    fn migrate(&self) -> Result<()> {
-        let shown = self.shown.clone();
-        self.with(move |client| Self::migrate_on(client, &shown))
+        let out = {
+            let mut client = self.slot()?;
+            let client: &mut Client = &mut client;
+            off_runtime(|| f(client))
+        };
+        out.map_err(|e| self.after_error(e))
     }
 
     fn migrate_on(client: &mut Client, shown: &str) -> Result<()> {
@@ -290,6 +458,23 @@ impl Pg {
         params: &[P<'_>],
         visit: &mut dyn FnMut(&dyn Cols) -> Result<bool>,
     ) -> Result<()> {
+        let mut visited = false;
+        self.again(|| {
+            if visited {
+                // Rows were handed out already: they are not handed out twice.
+                return Err(self.unavailable("the connection broke while rows were read"));
+            }
+            self.each_once(sql, params, &mut *visit, &mut visited)
+        })
+    }
+
+    fn each_once(
+        &self,
+        sql: &'static str,
+        params: &[P<'_>],
+        visit: &mut dyn FnMut(&dyn Cols) -> Result<bool>,
+        visited: &mut bool,
+    ) -> Result<()> {
         let stmt = self.statement(sql)?;
         if tokio::runtime::Handle::try_current().is_ok() {
             // On a runtime thread: the rows are fetched on a scoped thread, then visited here.
@@ -298,6 +483,7 @@ impl Pg {
                     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
                 Ok(c.query(&stmt, &refs)?)
             })?;
+            *visited = !rows.is_empty();
             for row in &rows {
                 if !visit(row)? {
                     break;
@@ -305,22 +491,35 @@ impl Pg {
             }
             return Ok(());
         }
-        let mut client = self.slot()?;
-        let mut rows = client.query_raw(&stmt, params.iter())?;
-        while let Some(row) = rows.next()? {
-            if !visit(&row)? {
-                break;
+        let streamed = (|| {
+            // Errors that are not the connection's (or already say so) pass as they are.
+            let mut client = self.slot().map_err(Walk::Pass)?;
+            let mut rows = client
+                .query_raw(&stmt, params.iter())
+                .map_err(|e| Walk::Db(e.into()))?;
+            while let Some(row) = rows.next().map_err(|e| Walk::Db(e.into()))? {
+                *visited = true;
+                if !visit(&row).map_err(Walk::Pass)? {
+                    break;
+                }
             }
+            Ok(())
+        })();
+        match streamed {
+            Ok(()) => Ok(()),
+            Err(Walk::Pass(e)) => Err(e),
+            Err(Walk::Db(e)) => Err(self.after_error(e)),
         }
-        Ok(())
     }
 
     pub(crate) fn exec(&self, sql: &'static str, params: &[P<'_>]) -> Result<u64> {
-        let stmt = self.statement(sql)?;
-        self.with(|c| {
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-            Ok(c.execute(&stmt, &refs)?)
+        self.again(|| {
+            let stmt = self.statement(sql)?;
+            self.with(|c| {
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+                Ok(c.execute(&stmt, &refs)?)
+            })
         })
     }
 
@@ -330,19 +529,42 @@ impl Pg {
     }
 
     pub(crate) fn begin(&self, write: bool) -> Result<()> {
-        if write {
-            self.batch(&format!(
-                "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK});"
-            ))
+        let sql = if write {
+            format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK});")
         } else {
-            self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        }
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_owned()
+        };
+        self.again(|| self.batch(&sql))?;
+        self.in_tx.set(true);
+        Ok(())
     }
 
     pub(crate) fn end(&self, commit: bool) -> Result<()> {
+        let lost = self.tx_lost.replace(false);
+        self.in_tx.set(false);
+        if lost {
+            // The server rolled the transaction back when the connection went.
+            return if commit {
+                Err(self.unavailable(
+                    "the connection broke during this transaction; it was rolled back",
+                ))
+            } else {
+                Ok(())
+            };
+        }
         self.batch(if commit { "COMMIT" } else { "ROLLBACK" })
     }
 }
+
+/// An error while streaming rows: the database's, or one that says nothing about the
+/// connection (the visitor's) or has already been looked at.
+enum Walk {
+    Db(DagError),
+    Pass(DagError),
+}
+
+/// How long a connection that failed a call gets to answer a probe before it is called broken.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Drop for Pg {
     fn drop(&mut self) {
@@ -406,6 +628,10 @@ mod tests {
         assert_eq!(
             redact("postgres://u:secret@h:5432/db"),
             "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(
+            redact("postgres://u@h:5432/db?password=secret"),
+            "postgres://u@h:5432/db?password=***"
         );
         assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
         assert_eq!(redact("postgres://h/db"), "postgres://h/db");

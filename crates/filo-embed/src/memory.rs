@@ -59,7 +59,7 @@ impl MemoryHubs {
         let mut config = HubConfig::under_home(home);
         config.db_path = db.clone();
         config.clock = Arc::new(move || clock.now_ms());
-        let hub = MemoryHub::open(config).map_err(|e| e.to_string())?;
+        let hub = MemoryHub::open(config).map_err(|e| filo_dag::redact(&e.to_string()))?;
         hubs.insert(db, hub.clone());
         Ok(hub)
     }
@@ -94,10 +94,12 @@ pub(crate) fn open_memory(
     let db = memory_db_path(config, paths);
     match hubs.hub(db.clone(), &paths.home, clock) {
         Ok(hub) => Ok(Some(Arc::new(hub.session(None)))),
-        Err(e) => Err(format!(
+        // The database may be a connection string: its password never reaches a warning (run
+        // warnings go to HTTP and WebSocket clients).
+        Err(e) => Err(filo_dag::redact(&format!(
             "memory disabled for this run: {e} (nothing is mirrored; `filo dag --db {} fsck` tells more; memory.enabled=false silences this)",
             db.display()
-        )),
+        ))),
     }
 }
 

@@ -54,9 +54,32 @@ pub fn with_lock<T, E: From<StateIoError>>(
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// The file a state path stands for: a symbolic link is followed (a user who linked
+/// `auth-profiles.json` or `sessions.json` elsewhere meant that file to be written), up to 40
+/// links deep; anything else is the path itself.
+fn link_target(path: &Path) -> PathBuf {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        let is_link = fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return current;
+        }
+        let Ok(target) = fs::read_link(&current) else {
+            return current;
+        };
+        current = match current.parent() {
+            Some(dir) if target.is_relative() => dir.join(target),
+            _ => target,
+        };
+    }
+    current
+}
+
 /// Replace `path` with `text`: a private (0600) temporary file beside it, synced, then renamed
-/// over it. On failure the original is untouched and the temporary copy is removed.
+/// over it. On failure the original is untouched and the temporary copy is removed. When
+/// `path` is a symbolic link, the file it points to is replaced and the link kept.
 pub fn replace_atomically(path: &Path, text: &str) -> Result<(), StateIoError> {
+    let path = &link_target(path);
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -83,4 +106,33 @@ fn write_private(path: &Path, text: &str) -> io::Result<()> {
     let mut file: File = options.open(path)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A linked state file: the link's target gets the new text, the link stays a link.
+    #[test]
+    fn a_symlinked_state_file_is_written_through_its_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = dir.path().join("secrets");
+        fs::create_dir_all(&secrets).unwrap();
+        let target = secrets.join("auth-profiles.json");
+        fs::write(&target, "{}").unwrap();
+        let link = dir.path().join("auth-profiles.json");
+        std::os::unix::fs::symlink("secrets/auth-profiles.json", &link).unwrap();
+        replace_atomically(&link, "{\"version\":1}").unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&target).unwrap(), "{\"version\":1}");
+        assert_eq!(fs::read_to_string(&link).unwrap(), "{\"version\":1}");
+        // No temporary file left next to the link or the target.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+        assert_eq!(fs::read_dir(&secrets).unwrap().count(), 1);
+    }
 }

@@ -160,8 +160,20 @@ async fn health(State(core): State<Arc<Core>>) -> Response {
 }
 
 async fn ready(State(core): State<Arc<Core>>) -> Response {
-    let ready = !core.is_draining();
-    let body = json!({"ready": ready, "failing": if ready { vec![] } else { vec!["draining"] },
+    let mut failing = Vec::new();
+    if core.is_draining() {
+        failing.push("draining");
+    }
+    // With a shared store, a host that cannot reach it cannot serve a turn (what it answers
+    // meanwhile is an error naming the database; the cause stays in the run's error, not here).
+    if let Some(shared) = &core.shared {
+        let probe = tokio::time::timeout(std::time::Duration::from_secs(5), shared.ping());
+        if !matches!(probe.await, Ok(Ok(()))) {
+            failing.push("store");
+        }
+    }
+    let ready = failing.is_empty();
+    let body = json!({"ready": ready, "failing": failing,
         "uptimeMs": core.started.elapsed().as_millis() as u64});
     let status = if ready {
         StatusCode::OK

@@ -87,6 +87,8 @@ impl RunOutcome {
                 let e = self.error.as_deref().unwrap_or("").to_lowercase();
                 Some(if e.contains("rate limit") || e.contains("429") {
                     "rate_limit"
+                } else if e.contains("database") && e.contains("is unavailable") {
+                    "store_unavailable"
                 } else if e.contains("context overflow") || e.contains("too large") {
                     "context_length"
                 } else {

@@ -25,7 +25,23 @@ use crate::store::AgentStore;
 pub(crate) async fn drive(core: Arc<Core>, key: String, first: Pending) {
     let mut current = first;
     loop {
-        let outcome = execute(&core, &key, &current).await;
+        // A panic in a run still answers its callers, and the key's lane goes on (the shared
+        // lane's connection is closed with the dropped lease, which frees its lock).
+        let run = std::panic::AssertUnwindSafe(execute(&core, &key, &current));
+        let outcome = match futures::FutureExt::catch_unwind(run).await {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                failed(
+                    empty_outcome(&current, &key),
+                    format!("internal error: the run panicked ({what})"),
+                )
+            }
+        };
         finish(&core, &current, outcome).await;
         match next_for(&core, &key).await {
             Some(next) => current = next,
@@ -344,9 +360,16 @@ async fn share_run(
         outcome: crate::shared::queue::encode_outcome(outcome),
     };
     if let Err(e) = shared.sync_up(session_id, transcript, known, commit).await {
-        outcome.warnings.push(format!(
+        // Not in the shared transcript, the turn is not part of the session: the caller is
+        // told, and can send the message again (this host's copy keeps it aside).
+        let mut failed_run = failed(
+            outcome.clone(),
+            format!("the turn was not saved, send the message again: {e}"),
+        );
+        failed_run.warnings.push(format!(
             "the transcript did not reach the shared store: {e}"
         ));
+        *outcome = failed_run;
         return;
     }
     if let Some(entry) = store.peek(key)

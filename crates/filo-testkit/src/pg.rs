@@ -101,18 +101,36 @@ impl PgServer {
             chown_tree(dir.path(), uid, gid)?;
         }
         let port = free_port()?;
-        let log = fs::File::create(dir.path().join("postgres.log")).map_err(err)?;
-        if let Some((uid, gid)) = user {
-            std::os::unix::fs::chown(dir.path().join("postgres.log"), Some(uid), Some(gid))
-                .map_err(err)?;
+        let mut server = Self {
+            dir,
+            bin: bin.to_path_buf(),
+            port,
+            user,
+            child: None,
+        };
+        server.spawn()?;
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    /// Starts `postgres` on this server's data directory and port (its log appended to).
+    fn spawn(&mut self) -> Result<(), PgError> {
+        let log_path = self.dir.path().join("postgres.log");
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(err)?;
+        if let Some((uid, gid)) = self.user {
+            std::os::unix::fs::chown(&log_path, Some(uid), Some(gid)).map_err(err)?;
         }
-        let mut cmd = Command::new(bin.join("postgres"));
+        let mut cmd = Command::new(self.bin.join("postgres"));
         cmd.arg("-D")
-            .arg(&data)
+            .arg(self.dir.path().join("data"))
             .arg("-p")
-            .arg(port.to_string())
+            .arg(self.port.to_string())
             .arg("-k")
-            .arg(dir.path())
+            .arg(self.dir.path())
             .args(["-c", "listen_addresses=127.0.0.1"])
             .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
             .args(["-c", "full_page_writes=off", "-c", "max_connections=200"])
@@ -120,19 +138,34 @@ impl PgServer {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);
-        if let Some((uid, gid)) = user {
+        if let Some((uid, gid)) = self.user {
             cmd.uid(uid).gid(gid);
         }
-        let child = cmd.spawn().map_err(err)?;
-        let mut server = Self {
-            dir,
-            bin: bin.to_path_buf(),
-            port,
-            user,
-            child: Some(child),
-        };
-        server.wait_ready()?;
-        Ok(server)
+        self.child = Some(cmd.spawn().map_err(err)?);
+        Ok(())
+    }
+
+    /// Stops the server as an operator's restart does (`pg_ctl stop -m fast`: every connection
+    /// is cut, what was committed is kept), keeping its data; [`PgServer::start_again`] brings
+    /// it back on the same port. (The test server runs with `synchronous_commit=off`, so an
+    /// immediate stop could lose the last commits: not what a restart does.)
+    pub fn stop_now(&mut self) {
+        self.stop_with("fast");
+    }
+
+    /// Starts a stopped server again on the same port and data, and waits until it answers.
+    pub fn start_again(&mut self) -> Result<(), PgError> {
+        if self.child.is_some() {
+            return Ok(());
+        }
+        self.spawn()?;
+        self.wait_ready()
+    }
+
+    /// The data directory (`pg_hba.conf`, `postgresql.conf`), for tests that change how the
+    /// server authenticates.
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
     }
 
     fn wait_ready(&mut self) -> Result<(), PgError> {
@@ -207,12 +240,17 @@ impl PgServer {
     }
 
     fn stop(&mut self) {
+        self.stop_with("immediate");
+    }
+
+    fn stop_with(&mut self, mode: &str) {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        // An immediate shutdown: test data is thrown away, and the backends end with it.
+        // At the end, an immediate shutdown: test data is thrown away, and the backends end
+        // with it.
         let mut cmd = Command::new(self.bin.join("pg_ctl"));
-        cmd.args(["stop", "-m", "immediate", "-w", "-D"])
+        cmd.args(["stop", "-m", mode, "-w", "-D"])
             .arg(self.dir.path().join("data"))
             .stdout(Stdio::null())
             .stderr(Stdio::null());

@@ -10,6 +10,7 @@ mod flags;
 mod flags_more_pi073;
 mod flags_pi073;
 mod gateway;
+mod gateway_db;
 mod http_errors_pi073;
 mod local_model;
 mod mcp;

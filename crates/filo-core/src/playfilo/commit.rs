@@ -142,6 +142,8 @@ impl Shared {
     }
 
     fn hold_back(&self, entry: &SessionEntry, ctx: &EntryContext, cause: String) {
+        // The writer tries it again by itself while it waits (see `hub::RETRY_WAITING`).
+        self.hub.note_waiting(&self.me);
         let mut st = lock(&self.state);
         st.errors += 1;
         st.pending.push(Pending {

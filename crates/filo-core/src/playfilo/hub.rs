@@ -69,6 +69,10 @@ pub(crate) struct Core {
     /// the writer once it ran (with `Release`, so a caller that reads 0 sees what the jobs did).
     outstanding: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
+    /// Sessions with entries waiting after a failed commit (the database was away or locked):
+    /// the writer tries them again every [`RETRY_WAITING`] while there are any, so their
+    /// entries reach the memory once it is back, even when no new commit comes.
+    waiting: Arc<Mutex<Vec<Weak<Shared>>>>,
     /// Last, so that it runs after the connection above closed.
     _stamp: super::verified::RecordOnClose,
 }
@@ -88,6 +92,14 @@ impl Core {
                 })
             }
             None => Err(job),
+        }
+    }
+
+    /// Remember `session` as having entries waiting (the writer retries it).
+    pub(crate) fn note_waiting(&self, session: &Weak<Shared>) {
+        let mut waiting = lock(&self.waiting);
+        if !waiting.iter().any(|w| w.ptr_eq(session)) {
+            waiting.push(session.clone());
         }
     }
 
@@ -141,14 +153,54 @@ impl Drop for Core {
     }
 }
 
-fn run_writer(rx: Receiver<Job>, outstanding: &AtomicUsize) {
-    for job in rx {
+/// How often the writer tries the waiting entries again while there are any.
+const RETRY_WAITING: Duration = Duration::from_secs(1);
+
+fn run_writer(rx: Receiver<Job>, outstanding: &AtomicUsize, waiting: &Mutex<Vec<Weak<Shared>>>) {
+    loop {
+        let job = if lock(waiting).is_empty() {
+            match rx.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            }
+        } else {
+            match rx.recv_timeout(RETRY_WAITING) {
+                Ok(job) => job,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    retry_waiting(waiting);
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        };
         let ack = run_job(job);
         // Counted down before the flush's waiter hears back, so that it finds the writer idle.
         outstanding.fetch_sub(1, Ordering::AcqRel);
         if let Some(ack) = ack {
             // The waiter may have given up (`flush_within`): nothing to tell.
             ack.send(()).unwrap_or(());
+        }
+    }
+}
+
+/// One more attempt for every session with entries waiting; those that have none left (or are
+/// gone) are forgotten.
+fn retry_waiting(waiting: &Mutex<Vec<Weak<Shared>>>) {
+    let sessions: Vec<Weak<Shared>> = std::mem::take(&mut *lock(waiting));
+    let mut still = Vec::new();
+    for weak in sessions {
+        let Some(shared) = weak.upgrade() else {
+            continue;
+        };
+        shared.retry_pending();
+        if !lock(&shared.state).pending.is_empty() {
+            still.push(weak);
+        }
+    }
+    let mut waiting = lock(waiting);
+    for w in still {
+        if !waiting.iter().any(|x| x.ptr_eq(&w)) {
+            waiting.push(w);
         }
     }
 }
@@ -215,9 +267,11 @@ impl MemoryHub {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let outstanding = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&outstanding);
+        let waiting = Arc::new(Mutex::new(Vec::new()));
+        let writer_waiting = Arc::clone(&waiting);
         let thread = std::thread::Builder::new()
             .name("playfilo-writer".into())
-            .spawn(move || run_writer(rx, &counter))
+            .spawn(move || run_writer(rx, &counter, &writer_waiting))
             .map_err(|e| DagError::Io {
                 path: config.db_path.clone(),
                 cause: e,
@@ -230,6 +284,7 @@ impl MemoryHub {
             writer: Some(tx),
             outstanding,
             thread: Some(thread),
+            waiting,
             _stamp: super::verified::RecordOnClose { db: stamp_db },
         };
         Ok(MemoryHub {

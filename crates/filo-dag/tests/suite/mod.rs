@@ -3,6 +3,7 @@ mod concurrency;
 mod fixes;
 mod golden;
 mod model;
+mod reconnect;
 mod recover;
 mod store;
 mod surrogates;

@@ -46,23 +46,33 @@ impl SharedAuthState {
 
     /// Runs `f` on this store's connection (opened on first use, reopened after it closed),
     /// on a plain thread when called from an async worker (the client blocks on its own
-    /// runtime).
+    /// runtime). A kept connection the server dropped since (a restart) fails before the
+    /// server sees the call: then `f` runs once more on a new connection.
     fn on_client<T: Send>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<T, AuthStoreError> + Send,
+        mut f: impl FnMut(&mut Client) -> Result<T, AuthStoreError> + Send,
     ) -> Result<T, AuthStoreError> {
-        let work = || {
+        let mut work = move || {
             let mut slot = self.client.lock().unwrap_or_else(PoisonError::into_inner);
-            let mut client = match slot.take() {
-                Some(c) if !c.is_closed() => c,
-                _ => filo_dag::connect_client(&self.url).map_err(|e| self.fail(e))?,
-            };
-            let out = f(&mut client);
-            // A connection that broke is not kept; the next call opens a new one.
-            if !client.is_closed() {
-                *slot = Some(client);
+            let mut kept = slot.take().filter(|c| !c.is_closed());
+            loop {
+                let was_kept = kept.is_some();
+                let mut client = match kept.take() {
+                    Some(c) => c,
+                    None => filo_dag::connect_client(&self.url).map_err(|e| self.fail(e))?,
+                };
+                let out = f(&mut client);
+                // A connection that broke is not kept (closed here, off the async workers);
+                // the next call opens a new one.
+                if out.is_ok() || super::alive(&mut client) {
+                    *slot = Some(client);
+                    return out;
+                }
+                drop(client);
+                if !was_kept {
+                    return out;
+                }
             }
-            out
         };
         if tokio::runtime::Handle::try_current().is_ok() {
             std::thread::scope(|s| {

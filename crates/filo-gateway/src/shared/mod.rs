@@ -100,6 +100,8 @@ pub struct SharedStore {
     shown: String,
     idle: Mutex<Vec<Client>>,
     slots: Arc<Semaphore>,
+    /// After a failed connection attempt: why, and when the next one may be made.
+    retry: Mutex<Option<Retry>>,
     /// The memory, when it lives in this database (its head refs follow the transcripts).
     memory: Option<Arc<Mutex<filo_dag::Store>>>,
 }
@@ -111,6 +113,38 @@ impl std::fmt::Debug for SharedStore {
             .finish()
     }
 }
+
+/// How a call on a pooled connection failed.
+enum Failed {
+    /// The connection broke (the text names the database as unavailable).
+    Broken(String),
+    /// Anything else: the statement's own error, or no connection could be had.
+    Other(String),
+}
+
+impl Failed {
+    fn text(self) -> String {
+        match self {
+            Self::Broken(t) | Self::Other(t) => t,
+        }
+    }
+}
+
+/// The backoff after a failed connection attempt: while it runs, calls fail at once with the
+/// last cause instead of each trying to connect.
+struct Retry {
+    cause: String,
+    at: std::time::Instant,
+    delay: std::time::Duration,
+}
+
+const BACKOFF_FIRST: std::time::Duration = std::time::Duration::from_millis(100);
+const BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(2);
+/// A connection attempt that failed after this long (a host that does not answer) starts the
+/// backoff; one refused faster does not.
+const SLOW_ATTEMPT: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long a connection that failed a call gets to answer a probe before it is called broken.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A session key's lane, held until [`Lease::release`] (or until its connection closes).
 pub struct Lease {
@@ -161,6 +195,7 @@ impl SharedStore {
             shown: filo_dag::redact(url),
             idle: Mutex::new(Vec::new()),
             slots: Arc::new(Semaphore::new(DEFAULT_POOL)),
+            retry: Mutex::new(None),
             memory,
         });
         let mut client = store.open().await?;
@@ -185,38 +220,138 @@ impl SharedStore {
         &self.shown
     }
 
+    /// "The shared store … is unavailable: …", the error of every call made while the
+    /// database cannot be reached.
+    fn unavailable(&self, cause: &str) -> String {
+        filo_dag::DagError::PgUnavailable {
+            url: self.shown.clone(),
+            cause: filo_dag::redact(cause),
+        }
+        .to_string()
+    }
+
     async fn open(&self) -> Result<Client, String> {
+        if let Some(r) = lock(&self.retry).as_ref()
+            && std::time::Instant::now() < r.at
+        {
+            return Err(self.unavailable(&r.cause));
+        }
         let url = self.url.clone();
-        blocking(move || filo_dag::connect_client(&url).map_err(|e| e.to_string())).await
+        let tried = std::time::Instant::now();
+        let opened = blocking(move || {
+            filo_dag::connect_client(&url).map_err(|e| match e {
+                filo_dag::DagError::PgUnavailable { cause, .. } => cause,
+                other => other.to_string(),
+            })
+        })
+        .await;
+        let mut retry = lock(&self.retry);
+        match opened {
+            Ok(c) => {
+                *retry = None;
+                Ok(c)
+            }
+            Err(cause) if tried.elapsed() < SLOW_ATTEMPT => {
+                // Refused at once: the next call tries again (and finds the server back).
+                *retry = None;
+                Err(self.unavailable(&cause))
+            }
+            Err(cause) => {
+                let delay = retry
+                    .as_ref()
+                    .map_or(BACKOFF_FIRST, |r| (r.delay * 2).min(BACKOFF_MAX));
+                *retry = Some(Retry {
+                    cause: cause.clone(),
+                    at: std::time::Instant::now() + delay,
+                    delay,
+                });
+                Err(self.unavailable(&cause))
+            }
+        }
     }
 
     async fn client(&self) -> Result<Client, String> {
         let idle = lock(&self.idle).pop();
         match idle {
             Some(c) if !c.is_closed() => Ok(c),
-            _ => self.open().await,
+            Some(closed) => {
+                close_off_runtime(closed);
+                self.open().await
+            }
+            None => self.open().await,
         }
     }
 
+    /// Back into the pool; a closed client is closed off the async workers (closing blocks on
+    /// the client's own runtime, which panics on a runtime thread).
     fn give_back(&self, client: Client) {
-        if !client.is_closed() {
+        if client.is_closed() {
+            close_off_runtime(client);
+        } else {
             lock(&self.idle).push(client);
         }
     }
 
-    /// Runs `f` on a pooled connection, off the async workers.
+    /// Runs `f` on a pooled connection, off the async workers. A connection that fails a call
+    /// and then a probe is broken: it is closed there, the pool's other connections (opened
+    /// before the same outage) with it, and the error says the database is unavailable. When
+    /// the broken connection came from the pool (it had been working: the server restarted
+    /// since), `f` is made once more on a new connection: its first statement failed before
+    /// the server saw it.
     async fn with<T: Send + 'static>(
         self: &Arc<Self>,
-        f: impl FnOnce(&mut Client) -> Result<T, String> + Send + 'static,
+        f: impl Fn(&mut Client) -> Result<T, String> + Send + Sync + 'static,
     ) -> Result<T, String> {
-        let mut client = self.client().await?;
+        let f = Arc::new(f);
+        let pooled = !lock(&self.idle).is_empty();
+        match self.with_once(f.clone()).await {
+            Ok(v) => Ok(v),
+            Err(Failed::Broken(_)) if pooled => self.with_once(f).await.map_err(Failed::text),
+            Err(e) => Err(e.text()),
+        }
+    }
+
+    async fn with_once<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: Arc<impl Fn(&mut Client) -> Result<T, String> + Send + Sync + 'static>,
+    ) -> Result<T, Failed> {
+        let mut client = self.client().await.map_err(Failed::Other)?;
         let (client, out) = blocking(move || {
             let out = f(&mut client);
-            Ok((client, out))
+            if out.is_err() && !alive(&mut client) {
+                drop(client);
+                return Ok((None, out));
+            }
+            Ok((Some(client), out))
         })
-        .await?;
-        self.give_back(client);
-        out
+        .await
+        .map_err(Failed::Other)?;
+        match client {
+            Some(client) => {
+                self.give_back(client);
+                out.map_err(Failed::Other)
+            }
+            None => {
+                self.forget_idle();
+                Err(Failed::Broken(
+                    self.unavailable(&out.err().unwrap_or_default()),
+                ))
+            }
+        }
+    }
+
+    /// Closes every idle connection (after one was found broken: they went with it).
+    fn forget_idle(&self) {
+        let idle: Vec<Client> = std::mem::take(&mut *lock(&self.idle));
+        if !idle.is_empty() {
+            close_off_runtime_all(idle);
+        }
+    }
+
+    /// One round trip to the database (for `/ready`): `Err` names why it cannot be reached.
+    pub async fn ping(self: &Arc<Self>) -> Result<(), String> {
+        self.with(|c| c.simple_query("SELECT 1").map(|_| ()).map_err(pg))
+            .await
     }
 
     /// Takes `key`'s lane when no host holds it; `None` when another host (or another run on
@@ -233,15 +368,31 @@ impl SharedStore {
             .await
             .map_err(|e| e.to_string())?;
         let lock_key = lane_lock_key(agent, key);
-        let mut client = self.client().await?;
-        let (client, got) = blocking(move || {
-            let got: bool = client
-                .query_one("SELECT pg_try_advisory_lock($1)", &[&lock_key])
-                .map_err(pg)?
-                .get(0);
-            Ok((client, got))
-        })
-        .await?;
+        // A pooled connection may be one the server dropped when it restarted: then once more
+        // on a new one.
+        let mut tries = if lock(&self.idle).is_empty() { 1 } else { 2 };
+        let (client, got) = loop {
+            tries -= 1;
+            let mut client = self.client().await?;
+            let taken = blocking(move || {
+                // On an error the client is dropped here, off the async workers.
+                let got: bool = client
+                    .query_one("SELECT pg_try_advisory_lock($1)", &[&lock_key])
+                    .map_err(pg)?
+                    .get(0);
+                Ok((client, got))
+            })
+            .await;
+            match taken {
+                Ok(taken) => break taken,
+                Err(e) => {
+                    self.forget_idle();
+                    if tries == 0 {
+                        return Err(self.unavailable(&e));
+                    }
+                }
+            }
+        };
         if !got {
             self.give_back(client);
             return Ok(None);
@@ -449,6 +600,8 @@ impl Lease {
             Ok(client)
         })
         .await;
+        // (A client that failed to unlock was dropped on the blocking thread: its lock went
+        // with its connection.)
         if let Ok(client) = back {
             self.store.give_back(client);
         }
@@ -461,6 +614,32 @@ impl Drop for Lease {
         if let Some(client) = self.client.take() {
             std::thread::spawn(move || drop(client));
         }
+    }
+}
+
+/// Closes a client on a plain thread (never on an async worker, where closing panics).
+fn close_off_runtime(client: Client) {
+    close_off_runtime_all(vec![client]);
+}
+
+fn close_off_runtime_all(clients: Vec<Client>) {
+    // Detached: a close waits for the server's answer, which may never come.
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => drop(rt.spawn_blocking(move || drop(clients))),
+        Err(_) => drop(clients),
+    }
+}
+
+/// True when `client` still answers (a statement error leaves it usable; a closed or cut
+/// connection does not). Called off the async workers.
+pub(super) fn alive(client: &mut Client) -> bool {
+    if client.is_closed() {
+        return false;
+    }
+    match client.is_valid(PROBE_TIMEOUT) {
+        Ok(()) => true,
+        // The server answered with an error of its own: it is there.
+        Err(e) => e.as_db_error().is_some(),
     }
 }
 
