@@ -1,8 +1,18 @@
 #!/usr/bin/env python3
-"""Record pi 0.73.1's outputs as fixtures for filo's compatibility tests. NOT part of CI.
+"""Record a pi release's outputs as fixtures for filo's compatibility tests. NOT part of CI.
+
+    python3 scripts/record-pi/record.py <pi-prefix> <version> <out-dir> [case ...]
 
     npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
-    python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
+    python3 scripts/record-pi/record.py /tmp/pi073 0.73.1 crates/filo-cli/tests/fixtures/pi073 [case ...]
+    python3 scripts/record-pi/record.py /work/pi16 1.6.0 crates/filo-cli/tests/fixtures/pi-1.6.0
+
+The package is `@mariozechner/pi-coding-agent` up to 0.73 and `@earendil-works/pi-coding-agent`
+from 0.74 on; the installed version must be the one named. The prefix's own `node` is used when
+it has one (`PI_NODE` overrides). With no case named, a version >= 1.6 records the session cases
+of `sessions16.py` (session16_case); an older one the 0.73.1 cases below. The mock serves the
+openai-completions wire (provider `mock`) and, on `/messages`, the anthropic-messages wire
+(provider `mockant`).
 
 Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case, flags_more_case,
 resume_picker_case,
@@ -122,7 +132,7 @@ class Mock(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return
-        data = (anthropic_reply(turn) if self.path.endswith("/messages") else reply(turn)).encode()
+        data = (anthropic_reply(turn) if "/messages" in self.path else reply(turn)).encode()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(data)))
@@ -972,11 +982,18 @@ def resource_settings_case():
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sessions16
+    sessions16.h = sys.modules[__name__]
+    cases = dict(globals(), session16_case=sessions16.session16_case)
     only = sys.argv[4:]
     try:
         if only:
             for case in only:
-                globals()[case]()
+                cases[case]()
+            sys.exit(0)
+        if version_tuple(VERSION) >= (1, 6, 0):
+            sessions16.session16_case()
             sys.exit(0)
         edit_case()
         rpc_cases()
