@@ -320,7 +320,7 @@ pub struct SessionEntry {
     /// ISO-8601 time, as pi writes it.
     pub timestamp: String,
     pub kind: EntryKind,
-    /// The line as it was read, for a message entry whose typed form would not write it back
+    /// The line as it was read, for an entry whose typed form would not write it back
     /// the same (pi 1.6's `thinkingLevel`, `durationMs`, `rawStopReason`, `usage.reasoning`, a
     /// tool call's `namespace`, a `deferred` handle, …): [`SessionEntry::to_line`] writes it
     /// back untouched while the entry keeps the id and parent it was read with.
@@ -373,18 +373,16 @@ impl SessionEntry {
             .map(|v| &*v.line)
     }
 
-    /// Keep `line` (the text this message entry was read from) when the typed entry would
+    /// Keep `line` (the text this entry was read from) when the typed entry would
     /// write something else: fields filo does not model survive a rewrite of the file.
     pub(crate) fn keeping_line(mut self, line: &str) -> Self {
-        if matches!(self.kind, EntryKind::Message(_)) {
-            self.verbatim = None;
-            if self.to_line() != line {
-                self.verbatim = Some(Verbatim {
-                    id: self.id.clone(),
-                    parent_id: self.parent_id.clone(),
-                    line: line.into(),
-                });
-            }
+        self.verbatim = None;
+        if self.to_line() != line {
+            self.verbatim = Some(Verbatim {
+                id: self.id.clone(),
+                parent_id: self.parent_id.clone(),
+                line: line.into(),
+            });
         }
         self
     }
@@ -606,11 +604,7 @@ impl SessionEntry {
         let timestamp = str_field(obj, "timestamp").unwrap_or_default();
         let kind = parse_kind(entry_type, obj, v)?;
         let entry = SessionEntry::new(id.to_string(), parent_id, timestamp, kind);
-        Ok(if matches!(entry.kind, EntryKind::Message(_)) {
-            entry.keeping_line(&v.to_string())
-        } else {
-            entry
-        })
+        Ok(entry.keeping_line(&v.to_string()))
     }
 }
 
