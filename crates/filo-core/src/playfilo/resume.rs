@@ -18,7 +18,7 @@ fn same_kind(a: &SessionEntry, b: &SessionEntry) -> bool {
 /// entries are left out, as they were when read through `Value`s): each line deserialized
 /// straight into its typed entry, no JSON tree per entry.
 pub(crate) fn entries_of(lines: &filo_dag::EntryLines) -> Vec<SessionEntry> {
-    lines.iter().filter_map(|l| entry_of_line(l)).collect()
+    lines.iter().filter_map(entry_of_line).collect()
 }
 
 /// One lineage line as an entry; a line with a `type` and an `id` that filo cannot read is kept

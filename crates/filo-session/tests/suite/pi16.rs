@@ -117,9 +117,9 @@ fn open_at_last_user(lines: &[String]) -> (SessionManager, tempfile::TempDir) {
     let mut s = SessionManager::open(&path, "/p").unwrap();
     let last_user = lines
         .iter()
+        .rev()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["message"]["role"] == "user")
-        .last()
+        .find(|e| e["message"]["role"] == "user")
         .unwrap()["id"]
         .as_str()
         .unwrap()
