@@ -21,8 +21,9 @@
 pub mod message;
 
 pub use message::{
-    AssistantMessage, ContentBlock, Context, Cost, ImageContent, Message, StopReason, TextContent,
-    ThinkingContent, Tool, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage,
+    AssistantMessage, ContentBlock, Context, Cost, ImageContent, Message, StopReason,
+    SystemMessage, SystemState, TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage,
+    Usage, UserContent, UserMessage,
 };
 pub mod event;
 pub mod model;

@@ -176,6 +176,11 @@ pub enum StopReason {
     ToolUse,
     Error,
     Aborted,
+    /// pi 1.6 (0.83): the provider accepted the request and will answer later; the message's
+    /// `deferred` handle (kept verbatim by the session layer) says where to fetch it.
+    Deferred,
+    /// pi 1.6 (0.84): a partial message while it streams; pi never persists it.
+    Pending,
 }
 
 /// A user message.
@@ -272,6 +277,156 @@ impl Message {
     }
 }
 
+/// pi 1.6's `role:"system"` message (0.86): the prompt and tools as a transcript entry. The
+/// first one of a session holds every prompt section and `toolsAdded` with every tool
+/// declaration; later ones are patches (a section name to its new text, or `null` to remove
+/// it; tools added or removed by name). Replaying them in order gives the current prompt and
+/// tools ([`SystemState`]). Tool declarations are kept as the JSON pi wrote (pi 1.6 adds fields
+/// such as `constrainedSampling`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemMessage {
+    #[serde(default = "empty_user_content")]
+    pub content: UserContent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sections: Option<serde_json::Map<String, Value>>,
+    #[serde(default)]
+    pub timestamp: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_added: Option<Vec<Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_removed: Option<Vec<Value>>,
+}
+
+fn empty_user_content() -> UserContent {
+    UserContent::Text(String::new())
+}
+
+impl SystemMessage {
+    /// The text of the message's own `content` (text blocks joined with a newline, as pi does).
+    pub fn content_text(&self) -> String {
+        match &self.content {
+            UserContent::Text(s) => s.clone(),
+            UserContent::Blocks(b) => b
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    /// The name of a tool declaration or reference.
+    fn tool_name(v: &Value) -> Option<&str> {
+        v.get("name").and_then(Value::as_str)
+    }
+}
+
+/// The prompt and tools after replaying system messages in order (pi's
+/// `getCurrentSystemMessage`): non-empty `content` is appended, sections are set or removed by
+/// name (a section keeps its first position), tools are removed then added by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SystemState {
+    /// The non-empty `content` texts, in order.
+    pub content: Vec<String>,
+    /// Section name → text, in the order they were first set.
+    pub sections: Vec<(String, String)>,
+    /// Tool declarations by name, in the order they were first added.
+    pub tools: Vec<Value>,
+    /// Whether any system message was applied.
+    pub seen: bool,
+}
+
+impl SystemState {
+    /// Apply one system message.
+    pub fn apply(&mut self, m: &SystemMessage) {
+        self.seen = true;
+        let text = m.content_text();
+        if !text.is_empty() {
+            self.content.push(text);
+        }
+        for (name, value) in m.sections.iter().flatten() {
+            match value.as_str() {
+                None => self.sections.retain(|(n, _)| n != name),
+                Some(text) => match self.sections.iter_mut().find(|(n, _)| n == name) {
+                    Some(slot) => slot.1 = text.to_string(),
+                    None => self.sections.push((name.clone(), text.to_string())),
+                },
+            }
+        }
+        for removed in m.tools_removed.iter().flatten() {
+            if let Some(name) = SystemMessage::tool_name(removed) {
+                self.tools
+                    .retain(|t| SystemMessage::tool_name(t) != Some(name));
+            }
+        }
+        for added in m.tools_added.iter().flatten() {
+            let name = SystemMessage::tool_name(added);
+            match self
+                .tools
+                .iter_mut()
+                .find(|t| name.is_some() && SystemMessage::tool_name(t) == name)
+            {
+                Some(slot) => *slot = added.clone(),
+                None => self.tools.push(added.clone()),
+            }
+        }
+    }
+
+    /// The replayed state of a sequence of system messages.
+    pub fn replay<'a>(messages: impl IntoIterator<Item = &'a SystemMessage>) -> Self {
+        let mut state = SystemState::default();
+        for m in messages {
+            state.apply(m);
+        }
+        state
+    }
+
+    /// The prompt text as pi renders it (`getSystemMessageText`): the content, then every
+    /// section, non-empty parts joined by a blank line.
+    pub fn prompt(&self) -> String {
+        let content = self.content.join("\n\n");
+        std::iter::once(content.as_str())
+            .chain(self.sections.iter().map(|(_, t)| t.as_str()))
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
+    /// The state as one system message (pi's checkpoint form: the content joined, every
+    /// section, every tool), or `None` when no system message was applied and there is no tool.
+    pub fn to_message(&self, timestamp: i64) -> Option<SystemMessage> {
+        if !self.seen && self.tools.is_empty() {
+            return None;
+        }
+        let sections: serde_json::Map<String, Value> = self
+            .sections
+            .iter()
+            .map(|(n, t)| (n.clone(), Value::String(t.clone())))
+            .collect();
+        Some(SystemMessage {
+            content: UserContent::Text(self.content.join("\n\n")),
+            sections: (!sections.is_empty()).then_some(sections),
+            timestamp,
+            tools_added: (!self.tools.is_empty()).then(|| self.tools.clone()),
+            tools_removed: None,
+        })
+    }
+
+    /// The current tools as [`Tool`]s (a declaration without a name or description is skipped).
+    pub fn tool_list(&self) -> Vec<Tool> {
+        self.tools
+            .iter()
+            .filter_map(|t| {
+                Some(Tool {
+                    name: t.get("name")?.as_str()?.to_string(),
+                    description: t.get("description")?.as_str()?.to_string(),
+                    parameters: t.get("parameters").cloned().unwrap_or(Value::Null),
+                })
+            })
+            .collect()
+    }
+}
+
 /// A tool as the model sees it: name, description and a JSON Schema for the arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
@@ -336,6 +491,47 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(block, ContentBlock::ToolCall(_)));
+    }
+
+    #[test]
+    fn deferred_and_pending_stop_reasons_read_and_write_as_pi_names() {
+        for (name, reason) in [
+            ("deferred", StopReason::Deferred),
+            ("pending", StopReason::Pending),
+        ] {
+            let v: StopReason = serde_json::from_value(json!(name)).unwrap();
+            assert_eq!(v, reason);
+            assert_eq!(serde_json::to_value(reason).unwrap(), json!(name));
+        }
+        let line = json!({"role":"assistant","content":[],"api":"a","provider":"p","model":"m",
+            "usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,
+            "cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},
+            "stopReason":"deferred","deferred":{"provider":"p","modelId":"m","api":"a","id":"job_1"},
+            "timestamp":1});
+        let m: Message = serde_json::from_value(line).unwrap();
+        assert!(matches!(m, Message::Assistant(a) if a.stop_reason == StopReason::Deferred));
+    }
+
+    #[test]
+    fn system_messages_replay_sections_and_tools_in_order() {
+        let first: SystemMessage = serde_json::from_value(json!({
+            "role":"system","content":"","sections":{"preamble":"P","tools":"T","cwd":"C"},
+            "timestamp":5,"toolsAdded":[{"name":"read","description":"r","parameters":{}},
+                                         {"name":"bash","description":"b","parameters":{}}]}))
+        .unwrap();
+        let patch: SystemMessage = serde_json::from_value(json!({
+            "role":"system","content":[{"type":"text","text":"Extra."}],
+            "sections":{"tools":"T2","cwd":null,"skills":"S"},"timestamp":6,
+            "toolsAdded":[{"name":"write","description":"w","parameters":{}}],
+            "toolsRemoved":[{"name":"read"}]}))
+        .unwrap();
+        let state = SystemState::replay([&first, &patch]);
+        assert_eq!(state.prompt(), "Extra.\n\nP\n\nT2\n\nS");
+        let names: Vec<_> = state.tool_list().into_iter().map(|t| t.name).collect();
+        assert_eq!(names, ["bash", "write"]);
+        let back = serde_json::to_value(&first).unwrap();
+        let keys: Vec<_> = back.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["content", "sections", "timestamp", "toolsAdded"]);
     }
 
     #[test]

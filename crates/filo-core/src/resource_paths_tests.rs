@@ -1,5 +1,5 @@
 //! Expected outcomes are what pi 0.73.1's own resolver gives for the same trees and lists
-//! (`scripts/record-pi073/resource-paths.mjs` prints them, case by case).
+//! (`scripts/record-pi/resource-paths.mjs` prints them, case by case).
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use filo_ai::{ContentBlock, Message, UserContent, UserMessage};
+use filo_ai::{ContentBlock, Message, SystemState, UserContent, UserMessage};
 
 use crate::entry::{EntryKind, SessionEntry, SessionMessage};
 use crate::ids::ms_from_iso;
@@ -30,6 +30,18 @@ pub struct SessionContext {
     /// Default `"off"`.
     pub thinking_level: String,
     pub model: Option<ModelRef>,
+}
+
+impl SessionContext {
+    /// The prompt and tools the context's system messages give when replayed in order (pi
+    /// 1.6's `getCurrentSystemMessage`); `seen` is false when it holds none (a file written
+    /// before pi 0.86, or by filo before it wrote them).
+    pub fn system_state(&self) -> SystemState {
+        SystemState::replay(self.messages.iter().filter_map(|m| match m {
+            SessionMessage::System(s) => Some(s),
+            _ => None,
+        }))
+    }
 }
 
 /// The root-first path to `leaf` (walking `parentId`; a missing parent ends the walk).
@@ -143,40 +155,122 @@ pub(crate) fn context_of_path(path: &impl PathView) -> SessionContext {
         }),
         _ => None,
     });
-    let messages = |range: std::ops::Range<usize>| {
-        range.filter_map(|i| match path.shape(i) {
-            Shape::ThinkingLevelChange
-            | Shape::ModelChange
-            | Shape::Compaction
-            | Shape::Label
-            | Shape::SessionInfo => None,
-            Shape::Message(_) | Shape::Other => entry_message(path.message_entry(i)),
-        })
-    };
-    match last_of(&|s| s == Shape::Compaction) {
-        None => ctx.messages = messages(0..n).collect(),
-        Some(ci) => {
-            let c = path.entry(ci);
-            if let EntryKind::Compaction {
-                summary,
-                first_kept_entry_id,
-                tokens_before,
-                ..
-            } = &c.kind
-            {
-                ctx.messages.push(SessionMessage::CompactionSummary {
-                    summary: summary.clone(),
-                    tokens_before: *tokens_before,
-                    timestamp: ms_from_iso(&c.timestamp).unwrap_or(0),
-                });
-                if let Some(start) = (0..ci).find(|&i| path.id(i) == first_kept_entry_id) {
-                    ctx.messages.extend(messages(start..ci));
+    let entries = context_entries(path);
+    let mut edits: HashMap<&str, Option<&serde_json::Value>> = HashMap::new();
+    for &i in &entries {
+        if path.shape(i) == Shape::Other
+            && let EntryKind::ContextEdit {
+                target_id,
+                replacement,
+            } = &path.entry(i).kind
+        {
+            edits.insert(target_id.as_str(), replacement.as_ref());
+        }
+    }
+    for (pos, &i) in entries.iter().enumerate() {
+        let edit = edits.get(path.id(i)).copied();
+        if edit == Some(None) {
+            continue; // omitted by a context edit
+        }
+        match path.shape(i) {
+            Shape::ThinkingLevelChange | Shape::ModelChange | Shape::Label | Shape::SessionInfo => {
+            }
+            // Only the newest compaction (first of the context entries) gives a checkpoint and
+            // a summary; an older one inside its kept range gives nothing.
+            Shape::Compaction if pos > 0 => {}
+            Shape::Compaction => {
+                let c = path.entry(i);
+                if let EntryKind::Compaction {
+                    summary,
+                    tokens_before,
+                    system_message,
+                    ..
+                } = &c.kind
+                {
+                    if let Some(sm) = system_message {
+                        ctx.messages.push(SessionMessage::System((**sm).clone()));
+                    }
+                    ctx.messages.push(SessionMessage::CompactionSummary {
+                        summary: summary.clone(),
+                        tokens_before: *tokens_before,
+                        timestamp: ms_from_iso(&c.timestamp).unwrap_or(0),
+                    });
                 }
             }
-            ctx.messages.extend(messages(ci + 1..n));
+            Shape::Message(_) | Shape::Other => {
+                if let Some(m) = entry_message(path.message_entry(i)) {
+                    ctx.messages.push(match edit.flatten() {
+                        Some(replacement) => replace_content(m, replacement),
+                        None => m,
+                    });
+                }
+            }
         }
     }
     ctx
+}
+
+/// pi 1.6's `buildContextEntries`: the path, or with a compaction on it the newest compaction,
+/// then the kept entries before it from its `firstKeptEntryId` on (system messages left out:
+/// the compaction's checkpoint stands for them; none for a retain-none compaction, which names
+/// itself), then every entry after it. Indices into the path.
+fn context_entries(path: &impl PathView) -> Vec<usize> {
+    let n = path.len();
+    let Some(ci) = (0..n).rev().find(|&i| path.shape(i) == Shape::Compaction) else {
+        return (0..n).collect();
+    };
+    let mut out = vec![ci];
+    if let EntryKind::Compaction {
+        first_kept_entry_id,
+        ..
+    } = &path.entry(ci).kind
+        && let Some(start) = (0..ci).find(|&i| path.id(i) == first_kept_entry_id)
+    {
+        out.extend((start..ci).filter(|&i| !is_system_message(path, i)));
+    }
+    out.extend(ci + 1..n);
+    out
+}
+
+fn is_system_message(path: &impl PathView, i: usize) -> bool {
+    path.shape(i) == Shape::Message(None)
+        && matches!(
+            path.entry(i).kind,
+            EntryKind::Message(SessionMessage::System(_))
+        )
+}
+
+/// A context edit's replacement applied to a message (pi's `projectContextEntry`): user, custom,
+/// assistant and tool-result messages take the replacement's `content` (a string becomes one
+/// text block for the two that hold blocks); other roles, or content filo cannot read, are
+/// left as they are.
+fn replace_content(m: SessionMessage, replacement: &serde_json::Value) -> SessionMessage {
+    let Some(content) = replacement.get("content") else {
+        return m;
+    };
+    let user: Option<UserContent> = serde_json::from_value(content.clone()).ok();
+    let Some(user) = user else {
+        return m;
+    };
+    match m {
+        SessionMessage::Llm(Message::User(mut u)) => {
+            u.content = user;
+            SessionMessage::Llm(Message::User(u))
+        }
+        SessionMessage::Llm(Message::Assistant(mut a)) => {
+            a.content = user.to_blocks();
+            SessionMessage::Llm(Message::Assistant(a))
+        }
+        SessionMessage::Llm(Message::ToolResult(mut t)) => {
+            t.content = user.to_blocks();
+            SessionMessage::Llm(Message::ToolResult(t))
+        }
+        SessionMessage::Custom(mut c) => {
+            c.content = user;
+            SessionMessage::Custom(c)
+        }
+        other => other,
+    }
 }
 
 /// The message an entry contributes to the context, if any (moved out of an entry given owned).
@@ -251,6 +345,8 @@ pub fn convert_to_llm(messages: &[SessionMessage]) -> Vec<Message> {
 pub fn message_to_llm(m: &SessionMessage) -> Option<Message> {
     match m {
         SessionMessage::Llm(m) => Some(m.clone()),
+        // Replayed into the prompt and tools (see [`SessionContext::system_state`]), never a turn.
+        SessionMessage::System(_) => None,
         SessionMessage::BashExecution(b) if b.exclude_from_context == Some(true) => None,
         SessionMessage::BashExecution(b) => Some(user_text(bash_execution_to_text(b), b.timestamp)),
         SessionMessage::Custom(c) => Some(Message::User(UserMessage {

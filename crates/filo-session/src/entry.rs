@@ -5,7 +5,7 @@
 //! exactly pi's (including the odd order of `custom` and `custom_message`), unknown entry types
 //! survive a load/save round trip, and unknown fields never make a line unreadable.
 
-use filo_ai::{Message, UserContent};
+use filo_ai::{Message, SystemMessage, UserContent};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -141,6 +141,9 @@ pub enum SessionMessage {
         tokens_before: u64,
         timestamp: i64,
     },
+    /// pi 1.6's prompt-and-tools message (first form or patch): kept in the tree and in the
+    /// context's message list, never sent as a turn; replayed into the prompt and tools.
+    System(SystemMessage),
 }
 
 impl SessionMessage {
@@ -152,6 +155,7 @@ impl SessionMessage {
             SessionMessage::Custom(_) => "custom",
             SessionMessage::BranchSummary { .. } => "branchSummary",
             SessionMessage::CompactionSummary { .. } => "compactionSummary",
+            SessionMessage::System(_) => "system",
         }
     }
 
@@ -160,6 +164,7 @@ impl SessionMessage {
         let body = match self {
             SessionMessage::Llm(m) => return serde_json::to_value(m).unwrap_or(Value::Null),
             SessionMessage::BashExecution(b) => serde_json::to_value(b),
+            SessionMessage::System(m) => serde_json::to_value(m),
             SessionMessage::Custom(c) => serde_json::to_value(c),
             SessionMessage::BranchSummary {
                 summary,
@@ -204,6 +209,7 @@ impl SessionMessage {
             "custom" | "hookMessage" => {
                 SessionMessage::Custom(CustomMessage::deserialize(v).map_err(invalid)?)
             }
+            "system" => SessionMessage::System(SystemMessage::deserialize(v).map_err(invalid)?),
             "branchSummary" => SessionMessage::BranchSummary {
                 summary: str_req(v, "summary")?,
                 from_id: str_req(v, "fromId")?,
@@ -235,18 +241,33 @@ pub enum EntryKind {
         provider: String,
         model_id: String,
     },
+    /// A compaction. pi 1.6 adds `usage` (the summary call's, counted in the session's totals)
+    /// and `systemMessage`, the replayed prompt and tools at the boundary: it leads the
+    /// compacted context, and system messages among the kept entries are dropped for it. A
+    /// retain-none compaction names itself as `firstKeptEntryId`.
     Compaction {
         summary: String,
         first_kept_entry_id: String,
         tokens_before: u64,
         details: Option<Value>,
         from_hook: Option<bool>,
+        usage: Option<Value>,
+        system_message: Option<Box<SystemMessage>>,
     },
     BranchSummary {
         from_id: String,
         summary: String,
         details: Option<Value>,
         from_hook: Option<bool>,
+        /// pi 1.6 (0.81): the summary call's usage.
+        usage: Option<Value>,
+    },
+    /// pi 1.6's append-only edit of an earlier context-producing entry (0.87): `None` omits the
+    /// target from the model's context, a replacement (`{"content": …}`) replaces its content.
+    /// The latest edit on the active path wins; the target itself is never changed.
+    ContextEdit {
+        target_id: String,
+        replacement: Option<Value>,
     },
     Custom {
         custom_type: String,
@@ -281,6 +302,7 @@ impl EntryKind {
             EntryKind::ModelChange { .. } => "model_change",
             EntryKind::Compaction { .. } => "compaction",
             EntryKind::BranchSummary { .. } => "branch_summary",
+            EntryKind::ContextEdit { .. } => "context_edit",
             EntryKind::Custom { .. } => "custom",
             EntryKind::CustomMessage { .. } => "custom_message",
             EntryKind::Label { .. } => "label",
@@ -291,13 +313,36 @@ impl EntryKind {
 }
 
 /// One line of a session file after the header.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SessionEntry {
     pub id: String,
     pub parent_id: Option<String>,
     /// ISO-8601 time, as pi writes it.
     pub timestamp: String,
     pub kind: EntryKind,
+    /// The line as it was read, for an entry whose typed form would not write it back
+    /// the same (pi 1.6's `thinkingLevel`, `durationMs`, `rawStopReason`, `usage.reasoning`, a
+    /// tool call's `namespace`, a `deferred` handle, …): [`SessionEntry::to_line`] writes it
+    /// back untouched while the entry keeps the id and parent it was read with.
+    pub verbatim: Option<Verbatim>,
+}
+
+/// A line kept as read, with the id and parent it had (see [`SessionEntry::verbatim`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verbatim {
+    id: String,
+    parent_id: Option<String>,
+    line: std::sync::Arc<str>,
+}
+
+/// Entries are equal when what they record is: the kept line is how one was read, not what.
+impl PartialEq for SessionEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.parent_id == other.parent_id
+            && self.timestamp == other.timestamp
+            && self.kind == other.kind
+    }
 }
 
 impl SessionEntry {
@@ -309,8 +354,46 @@ impl SessionEntry {
         }
     }
 
+    /// An entry without a kept line.
+    pub fn new(id: String, parent_id: Option<String>, timestamp: String, kind: EntryKind) -> Self {
+        SessionEntry {
+            id,
+            parent_id,
+            timestamp,
+            kind,
+            verbatim: None,
+        }
+    }
+
+    /// The kept line, while the entry still has the id and parent it was read with.
+    pub fn verbatim_line(&self) -> Option<&str> {
+        self.verbatim
+            .as_ref()
+            .filter(|v| v.id == self.id && v.parent_id == self.parent_id)
+            .map(|v| &*v.line)
+    }
+
+    /// Keep `line` (the text this entry was read from) when the typed entry would
+    /// write something else: fields filo does not model survive a rewrite of the file.
+    pub(crate) fn keeping_line(mut self, line: &str) -> Self {
+        self.verbatim = None;
+        if self.to_line() != line {
+            self.verbatim = Some(Verbatim {
+                id: self.id.clone(),
+                parent_id: self.parent_id.clone(),
+                line: line.into(),
+            });
+        }
+        self
+    }
+
     /// pi's JSON object for the entry, keys in pi's write order.
     pub fn to_value(&self) -> Value {
+        if let Some(line) = self.verbatim_line()
+            && let Ok(v) = serde_json::from_str::<Value>(line)
+        {
+            return v;
+        }
         let mut m = Map::new();
         m.insert("type".into(), self.kind.type_name().into());
         let base_first = !matches!(
@@ -337,6 +420,8 @@ impl SessionEntry {
                 tokens_before,
                 details,
                 from_hook,
+                usage,
+                system_message,
             } => {
                 m.insert("summary".into(), summary.clone().into());
                 m.insert(
@@ -345,18 +430,37 @@ impl SessionEntry {
                 );
                 m.insert("tokensBefore".into(), (*tokens_before).into());
                 put_opt(&mut m, "details", details.clone());
+                put_opt(&mut m, "usage", usage.clone());
                 put_opt(&mut m, "fromHook", from_hook.map(Value::Bool));
+                if let Some(sm) = system_message {
+                    m.insert(
+                        "systemMessage".into(),
+                        SessionMessage::System((**sm).clone()).to_value(),
+                    );
+                }
             }
             EntryKind::BranchSummary {
                 from_id,
                 summary,
                 details,
                 from_hook,
+                usage,
             } => {
                 m.insert("fromId".into(), from_id.clone().into());
                 m.insert("summary".into(), summary.clone().into());
                 put_opt(&mut m, "details", details.clone());
+                put_opt(&mut m, "usage", usage.clone());
                 put_opt(&mut m, "fromHook", from_hook.map(Value::Bool));
+            }
+            EntryKind::ContextEdit {
+                target_id,
+                replacement,
+            } => {
+                m.insert("targetId".into(), target_id.clone().into());
+                m.insert(
+                    "replacement".into(),
+                    replacement.clone().unwrap_or(Value::Null),
+                );
             }
             EntryKind::Custom { custom_type, data } => {
                 m.insert("customType".into(), custom_type.clone().into());
@@ -409,6 +513,9 @@ impl SessionEntry {
     /// straight from its typed message instead of through a JSON tree (the same text: the
     /// message types serialize their fields in order, with no duplicate key).
     pub fn to_line(&self) -> String {
+        if let Some(line) = self.verbatim_line() {
+            return line.to_string();
+        }
         if let EntryKind::Message(SessionMessage::Llm(m)) = &self.kind
             && let Some(line) = self.message_line(m)
         {
@@ -441,13 +548,41 @@ impl SessionEntry {
         const RAW_VALUE_TOKEN: &[u8] = b"$serde_json::private::RawValue";
         let forged = memchr::memmem::find(line.as_bytes(), RAW_VALUE_TOKEN).is_some();
         if !forged && let Some(entry) = crate::line::parse_message_line(line) {
-            return Ok(entry);
+            return Ok(entry.keeping_line(line));
         }
         let v: Value = serde_json::from_str(line).map_err(|e| EntryError::Invalid {
             kind: "entry".into(),
             message: e.to_string(),
         })?;
-        Self::from_value(&v)
+        Self::from_value(&v).map(|e| e.keeping_line(line))
+    }
+
+    /// An entry object [`SessionEntry::from_value`] refuses, kept as it is: an entry of its
+    /// `type` whose fields are held unread (so its children keep their parent and the line is
+    /// written back unchanged). `None` when it has no string `type` and `id`.
+    pub fn opaque(v: &Value) -> Option<Self> {
+        let obj = v.as_object()?;
+        let entry_type = obj.get("type")?.as_str()?;
+        let id = obj.get("id")?.as_str()?;
+        let parent_id = match obj.get("parentId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return None,
+        };
+        let fields = obj
+            .iter()
+            .filter(|(k, _)| !["type", "id", "parentId", "timestamp"].contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Some(SessionEntry::new(
+            id.to_string(),
+            parent_id,
+            str_field(obj, "timestamp").unwrap_or_default(),
+            EntryKind::Unknown {
+                entry_type: entry_type.to_string(),
+                fields,
+            },
+        ))
     }
 
     /// Read an entry object.
@@ -468,12 +603,8 @@ impl SessionEntry {
         };
         let timestamp = str_field(obj, "timestamp").unwrap_or_default();
         let kind = parse_kind(entry_type, obj, v)?;
-        Ok(SessionEntry {
-            id: id.to_string(),
-            parent_id,
-            timestamp,
-            kind,
-        })
+        let entry = SessionEntry::new(id.to_string(), parent_id, timestamp, kind);
+        Ok(entry.keeping_line(&v.to_string()))
     }
 }
 
@@ -500,12 +631,27 @@ fn parse_kind(
             tokens_before: obj.get("tokensBefore").and_then(Value::as_u64).unwrap_or(0),
             details: obj.get("details").cloned(),
             from_hook: obj.get("fromHook").and_then(Value::as_bool),
+            usage: obj.get("usage").cloned(),
+            system_message: match obj.get("systemMessage") {
+                None | Some(Value::Null) => None,
+                Some(sm) => Some(Box::new(SystemMessage::deserialize(sm).map_err(|e| {
+                    EntryError::Invalid {
+                        kind: "compaction".into(),
+                        message: format!("systemMessage: {e}"),
+                    }
+                })?)),
+            },
         },
         "branch_summary" => EntryKind::BranchSummary {
             from_id: str_field(obj, "fromId").unwrap_or_default(),
             summary: str_field(obj, "summary").unwrap_or_default(),
             details: obj.get("details").cloned(),
             from_hook: obj.get("fromHook").and_then(Value::as_bool),
+            usage: obj.get("usage").cloned(),
+        },
+        "context_edit" => EntryKind::ContextEdit {
+            target_id: str_req(v, "targetId")?,
+            replacement: obj.get("replacement").filter(|r| !r.is_null()).cloned(),
         },
         "custom" => EntryKind::Custom {
             custom_type: str_req(v, "customType")?,

@@ -62,6 +62,13 @@ pub enum LoadWarning {
     DuplicateHeader { line: usize },
     /// JSON, but not a usable entry.
     BadEntry { line: usize, reason: String },
+    /// An entry (a `type` and an `id`) filo cannot read: kept as it is, in the tree (its
+    /// children keep their parent) and in the file, contributing nothing to the context.
+    KeptEntry {
+        line: usize,
+        entry_type: String,
+        reason: String,
+    },
 }
 
 impl LoadWarning {
@@ -71,7 +78,8 @@ impl LoadWarning {
             LoadWarning::Malformed { line, .. }
             | LoadWarning::TornLastLine { line }
             | LoadWarning::DuplicateHeader { line }
-            | LoadWarning::BadEntry { line, .. } => *line,
+            | LoadWarning::BadEntry { line, .. }
+            | LoadWarning::KeptEntry { line, .. } => *line,
         }
     }
 }
@@ -92,6 +100,14 @@ impl std::fmt::Display for LoadWarning {
             LoadWarning::BadEntry { line, reason } => {
                 write!(f, "line {line}: skipped entry ({reason})")
             }
+            LoadWarning::KeptEntry {
+                line,
+                entry_type,
+                reason,
+            } => write!(
+                f,
+                "line {line}: `{entry_type}` entry kept as it is but not understood ({reason})"
+            ),
         }
     }
 }
@@ -185,7 +201,7 @@ impl Parser {
                 return;
             }
             if self.current {
-                push_entry(&mut self.out, &mut self.items, line, &v);
+                push_entry(&mut self.out, &mut self.items, line, &v, true);
                 return;
             }
             let raw = bytes.to_vec();
@@ -238,12 +254,14 @@ impl Parser {
                     return Parsed::Loaded;
                 }
             } else if let Some(line) = crate::line::parse_message_parts(text) {
-                self.items.push(Item::Entry(Box::new(SessionEntry {
-                    id: line.id.into_owned(),
-                    parent_id: line.parent_id.map(Cow::into_owned),
-                    timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
-                    kind: EntryKind::Message(SessionMessage::Llm(line.message)),
-                })));
+                let entry = SessionEntry::new(
+                    line.id.into_owned(),
+                    line.parent_id.map(Cow::into_owned),
+                    line.timestamp.map(Cow::into_owned).unwrap_or_default(),
+                    EntryKind::Message(SessionMessage::Llm(line.message)),
+                );
+                self.items
+                    .push(Item::Entry(Box::new(entry.keeping_line(text))));
                 return Parsed::Loaded;
             }
         }
@@ -337,7 +355,8 @@ fn migrate_old(
     for (line, l) in old {
         let loaded = l.value.as_ref().is_some_and(|v| {
             let before = items.len();
-            push_entry(out, items, line, v);
+            // A migrated line not understood is written back as it was, not kept as opaque.
+            push_entry(out, items, line, v, false);
             items.len() > before
         });
         match (&l.value, loaded) {
@@ -368,17 +387,33 @@ pub fn parse_session_bytes(bytes: &[u8]) -> LoadedFile {
     p.finish_eager()
 }
 
-fn push_entry(out: &mut LoadedFile, items: &mut Vec<Item>, line: usize, v: &Value) {
+fn push_entry(
+    out: &mut LoadedFile,
+    items: &mut Vec<Item>,
+    line: usize,
+    v: &Value,
+    keep_opaque: bool,
+) {
     if v.get("type").and_then(Value::as_str) == Some("session") {
         out.warn(LoadWarning::DuplicateHeader { line });
         return;
     }
     match SessionEntry::from_value(v) {
         Ok(e) => items.push(Item::Entry(Box::new(e))),
-        Err(e) => out.warn(LoadWarning::BadEntry {
-            line,
-            reason: e.to_string(),
-        }),
+        Err(e) => match SessionEntry::opaque(v).filter(|_| keep_opaque) {
+            Some(kept) => {
+                out.warn(LoadWarning::KeptEntry {
+                    line,
+                    entry_type: kept.kind.type_name().to_string(),
+                    reason: e.to_string(),
+                });
+                items.push(Item::Entry(Box::new(kept)));
+            }
+            None => out.warn(LoadWarning::BadEntry {
+                line,
+                reason: e.to_string(),
+            }),
+        },
     }
 }
 

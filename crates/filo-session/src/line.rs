@@ -42,6 +42,7 @@ pub(crate) fn parse_message_line(text: &str) -> Option<SessionEntry> {
         parent_id: line.parent_id.map(Cow::into_owned),
         timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
         kind: EntryKind::Message(SessionMessage::Llm(line.message)),
+        verbatim: None,
     })
 }
 
@@ -85,6 +86,7 @@ fn read_in_one_pass(text: &str) -> Option<SessionEntry> {
         parent_id: line.parent_id.map(Cow::into_owned),
         timestamp: line.timestamp.map(Cow::into_owned).unwrap_or_default(),
         kind: EntryKind::Message(SessionMessage::Llm(message)),
+        verbatim: None,
     })
 }
 

@@ -346,12 +346,26 @@ impl SessionManager {
     }
 
     /// Append an entry of `kind` as a child of the leaf; returns its id.
-    pub fn append(&mut self, kind: EntryKind) -> Result<String, SessionError> {
+    pub fn append(&mut self, mut kind: EntryKind) -> Result<String, SessionError> {
+        // pi 1.6 checkpoints the replayed prompt and tools at a compaction, so the compacted
+        // context still starts from them (the kept range's system messages are left out).
+        if let EntryKind::Compaction {
+            system_message: checkpoint @ None,
+            ..
+        } = &mut kind
+        {
+            *checkpoint = self
+                .build_context()
+                .system_state()
+                .to_message(now_ms())
+                .map(Box::new);
+        }
         let entry = SessionEntry {
             id: new_entry_id(|x| self.entries.contains(x)),
             parent_id: self.leaf.clone(),
             timestamp: iso_from_ms(now_ms()),
             kind,
+            verbatim: None,
         };
         let id = entry.id.clone();
         if self.flushed && self.file.is_some() {
@@ -398,6 +412,8 @@ impl SessionManager {
             tokens_before,
             details,
             from_hook,
+            usage: None,
+            system_message: None,
         })
     }
 
@@ -500,6 +516,7 @@ impl SessionManager {
             summary: summary.to_string(),
             details,
             from_hook,
+            usage: None,
         })
     }
 

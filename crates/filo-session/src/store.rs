@@ -251,7 +251,7 @@ impl EntryStore {
         };
         read.ok()
             .and_then(|()| std::str::from_utf8(&buf).ok())
-            .and_then(crate::line::read_message_line)
+            .and_then(|text| crate::line::read_message_line(text).map(|e| e.keeping_line(text)))
             .filter(|e| e.id == l.id.as_str())
             .unwrap_or_else(|| unreadable(l))
     }
@@ -289,25 +289,25 @@ fn read_at(mut f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
 
 /// The stand-in for a line that changed on disk under the open session.
 fn unreadable(l: &LazyLine) -> SessionEntry {
-    SessionEntry {
-        id: l.id.as_str().to_string(),
-        parent_id: l.parent.as_ref().map(|p| p.as_str().to_string()),
-        timestamp: String::new(),
-        kind: EntryKind::Unknown {
+    SessionEntry::new(
+        l.id.as_str().to_string(),
+        l.parent.as_ref().map(|p| p.as_str().to_string()),
+        String::new(),
+        EntryKind::Unknown {
             entry_type: "message".into(),
             fields: serde_json::Map::new(),
         },
-    }
+    )
 }
 
 fn unreadable_without_line() -> SessionEntry {
-    SessionEntry {
-        id: String::new(),
-        parent_id: None,
-        timestamp: String::new(),
-        kind: EntryKind::Unknown {
+    SessionEntry::new(
+        String::new(),
+        None,
+        String::new(),
+        EntryKind::Unknown {
             entry_type: "message".into(),
             fields: serde_json::Map::new(),
         },
-    }
+    )
 }

@@ -213,6 +213,9 @@ fn node_of(e: &SessionEntry, calls: &HashMap<String, (String, serde_json::Value)
             format!("[label: {}]", label.as_deref().unwrap_or("(cleared)")),
         ),
         EntryKind::SessionInfo { name } => (NodeKind::Setting, format!("[title: {name}]")),
+        EntryKind::ContextEdit { target_id, .. } => {
+            (NodeKind::Setting, format!("[context edit: {target_id}]"))
+        }
         EntryKind::Unknown { .. } => (NodeKind::Setting, "[unknown entry]".into()),
     };
     Node {

@@ -1,7 +1,7 @@
 //! The wire APIs pi 0.73 added, against what pi 0.73.1 itself does: for each, the mock streams
 //! one text + thinking + tool-call reply (the exact bytes in `fixtures/pi073-apis/<api>.stream`),
 //! and filo's request and accumulated message must equal the ones pi sent and built for the same
-//! bytes (`<api>.pi.json`, recorded by `scripts/record-pi073/record-apis.mjs`).
+//! bytes (`<api>.pi.json`, recorded by `scripts/record-pi/record-apis.mjs`).
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
 //! More command-line flags of pi 0.73.1 against what the real pi did on the same input
-//! (`tests/fixtures/pi073/flags-more.json`, recorded by `scripts/record-pi073/record.py
+//! (`tests/fixtures/pi073/flags-more.json`, recorded by `scripts/record-pi/record.py
 //! flags_more_case`): `--fork` (its conflicts, misses and the copy it makes), `--session` misses,
 //! `--skill` / `-ns`, `--prompt-template` / `-np` as they reach the model, and where
 //! `--session-dir`, the environment and the `sessionDir` setting put a new session.

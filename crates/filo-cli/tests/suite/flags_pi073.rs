@@ -1,5 +1,5 @@
 //! Command-line flags of pi 0.73.1 against what the real pi did on the same input
-//! (`tests/fixtures/pi073/flags.json`, recorded by `scripts/record-pi073/record.py flags_case`):
+//! (`tests/fixtures/pi073/flags.json`, recorded by `scripts/record-pi/record.py flags_case`):
 //! `--list-models`, `--models` scoped cycling, and what `-t`, `-nt`, `-nbt`, `-nc` and a
 //! repeated `--append-system-prompt` send to the model.
 

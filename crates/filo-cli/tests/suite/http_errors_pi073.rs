@@ -1,5 +1,5 @@
 //! What a non-2xx provider answer looks like, compared with pi 0.73.1 (fixture
-//! `pi073/http-errors.json`, recorded by `scripts/record-pi073/record.py http_error_cases`):
+//! `pi073/http-errors.json`, recorded by `scripts/record-pi/record.py http_error_cases`):
 //! the text print mode writes on stderr and the assistant message's `errorMessage` in JSON mode,
 //! per wire API, byte for byte.
 

@@ -1,6 +1,6 @@
 //! `filo -r` against `pi -r` (0.73.1) on the same sessions: the picker's screen at 80×24 and
 //! 120×40, before and after typing a filter, must be pi's screen line for line
-//! (`tests/fixtures/pi073/resume-picker.json`, recorded in tmux by `scripts/record-pi073/record.py
+//! (`tests/fixtures/pi073/resume-picker.json`, recorded in tmux by `scripts/record-pi/record.py
 //! resume_picker_case`). The sessions are described in the fixture with their ages, so both sides
 //! show the same relative times.
 

@@ -1,6 +1,6 @@
 //! A provider that refuses the first request (a non-2xx status before any stream) as pi 0.73.1
 //! reports it in JSON mode and over RPC (fixture `pi073/refusal.json`, recorded by
-//! `scripts/record-pi073/record.py refusal_case`): the failed assistant message still gets its
+//! `scripts/record-pi/record.py refusal_case`): the failed assistant message still gets its
 //! `message_start` (already holding the error) and `message_end`, then `turn_end` and
 //! `agent_end`; every event equal to pi's but for timestamps.
 

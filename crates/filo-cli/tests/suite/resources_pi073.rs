@@ -1,6 +1,6 @@
 //! The `skills` / `prompts` settings lists of global and project settings against what pi 0.73.1
 //! did with the same files and settings (`tests/fixtures/pi073/resource-settings.json`, recorded
-//! by `scripts/record-pi073/record.py resource_settings_case`): plain paths (relative to the
+//! by `scripts/record-pi/record.py resource_settings_case`): plain paths (relative to the
 //! agent dir or `<cwd>/.pi`, `~/`), globs, `!` excludes and `+` / `-` exact paths, as they reach
 //! the model — the skills block of the system prompt and the expansion of `/template` prompts.
 //!

@@ -142,7 +142,7 @@ fn edit_call(id: &str, path: &str, edits: [(&str, &str); 2]) -> Turn {
 }
 
 /// Writes `tests/fixtures/pi073/filo.session.jsonl`, the session `filo_session_case` of
-/// `scripts/record-pi073/record.py` has pi 0.73.1 resume. Not part of CI:
+/// `scripts/record-pi/record.py` has pi 0.73.1 resume. Not part of CI:
 /// `FILO_WRITE_FIXTURES=1 cargo nextest run -p filo-cli --run-ignored only -E 'test(/write_the_filo_session_fixture/)'`.
 /// filo writes it over RPC as pi's `branch_case` does (settings `compaction.keepRecentTokens: 1`;
 /// `prompt` answered with a two-block edit of a.txt, `prompt`, `compact`, `prompt`); the branch

@@ -1,7 +1,7 @@
 //! `/tree`'s rows against pi 0.73.1's: the same session files open in filo in a tmux pane, and
 //! the rows (gutters, connectors, fold markers, the current path's dots, the selection, the
 //! count) must equal what pi drew, as `tree-screens.json` recorded it
-//! (`scripts/record-pi073/record.py tree_screen_case`, pi in a 98-column pane: the width inside
+//! (`scripts/record-pi/record.py tree_screen_case`, pi in a 98-column pane: the width inside
 //! the box filo draws in its 100-column test pane), first as `/tree` opens and then after each key.
 
 use std::path::Path;

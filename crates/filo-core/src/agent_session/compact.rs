@@ -206,6 +206,8 @@ impl AgentSession {
             tokens_before: prep.tokens_before,
             details: Some(details.clone()),
             from_hook: Some(false),
+            usage: None,
+            system_message: None,
         });
         self.reload_messages_from_session();
         Ok(CompactionResult {
@@ -238,6 +240,8 @@ impl AgentSession {
             tokens_before,
             details: details.clone(),
             from_hook: Some(true),
+            usage: None,
+            system_message: None,
         });
         self.reload_messages_from_session();
         Ok(CompactionResult {

@@ -139,6 +139,7 @@ impl AgentSession {
                     summary: text,
                     details: Some(details),
                     from_hook: Some(false),
+                    usage: None,
                 })
             }
             None => new_leaf.clone(),

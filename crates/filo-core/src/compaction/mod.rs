@@ -73,6 +73,15 @@ pub fn estimate_tokens(m: &SessionMessage) -> u64 {
         SessionMessage::BashExecution(b) => b.command.chars().count() + b.output.chars().count(),
         SessionMessage::BranchSummary { summary, .. }
         | SessionMessage::CompactionSummary { summary, .. } => summary.chars().count(),
+        SessionMessage::System(s) => {
+            s.content_text().chars().count()
+                + s.sections
+                    .iter()
+                    .flatten()
+                    .filter_map(|(_, v)| v.as_str())
+                    .map(|t| t.chars().count())
+                    .sum::<usize>()
+        }
     };
     (chars as u64).div_ceil(4)
 }

@@ -18,10 +18,17 @@ fn same_kind(a: &SessionEntry, b: &SessionEntry) -> bool {
 /// entries are left out, as they were when read through `Value`s): each line deserialized
 /// straight into its typed entry, no JSON tree per entry.
 pub(crate) fn entries_of(lines: &filo_dag::EntryLines) -> Vec<SessionEntry> {
-    lines
-        .iter()
-        .filter_map(|l| SessionEntry::from_line(l).ok())
-        .collect()
+    lines.iter().filter_map(entry_of_line).collect()
+}
+
+/// One lineage line as an entry; a line with a `type` and an `id` that filo cannot read is kept
+/// as it is (see [`SessionEntry::opaque`]), so it never cuts the lineage below it.
+fn entry_of_line(line: &str) -> Option<SessionEntry> {
+    SessionEntry::from_line(line).ok().or_else(|| {
+        serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| SessionEntry::opaque(&v))
+    })
 }
 
 /// The node to resume from: the session's own head when the DB has it, else the last entry of the
@@ -318,6 +325,80 @@ mod tests {
     use crate::extension::{EntryContext, SessionInfo};
     use crate::playfilo::entry_commit;
 
+    /// pi 1.6's system entries, its context edit and its compaction with a checkpoint, mirrored
+    /// as filo mirrors them, come back from the lineage as the same entries, each under the
+    /// one before: none of them cuts the lineage (they used to be dropped, and the entries
+    /// under them with them). A line of an unknown role is kept too.
+    #[test]
+    fn pi_16_system_and_context_edit_entries_never_cut_the_lineage() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../filo-cli/tests/fixtures/pi-1.6.0");
+        let ctx = EntryContext {
+            session: SessionInfo {
+                session_id: "s".into(),
+                session_file: None,
+                cwd: "/".into(),
+            },
+            model: None,
+            thinking_level: filo_ai::ThinkingLevel::default(),
+            system_prompt: String::new(),
+            tools: Vec::new(),
+        };
+        for wire in ["openai", "anthropic"] {
+            let store = Store::open_in_memory().unwrap();
+            let text =
+                std::fs::read_to_string(dir.join(format!("session16-{wire}.jsonl"))).unwrap();
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            // A message of a role no version knows, spliced in after the first system entry.
+            let sys = lines
+                .iter()
+                .position(|l| l.contains(r#""role":"system""#))
+                .unwrap();
+            let sys_id = SessionEntry::from_line(&lines[sys]).unwrap().id;
+            let next = &lines[sys + 1];
+            let planted = format!(
+                r#"{{"type":"message","id":"future01","parentId":"{sys_id}","timestamp":"t","message":{{"role":"future-role","content":"x","timestamp":1}}}}"#
+            );
+            lines[sys + 1] = next.replace(
+                &format!(r#""parentId":"{sys_id}""#),
+                r#""parentId":"future01""#,
+            );
+            lines.insert(sys + 1, planted);
+            let dirt = tempfile::tempdir().unwrap();
+            let path = dirt.path().join("s.jsonl");
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            let file = filo_session::file::read_session_file(&path).unwrap();
+            assert_eq!(
+                file.entries.len(),
+                lines.len() - 1,
+                "{wire}: {:?}",
+                file.warnings
+            );
+            let mut parent: Option<String> = None;
+            for (i, entry) in file.entries.iter().enumerate() {
+                let mut c =
+                    entry_commit(entry, &ctx, parent.as_deref(), 1_796_000_000_000 + i as i64);
+                if parent.is_none() {
+                    c = c.parent(Parent::Root);
+                }
+                parent = Some(store.commit_node(&c).unwrap().id);
+            }
+            let got = entries_of(&store.load_entry_lines(parent.as_deref()).unwrap());
+            let ids = |es: &[SessionEntry]| es.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+            assert_eq!(ids(&got), ids(&file.entries), "{wire}: the whole lineage");
+            for (g, f) in got.iter().zip(&file.entries) {
+                assert_eq!(g.kind.type_name(), f.kind.type_name(), "{wire}: {}", f.id);
+            }
+            for pair in got.windows(2) {
+                assert_eq!(
+                    pair[1].parent_id.as_deref(),
+                    Some(pair[0].id.as_str()),
+                    "{wire}"
+                );
+            }
+        }
+    }
+
     /// The entries the resume reads from the lineage's lines are the ones it read from the
     /// lineage's `Value`s: on every entry of pi's session fixtures mirrored into a DAG as filo
     /// mirrors them (with a model, so assistants carry their config), and on the reference's
@@ -371,7 +452,11 @@ mod tests {
             let values = store.load_entries(Some(head)).unwrap();
             let want: Vec<SessionEntry> = values
                 .iter()
-                .filter_map(|v| SessionEntry::from_value(v).ok())
+                .filter_map(|v| {
+                    SessionEntry::from_value(v)
+                        .ok()
+                        .or_else(|| SessionEntry::opaque(v))
+                })
                 .collect();
             let got = entries_of(&store.load_entry_lines(Some(head)).unwrap());
             assert_eq!(got, want, "lineage of {head}");

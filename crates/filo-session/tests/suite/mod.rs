@@ -3,6 +3,7 @@ mod faults;
 mod files;
 mod hostile;
 mod lazy;
+mod pi16;
 mod tree;
 
 use filo_ai::{AssistantMessage, ContentBlock, Message, StopReason, UserContent, UserMessage};

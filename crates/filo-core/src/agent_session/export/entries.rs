@@ -374,6 +374,7 @@ fn body(ctx: &Context<'_>, at: usize, e: &SessionEntry) -> Option<(&'static str,
                     format!("Compaction · {} tokens before", thousands(*tokens_before)),
                 )
             }
+            SessionMessage::System(_) => return None,
         },
         EntryKind::Compaction {
             summary,
@@ -413,6 +414,7 @@ fn body(ctx: &Context<'_>, at: usize, e: &SessionEntry) -> Option<(&'static str,
         | EntryKind::Custom { .. }
         | EntryKind::Label { .. }
         | EntryKind::SessionInfo { .. }
+        | EntryKind::ContextEdit { .. }
         | EntryKind::Unknown { .. } => return None,
     };
     Some((class, who, out))

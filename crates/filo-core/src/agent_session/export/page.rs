@@ -59,6 +59,7 @@ fn node_text(e: &SessionEntry) -> (&'static str, String) {
                 "compaction",
                 format!("compaction ({} tokens)", thousands(*tokens_before)),
             ),
+            SessionMessage::System(_) => ("setting", "system prompt and tools".to_string()),
         },
         EntryKind::Compaction { tokens_before, .. } => (
             "compaction",
@@ -88,6 +89,16 @@ fn node_text(e: &SessionEntry) -> (&'static str, String) {
         ),
         EntryKind::SessionInfo { name } => ("setting", format!("name: {}", first_line(name))),
         EntryKind::Custom { custom_type, .. } => ("setting", format!("custom: {custom_type}")),
+        EntryKind::ContextEdit {
+            target_id,
+            replacement,
+        } => (
+            "setting",
+            match replacement {
+                None => format!("context edit: {target_id} omitted"),
+                Some(_) => format!("context edit: {target_id} replaced"),
+            },
+        ),
         EntryKind::Unknown { entry_type, .. } => ("setting", entry_type.clone()),
     }
 }

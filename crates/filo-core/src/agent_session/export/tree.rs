@@ -132,6 +132,7 @@ mod tests {
             parent_id: parent.map(str::to_string),
             timestamp: "2025-01-01T00:00:00.000Z".into(),
             kind: EntryKind::SessionInfo { name: id.into() },
+            verbatim: None,
         }
     }
 

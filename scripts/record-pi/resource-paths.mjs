@@ -1,6 +1,6 @@
 // The expectations of filo-core's resource_paths unit tests, computed by pi 0.73.1's own resolver
 // (DefaultPackageManager.resolve over a temporary tree). NOT part of CI:
-//     node scripts/record-pi073/resource-paths.mjs   (pi installed under /tmp/pi073)
+//     node scripts/record-pi/resource-paths.mjs   (pi installed under /tmp/pi073)
 // Each line: the enabled files of one case, relative to the tree, in pi's order.
 import fs from "node:fs"; import path from "node:path"; import os from "node:os";
 const P = "/tmp/pi073/node_modules/@mariozechner/pi-coding-agent/dist/core/";

@@ -4,7 +4,7 @@
 //
 //   npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
 //   FILO_UPDATE_FIXTURES=1 cargo nextest run -p filo-ai -E 'test(/pi073_apis/)'   # writes *.stream
-//   node scripts/record-pi073/record-apis.mjs /tmp/pi073 crates/filo-ai/tests/fixtures/pi073-apis [api ...]
+//   node scripts/record-pi/record-apis.mjs /tmp/pi073 crates/filo-ai/tests/fixtures/pi073-apis [api ...]
 //
 // For each API, `<api>.stream` holds the exact bytes filo-testkit's mock sends for the fixture
 // reply (the Rust test checks they still are). A server on 127.0.0.1 answers pi's one request with

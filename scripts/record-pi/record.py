@@ -1,8 +1,18 @@
 #!/usr/bin/env python3
-"""Record pi 0.73.1's outputs as fixtures for filo's compatibility tests. NOT part of CI.
+"""Record a pi release's outputs as fixtures for filo's compatibility tests. NOT part of CI.
+
+    python3 scripts/record-pi/record.py <pi-prefix> <version> <out-dir> [case ...]
 
     npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
-    python3 scripts/record-pi073/record.py /tmp/pi073 crates/filo-cli/tests/fixtures/pi073 [case ...]
+    python3 scripts/record-pi/record.py /tmp/pi073 0.73.1 crates/filo-cli/tests/fixtures/pi073 [case ...]
+    python3 scripts/record-pi/record.py /work/pi16 1.6.0 crates/filo-cli/tests/fixtures/pi-1.6.0
+
+The package is `@mariozechner/pi-coding-agent` up to 0.73 and `@earendil-works/pi-coding-agent`
+from 0.74 on; the installed version must be the one named. The prefix's own `node` is used when
+it has one (`PI_NODE` overrides). With no case named, a version >= 1.6 records the session cases
+of `sessions16.py` (session16_case); an older one the 0.73.1 cases below. The mock serves the
+openai-completions wire (provider `mock`) and, on `/messages`, the anthropic-messages wire
+(provider `mockant`).
 
 Cases (all by default): edit_case, rpc_cases, compaction_cases, queue_cases, flags_case, flags_more_case,
 resume_picker_case,
@@ -21,8 +31,22 @@ request/RPC fixtures (see `normalise`).
 import json, os, re, shlex, shutil, subprocess, sys, tempfile, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PI_PREFIX, OUT = sys.argv[1], sys.argv[2]
-PI = os.path.join(PI_PREFIX, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
+PI_PREFIX, VERSION, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+def version_tuple(v):
+    return tuple(int(p) for p in re.findall(r"\d+", v)[:3])
+
+
+# pi moved from the `@mariozechner` npm scope to `@earendil-works` at 0.74.0.
+SCOPE = "@mariozechner" if version_tuple(VERSION) <= (0, 73, 99) else "@earendil-works"
+PKG = os.path.join(PI_PREFIX, "node_modules", SCOPE, "pi-coding-agent")
+PI = os.path.join(PKG, "dist/cli.js")
+NODE = os.environ.get("PI_NODE") or (os.path.join(PI_PREFIX, "node_modules/.bin/node")
+                                     if os.path.exists(os.path.join(PI_PREFIX, "node_modules/.bin/node")) else "node")
+_installed = json.load(open(os.path.join(PKG, "package.json")))["version"]
+if _installed != VERSION:
+    sys.exit(f"{PKG} is pi {_installed}, not {VERSION}")
 TURNS, REQUESTS = [], []
 
 
@@ -44,6 +68,45 @@ def reply(turn):
                                           "function": {"name": name, "arguments": args}}]}))
     out.append(chunk({}, "tool_calls" if turn.get("calls") else "stop", usage))
     out.append("data: [DONE]\n\n")
+    return "".join(out)
+
+
+def anthropic_reply(turn):
+    """The same scripted turn as an Anthropic Messages stream (provider `mockant`)."""
+    u = turn.get("usage", {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
+
+    def ev(kind, data):
+        data = dict(data, type=kind)
+        return f"event: {kind}\ndata: {json.dumps(data)}\n\n"
+
+    out = [ev("message_start", {"message": {"id": "msg_mock", "type": "message", "role": "assistant",
+                                            "model": "mock-model", "content": [], "stop_reason": None,
+                                            "usage": {"input_tokens": u["prompt_tokens"], "output_tokens": 1}}})]
+    index = 0
+    if "thinking" in turn:
+        out.append(ev("content_block_start", {"index": index, "content_block": {"type": "thinking", "thinking": ""}}))
+        out.append(ev("content_block_delta", {"index": index, "delta": {"type": "thinking_delta",
+                                                                        "thinking": turn["thinking"]}}))
+        out.append(ev("content_block_delta", {"index": index, "delta": {"type": "signature_delta",
+                                                                        "signature": "sig-mock"}}))
+        out.append(ev("content_block_stop", {"index": index}))
+        index += 1
+    if "text" in turn:
+        out.append(ev("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}}))
+        out.append(ev("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": turn["text"]}}))
+        out.append(ev("content_block_stop", {"index": index}))
+        index += 1
+    for cid, name, args in turn.get("calls", []):
+        out.append(ev("content_block_start", {"index": index, "content_block": {"type": "tool_use", "id": cid,
+                                                                                "name": name, "input": {}}}))
+        out.append(ev("content_block_delta", {"index": index, "delta": {"type": "input_json_delta",
+                                                                        "partial_json": args}}))
+        out.append(ev("content_block_stop", {"index": index}))
+        index += 1
+    stop = turn.get("anthropic_stop") or ("tool_use" if turn.get("calls") else "end_turn")
+    out.append(ev("message_delta", {"delta": {"stop_reason": stop},
+                                    "usage": {"output_tokens": u["completion_tokens"]}}))
+    out.append(ev("message_stop", {}))
     return "".join(out)
 
 
@@ -69,7 +132,7 @@ class Mock(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return
-        data = reply(turn).encode()
+        data = (anthropic_reply(turn) if "/messages" in self.path else reply(turn)).encode()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(data)))
@@ -80,18 +143,22 @@ class Mock(BaseHTTPRequestHandler):
 server = ThreadingHTTPServer(("127.0.0.1", 0), Mock)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 URL = f"http://127.0.0.1:{server.server_address[1]}"
-WORK = tempfile.mkdtemp(prefix="pi073-")
+WORK = tempfile.mkdtemp(prefix=f"pi{VERSION}-")
 HOME, AGENT, PROJECT = f"{WORK}/home", f"{WORK}/home/agent", f"{WORK}/project"
 os.makedirs(AGENT)
 os.makedirs(PROJECT)
 json.dump({"providers": {"mock": {"baseUrl": URL + "/v1", "api": "openai-completions", "apiKey": "MOCK_API_KEY",
                                   "models": [{"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000},
                                              {"id": "mock-thinker", "reasoning": True, "contextWindow": 100000,
-                                              "maxTokens": 1000}]}}},
+                                              "maxTokens": 1000}]},
+                       "mockant": {"baseUrl": URL, "api": "anthropic-messages", "apiKey": "MOCK_API_KEY",
+                                   "models": [{"id": "mock-model", "contextWindow": 100000, "maxTokens": 1000},
+                                              {"id": "mock-thinker", "reasoning": True, "contextWindow": 100000,
+                                               "maxTokens": 1000}]}}},
           open(f"{AGENT}/models.json", "w"))
 ENV = {"PATH": os.environ["PATH"], "HOME": HOME, "PI_CODING_AGENT_DIR": AGENT, "PI_OFFLINE": "1",
        "MOCK_API_KEY": "mock-secret"}
-BASE = ["node", PI, "--provider", "mock", "--model", "mock-model"]
+BASE = [NODE, PI, "--provider", "mock", "--model", "mock-model"]
 
 
 def normalise(text):
@@ -212,7 +279,7 @@ def rpc_cases():
                  ('{"id":"p3","type":"prompt","message":"queued","streamingBehavior":"followUp"}', answered("p3")),
                  ('{"id":"a1","type":"get_state"}', ended())],
         [{"text": "slow answer", "delay": 1.5}, {"text": "follow-up answer"}])
-    thinker = ["node", PI, "--provider", "mock", "--model", "mock-thinker"]
+    thinker = [NODE, PI, "--provider", "mock", "--model", "mock-thinker"]
     rpc("events", [('{"id":"n1","type":"set_session_name","name":"demo"}', answered("n1")),
                    ('{"id":"t1","type":"set_thinking_level","level":"high"}', answered("t1")),
                    ('{"id":"t2","type":"set_thinking_level","level":"high"}', answered("t2")),
@@ -297,7 +364,7 @@ def flags_case():
     env = dict(ENV, ACME_KEY="acme-secret")
     try:
         for name, args in [("all", []), ("search", ["acme 2"]), ("fuzzy", ["aclg"]), ("none", ["zzzz"])]:
-            r = subprocess.run(["node", PI, "--list-models", *args], cwd=PROJECT, env=env, capture_output=True,
+            r = subprocess.run([NODE, PI, "--list-models", *args], cwd=PROJECT, env=env, capture_output=True,
                                text=True, timeout=120)
             # pi prints the table with console.log, which it sends to stderr outside a terminal.
             out["list-models " + name] = {"args": args, "stdout": r.stdout, "stderr": r.stderr,
@@ -305,7 +372,7 @@ def flags_case():
     finally:
         open(f"{AGENT}/models.json", "w").write(saved)
     # Scoped cycling: the first scoped model starts (with its level), ctrl+p's RPC twin cycles.
-    r = subprocess.run(["node", PI, "--mode", "rpc", "--no-session", "--models", "mock-thinker:high,mock/mock-model"],
+    r = subprocess.run([NODE, PI, "--mode", "rpc", "--no-session", "--models", "mock-thinker:high,mock/mock-model"],
                        cwd=PROJECT, env=ENV, capture_output=True, text=True, timeout=120,
                        input='{"id":"s","type":"get_state"}\n{"id":"c1","type":"cycle_model"}\n'
                              '{"id":"c2","type":"cycle_model"}\n')
@@ -342,7 +409,7 @@ def flags_more_case():
     out = {}
 
     def run(args, env=None, stdin=None):
-        r = subprocess.run(["node", PI, *args], cwd=PROJECT, env=env or ENV, input=stdin, capture_output=True,
+        r = subprocess.run([NODE, PI, *args], cwd=PROJECT, env=env or ENV, input=stdin, capture_output=True,
                            text=True, timeout=120)
         return {"args": args, "code": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
 
@@ -560,7 +627,7 @@ def http_error_cases():
     out = []
     try:
         for name, provider, api, base, status, body in HTTP_ERRORS:
-            args = ["node", PI, "--provider", provider, "--model", "mock-model", "--no-session"]
+            args = [NODE, PI, "--provider", provider, "--model", "mock-model", "--no-session"]
             TURNS[:] = [{"error": (status, body)}]
             p = subprocess.run(args + ["-p", "hi"], cwd=PROJECT, env=ENV, capture_output=True, text=True,
                                timeout=120)
@@ -601,7 +668,7 @@ def refusal_case():
 def compaction_thinking_case():
     """The summary request of a manual compaction on a reasoning model at each thinking level the
     session can be set to (pi passes the session's level; `off` sends no reasoning)."""
-    thinker = ["node", PI, "--provider", "mock", "--model", "mock-thinker"]
+    thinker = [NODE, PI, "--provider", "mock", "--model", "mock-thinker"]
     out = {}
     for level in ["off", "minimal", "high"]:
         rpc("compact-thinking", [(json.dumps({"id": "t1", "type": "set_thinking_level", "level": level}),
@@ -629,7 +696,7 @@ def list_models_case():
     out = {"keys": LIST_KEYS}
     try:
         for name, args in [("all", []), ("search kimi", ["kimi"]), ("search deepseek", ["deepseek"])]:
-            r = subprocess.run(["node", PI, "--list-models", *args], cwd=PROJECT, env=dict(ENV, **LIST_KEYS),
+            r = subprocess.run([NODE, PI, "--list-models", *args], cwd=PROJECT, env=dict(ENV, **LIST_KEYS),
                                capture_output=True, text=True, timeout=120)
             out[name] = {"args": args, "stdout": r.stdout, "stderr": r.stderr, "code": r.returncode}
     finally:
@@ -686,12 +753,12 @@ def branch_case():
         os.remove(os.path.join(OUT, "rpc-branch.json"))
         assert not TURNS, TURNS
         (session,) = sessions()
-        module = os.path.join(PI_PREFIX, "node_modules/@mariozechner/pi-coding-agent/dist/index.js")
+        module = os.path.join(PKG, "dist/index.js")
         script = f"{WORK}/tree.mjs"
         open(script, "w").write(TREE_SCRIPT % module)
         TURNS[:] = [{"text": "## Goal\nbranch summary"}, {"calls": [("call_b", "edit", edit_b)]},
                     {"text": "Edited b."}]
-        r = subprocess.run(["node", script, session, PROJECT, AGENT, "after compaction", "another way"],
+        r = subprocess.run([NODE, script, session, PROJECT, AGENT, "after compaction", "another way"],
                            cwd=PROJECT, env=ENV, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         assert not TURNS, TURNS
@@ -781,7 +848,7 @@ def tree_screen_case():
     import time
     tree = os.path.join(OUT, "tree.session.jsonl")
     tree_session(tree, "<CWD>")
-    socket = f"pi073-rec-{os.getpid()}"
+    socket = f"pi-rec-{os.getpid()}"
 
     def tmux(*args):
         return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=True).stdout
@@ -915,11 +982,18 @@ def resource_settings_case():
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    only = sys.argv[3:]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sessions16
+    sessions16.h = sys.modules[__name__]
+    cases = dict(globals(), session16_case=sessions16.session16_case)
+    only = sys.argv[4:]
     try:
         if only:
             for case in only:
-                globals()[case]()
+                cases[case]()
+            sys.exit(0)
+        if version_tuple(VERSION) >= (1, 6, 0):
+            sessions16.session16_case()
             sys.exit(0)
         edit_case()
         rpc_cases()
