@@ -194,6 +194,7 @@ impl Run<'_> {
                     let produced = self.produced.clone();
                     self.emit(AgentEvent::AgentEnd {
                         messages: produced.clone(),
+                        will_retry: false,
                     });
                     return Ok(produced);
                 }
@@ -229,6 +230,7 @@ impl Run<'_> {
         let produced = self.produced.clone();
         self.emit(AgentEvent::AgentEnd {
             messages: produced.clone(),
+            will_retry: false,
         });
         Ok(produced)
     }
