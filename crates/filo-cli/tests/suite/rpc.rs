@@ -532,11 +532,11 @@ async fn protocol_errors_and_framing() {
         .call("ct", json!({"type": "cycle_thinking_level"}))
         .await;
     assert_eq!(cycled, Value::Null, "the mock model cannot think");
-    rpc.send(json!({"id": "bad", "type": "set_thinking_level", "level": "max"}))
+    rpc.send(json!({"id": "bad", "type": "set_thinking_level", "level": "turbo"}))
         .await;
     let bad = rpc.response("bad").await;
     assert_eq!(bad["command"], "set_thinking_level");
-    assert_eq!(bad["error"], "Invalid thinking level \"max\"");
+    assert_eq!(bad["error"], "Invalid thinking level \"turbo\"");
     let state = rpc.call("s2", json!({"type": "get_state"})).await;
     assert_eq!(state["steeringMode"], "all");
     assert_eq!(state["autoCompactionEnabled"], false);

@@ -63,19 +63,10 @@ impl AgentSession {
     /// The thinking levels the current model supports.
     pub fn available_thinking_levels(&self) -> Vec<ThinkingLevel> {
         match self.model() {
-            Some(m) if m.reasoning => {
-                let mut v = vec![
-                    ThinkingLevel::Off,
-                    ThinkingLevel::Minimal,
-                    ThinkingLevel::Low,
-                    ThinkingLevel::Medium,
-                    ThinkingLevel::High,
-                ];
-                if clamp_level(Some(&m), ThinkingLevel::Xhigh) == ThinkingLevel::Xhigh {
-                    v.push(ThinkingLevel::Xhigh);
-                }
-                v
-            }
+            Some(m) if m.reasoning => ThinkingLevel::ALL
+                .into_iter()
+                .filter(|&level| clamp_level(Some(&m), level) == level)
+                .collect(),
             _ => vec![ThinkingLevel::Off],
         }
     }

@@ -165,16 +165,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn clamp_level(model: Option<&Model>, level: ThinkingLevel) -> ThinkingLevel {
     match model {
-        Some(m) if m.reasoning => {
-            let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
-                .iter()
-                .any(|p| m.id.contains(p));
-            if level == ThinkingLevel::Xhigh && !xhigh {
-                ThinkingLevel::High
-            } else {
-                level
-            }
-        }
+        Some(m) if m.reasoning => m.effort_level(level),
         _ => ThinkingLevel::Off,
     }
 }
