@@ -217,7 +217,9 @@ await step("getSessionStats", async () => {
   check(s.toolResults === 1 && typeof s.tokens.total === "number", "tool results and tokens");
 });
 await step("setThinkingLevel max", async () => {
+  // RpcClient.setThinkingLevel ignores the response; ask the same and require success.
   await client.setThinkingLevel("max");
+  client.getData(await client.send({ type: "set_thinking_level", level: "max" }));
   const s = await client.getState();
   check(s.thinkingLevel === "off", `level ${s.thinkingLevel} (mock-model does not reason)`);
 });

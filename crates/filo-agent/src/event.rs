@@ -179,7 +179,7 @@ impl Serialize for AssistantEventJson<'_> {
             }
             AssistantEvent::ToolCallEnd { index, tool_call } => {
                 map.serialize_entry("contentIndex", index)?;
-                map.serialize_entry("toolCall", tool_call)?;
+                map.serialize_entry("toolCall", &ToolCallJson(tool_call))?;
             }
             AssistantEvent::Done { message } => {
                 map.serialize_entry("reason", &message.stop_reason)?;
@@ -191,6 +191,27 @@ impl Serialize for AssistantEventJson<'_> {
             }
         }
         map.end()
+    }
+}
+
+/// A tool call written as the content block it is (`type: "toolCall"` first), as pi's
+/// `toolcall_end` carries it.
+struct ToolCallJson<'a>(&'a filo_ai::ToolCall);
+
+impl Serialize for ToolCallJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tagged<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            #[serde(flatten)]
+            call: &'a filo_ai::ToolCall,
+        }
+        Tagged {
+            kind: "toolCall",
+            call: self.0,
+        }
+        .serialize(serializer)
     }
 }
 

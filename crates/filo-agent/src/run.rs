@@ -295,8 +295,10 @@ impl Run<'_> {
                 Some(AssistantEvent::Start { message }) => {
                     // pi announces the message before the response's first frame arrives, so
                     // its `message_start` has no `responseId` yet; the updates and the end do.
+                    // Until it ends, the message's stop reason is `pending` (pi 1.6).
                     let mut announced = message.clone();
                     announced.response_id = None;
+                    announced.stop_reason = StopReason::Pending;
                     self.emit(AgentEvent::MessageStart {
                         message: AgentMessage::from(announced),
                     });

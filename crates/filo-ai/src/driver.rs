@@ -687,7 +687,11 @@ fn with_usage(call: &Call, acc: &mut Accumulator, out: &DecodeOut) {
 async fn finish_ok(call: &Call, mut acc: Accumulator, out: DecodeOut, sender: &mut Sender) {
     let error = match out.stop {
         Some(StopReason::Stop | StopReason::Length | StopReason::ToolUse) => None,
-        Some(StopReason::Error | StopReason::Aborted) => Some(AiError::Unknown),
+        // No codec ends a stream deferred or pending (pi 1.6's deferred responses are not
+        // supported): treat either like a failed stream rather than a finished answer.
+        Some(
+            StopReason::Error | StopReason::Aborted | StopReason::Deferred | StopReason::Pending,
+        ) => Some(AiError::Unknown),
         None => Some(AiError::Transport(
             "the stream ended before the response was complete".into(),
         )),

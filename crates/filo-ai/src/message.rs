@@ -176,6 +176,11 @@ pub enum StopReason {
     ToolUse,
     Error,
     Aborted,
+    /// pi 1.6 (0.83): the provider accepted the request and will answer later; the message's
+    /// `deferred` handle (kept verbatim by the session layer) says where to fetch it.
+    Deferred,
+    /// pi 1.6 (0.84): a partial message while it streams; pi never persists it.
+    Pending,
 }
 
 /// A user message.

@@ -52,7 +52,11 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
         StopReason::Stop => context_window.is_some_and(|window| {
             message.usage.input.saturating_add(message.usage.cache_read) > window
         }),
-        StopReason::Length | StopReason::ToolUse | StopReason::Aborted => false,
+        StopReason::Length
+        | StopReason::ToolUse
+        | StopReason::Aborted
+        | StopReason::Deferred
+        | StopReason::Pending => false,
     }
 }
 

@@ -225,7 +225,11 @@ pub fn assistant_cell(m: &AssistantMessage) -> Cell {
             "Error: {}",
             m.error_message.as_deref().unwrap_or("unknown error")
         )),
-        StopReason::Stop | StopReason::Length | StopReason::ToolUse => None,
+        StopReason::Stop
+        | StopReason::Length
+        | StopReason::ToolUse
+        | StopReason::Deferred
+        | StopReason::Pending => None,
     };
     Cell::Assistant {
         blocks,

@@ -81,7 +81,12 @@ pub fn format_assistant_error_text(
 ) -> Option<String> {
     let failed = match message.stop_reason {
         StopReason::Error => true,
-        StopReason::Stop | StopReason::Length | StopReason::ToolUse | StopReason::Aborted => false,
+        StopReason::Stop
+        | StopReason::Length
+        | StopReason::ToolUse
+        | StopReason::Aborted
+        | StopReason::Deferred
+        | StopReason::Pending => false,
     };
     if !failed && message.error_message.is_none() {
         return None;

@@ -128,7 +128,9 @@ fn assistant_error(message: &filo_ai::AssistantMessage) -> Option<&str> {
         filo_ai::StopReason::Stop
         | filo_ai::StopReason::Length
         | filo_ai::StopReason::ToolUse
-        | filo_ai::StopReason::Aborted => None,
+        | filo_ai::StopReason::Aborted
+        | filo_ai::StopReason::Deferred
+        | filo_ai::StopReason::Pending => None,
     }
 }
 

@@ -110,7 +110,12 @@ pub fn extract_assistant_thinking(message: &AssistantMessage) -> String {
 fn errored(message: &AssistantMessage) -> bool {
     match message.stop_reason {
         StopReason::Error => true,
-        StopReason::Stop | StopReason::Length | StopReason::ToolUse | StopReason::Aborted => false,
+        StopReason::Stop
+        | StopReason::Length
+        | StopReason::ToolUse
+        | StopReason::Aborted
+        | StopReason::Deferred
+        | StopReason::Pending => false,
     }
 }
 

@@ -430,6 +430,8 @@ fn stop_reason_name(r: filo_ai::StopReason) -> &'static str {
         filo_ai::StopReason::ToolUse => "toolUse",
         filo_ai::StopReason::Error => "error",
         filo_ai::StopReason::Aborted => "aborted",
+        filo_ai::StopReason::Deferred => "deferred",
+        filo_ai::StopReason::Pending => "pending",
     }
 }
 
