@@ -279,7 +279,9 @@ async fn run(s: &AgentSession, kind: &str, id: Option<&Value>, v: &Value) -> Han
         }
         "clear_queue" => data(to_json!(&s.clear_queue())?),
         "abort" => {
+            // pi 1.6 answers once the session is idle: after the chain's `agent_settled`.
             s.abort().await;
+            s.wait_for_idle().await;
             ok()
         }
         "new_session" => {
