@@ -211,7 +211,10 @@ async fn pi_16_rpc_client_session_answers_as_pi_16() {
     assert!(requests.len() >= 4);
     for r in &requests {
         let body = r.body.to_string();
-        assert!(!body.contains("turn left") && !body.contains("then stop"), "{body}");
+        assert!(
+            !body.contains("turn left") && !body.contains("then stop"),
+            "{body}"
+        );
     }
 }
 
