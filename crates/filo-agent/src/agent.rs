@@ -236,6 +236,7 @@ impl Agent {
                 }
                 sink.emit(AgentEvent::AgentEnd {
                     messages: vec![message],
+                    will_retry: false,
                 });
             }
             drop(guard);

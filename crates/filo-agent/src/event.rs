@@ -1,7 +1,9 @@
 //! The agent's event sequence (pi spec §2.2) and its JSON form.
 //!
-//! Events are emitted in pi's order; [`AgentEvent`]'s `Serialize` impl writes pi's JSON (`type`
-//! tags and field names exact, absent fields omitted), which the JSON and RPC modes print as is.
+//! Events are emitted in pi's order; [`AgentEvent`]'s `Serialize` impl writes pi 1.6's wire JSON
+//! (`type` tags and field names exact, absent fields omitted), which the JSON and RPC modes print
+//! as is. On the wire `message_update` is delta-only (pi's `toJsonEvent`): the provider's delta
+//! and the message's latest usage, never the message so far, so a stream's size stays linear.
 //!
 //! `message_update` does not copy the streaming message: it carries a [`PartialMessage`], a shared
 //! copy-on-write snapshot of the loop's one [`Accumulator`]. While nobody keeps a snapshot past the
@@ -60,8 +62,11 @@ impl PartialMessage {
 pub enum AgentEvent {
     AgentStart,
     /// Every message this run produced (prompts, assistant messages, tool results, injected ones).
+    /// `will_retry`: the session retries this run's failure automatically (the agent itself
+    /// always says `false`; the session sets it before its listeners see the event).
     AgentEnd {
         messages: Vec<AgentMessage>,
+        will_retry: bool,
     },
     TurnStart,
     TurnEnd {
@@ -90,11 +95,13 @@ pub enum AgentEvent {
         args: Value,
         partial_result: ToolOutput,
     },
+    /// `duration_ms`: how long the tool's `execute` took (monotonic), `None` when it did not run.
     ToolExecutionEnd {
         tool_call_id: String,
         tool_name: String,
         result: ToolOutput,
         is_error: bool,
+        duration_ms: Option<u64>,
     },
 }
 
@@ -130,7 +137,9 @@ impl Serialize for ToolResultJson<'_> {
     }
 }
 
-/// pi's `AssistantMessageEvent` JSON (§1.5), with `partial` taken from the snapshot.
+/// pi 1.6's wire `AssistantMessageEvent` (json.md, "Reconstruct streaming messages"): the
+/// delta without the `partial` snapshot; `toolcall_start` names the call (`id`, `toolName`) and
+/// the text and thinking ends carry their authoritative content, read from the message so far.
 struct AssistantEventJson<'a> {
     event: &'a AssistantEvent,
     partial: &'a AssistantMessage,
@@ -150,10 +159,13 @@ impl Serialize for AssistantEventJson<'_> {
         map.serialize_entry("type", self.event.kind())?;
         match self.event {
             AssistantEvent::Start { .. } => {}
-            AssistantEvent::TextStart { index }
-            | AssistantEvent::ThinkingStart { index }
-            | AssistantEvent::ToolCallStart { index, .. } => {
+            AssistantEvent::TextStart { index } | AssistantEvent::ThinkingStart { index } => {
                 map.serialize_entry("contentIndex", index)?;
+            }
+            AssistantEvent::ToolCallStart { index, id, name } => {
+                map.serialize_entry("contentIndex", index)?;
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("toolName", name)?;
             }
             AssistantEvent::TextDelta { index, delta }
             | AssistantEvent::ThinkingDelta { index, delta }
@@ -167,21 +179,39 @@ impl Serialize for AssistantEventJson<'_> {
             }
             AssistantEvent::ToolCallEnd { index, tool_call } => {
                 map.serialize_entry("contentIndex", index)?;
-                map.serialize_entry("toolCall", tool_call)?;
+                map.serialize_entry("toolCall", &ToolCallJson(tool_call))?;
             }
             AssistantEvent::Done { message } => {
                 map.serialize_entry("reason", &message.stop_reason)?;
                 map.serialize_entry("message", &AssistantJson(message))?;
-                return map.end();
             }
             AssistantEvent::Error { message } => {
                 map.serialize_entry("reason", &message.stop_reason)?;
                 map.serialize_entry("error", &AssistantJson(message))?;
-                return map.end();
             }
         }
-        map.serialize_entry("partial", &AssistantJson(self.partial))?;
         map.end()
+    }
+}
+
+/// A tool call written as the content block it is (`type: "toolCall"` first), as pi's
+/// `toolcall_end` carries it.
+struct ToolCallJson<'a>(&'a filo_ai::ToolCall);
+
+impl Serialize for ToolCallJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tagged<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            #[serde(flatten)]
+            call: &'a filo_ai::ToolCall,
+        }
+        Tagged {
+            kind: "toolCall",
+            call: self.0,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -211,7 +241,13 @@ impl Serialize for AgentEvent {
         map.serialize_entry("type", self.kind())?;
         match self {
             AgentEvent::AgentStart | AgentEvent::TurnStart => {}
-            AgentEvent::AgentEnd { messages } => map.serialize_entry("messages", messages)?,
+            AgentEvent::AgentEnd {
+                messages,
+                will_retry,
+            } => {
+                map.serialize_entry("messages", messages)?;
+                map.serialize_entry("willRetry", will_retry)?;
+            }
             AgentEvent::TurnEnd {
                 message,
                 tool_results,
@@ -228,11 +264,11 @@ impl Serialize for AgentEvent {
             }
             AgentEvent::MessageUpdate { partial, event } => {
                 let partial = partial.message();
+                map.serialize_entry("usage", &partial.usage)?;
                 map.serialize_entry(
                     "assistantMessageEvent",
                     &AssistantEventJson { event, partial },
                 )?;
-                map.serialize_entry("message", &AssistantJson(partial))?;
             }
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
@@ -259,11 +295,15 @@ impl Serialize for AgentEvent {
                 tool_name,
                 result,
                 is_error,
+                duration_ms,
             } => {
                 map.serialize_entry("toolCallId", tool_call_id)?;
                 map.serialize_entry("toolName", tool_name)?;
                 map.serialize_entry("result", &ToolResultJson(result))?;
                 map.serialize_entry("isError", is_error)?;
+                if let Some(ms) = duration_ms {
+                    map.serialize_entry("durationMs", ms)?;
+                }
             }
         }
         map.end()
@@ -310,7 +350,7 @@ mod tests {
     }
 
     #[test]
-    fn message_update_json_matches_pi() {
+    fn message_update_json_is_pi_16s_delta_with_usage() {
         let mut p = PartialMessage::new(initial());
         p.apply(&AssistantEvent::TextStart { index: 0 });
         let event = AssistantEvent::TextDelta {
@@ -319,12 +359,32 @@ mod tests {
         };
         p.apply(&event);
         let json = serde_json::to_string(&AgentEvent::MessageUpdate { partial: p, event }).unwrap();
-        let msg = r#"{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"test-api","provider":"test","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}"#;
+        let usage = r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
         assert_eq!(
             json,
             format!(
-                r#"{{"type":"message_update","assistantMessageEvent":{{"type":"text_delta","contentIndex":0,"delta":"hi","partial":{msg}}},"message":{msg}}}"#
+                r#"{{"type":"message_update","usage":{usage},"assistantMessageEvent":{{"type":"text_delta","contentIndex":0,"delta":"hi"}}}}"#
             )
+        );
+    }
+
+    #[test]
+    fn toolcall_start_names_the_call() {
+        let mut p = PartialMessage::new(initial());
+        let start = AssistantEvent::ToolCallStart {
+            index: 0,
+            id: "call_1".into(),
+            name: "bash".into(),
+        };
+        p.apply(&start);
+        let json = serde_json::to_value(AgentEvent::MessageUpdate {
+            partial: p,
+            event: start,
+        })
+        .unwrap();
+        assert_eq!(
+            json["assistantMessageEvent"],
+            serde_json::json!({"type": "toolcall_start", "contentIndex": 0, "id": "call_1", "toolName": "bash"})
         );
     }
 
@@ -355,7 +415,8 @@ mod tests {
         assert_eq!(ev["type"], "thinking_end");
         assert_eq!(ev["contentIndex"], 0);
         assert_eq!(ev["content"], "hmm");
-        assert_eq!(ev["partial"]["content"][0]["thinkingSignature"], "sig");
+        assert!(ev.get("partial").is_none());
+        assert!(json.get("message").is_none());
         let mut done = initial();
         done.stop_reason = StopReason::Aborted;
         done.error_message = Some("Request was aborted".into());
@@ -378,10 +439,23 @@ mod tests {
             tool_name: "ls".into(),
             result: ToolOutput::text("x"),
             is_error: false,
+            duration_ms: None,
         };
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
             r#"{"type":"tool_execution_end","toolCallId":"c1","toolName":"ls","result":{"content":[{"type":"text","text":"x"}]},"isError":false}"#
+        );
+        let timed = AgentEvent::ToolExecutionEnd {
+            tool_call_id: "c1".into(),
+            tool_name: "ls".into(),
+            result: ToolOutput::text("x"),
+            is_error: false,
+            duration_ms: Some(7),
+        };
+        assert!(
+            serde_json::to_string(&timed)
+                .unwrap()
+                .ends_with(r#""isError":false,"durationMs":7}"#)
         );
     }
 }

@@ -81,6 +81,8 @@ struct Executed {
     output: ToolOutput,
     is_error: bool,
     fatal: Option<String>,
+    /// How long the tool's `execute` took (monotonic clock); `None` when it did not run.
+    duration_ms: Option<u64>,
 }
 
 impl Executed {
@@ -90,16 +92,19 @@ impl Executed {
                 output,
                 is_error: false,
                 fatal: None,
+                duration_ms: None,
             },
             Err(ToolError::Failed(text)) => Executed {
                 output: error_output(text),
                 is_error: true,
                 fatal: None,
+                duration_ms: None,
             },
             Err(ToolError::Fatal(text)) => Executed {
                 output: error_output(text.clone()),
                 is_error: true,
                 fatal: Some(text),
+                duration_ms: None,
             },
         }
     }
@@ -338,6 +343,7 @@ impl Executor<'_, '_> {
                 );
             }
             let name = tool.name().to_string();
+            let started = std::time::Instant::now();
             let run = AssertUnwindSafe(with_grace(tool.execute(ctx), &cancel, grace));
             let result = run.catch_unwind().await.unwrap_or_else(|panic| {
                 Err(ToolError::failed(format!(
@@ -345,7 +351,10 @@ impl Executor<'_, '_> {
                     panic_text(panic.as_ref())
                 )))
             });
-            (index, Executed::from_result(result))
+            let mut executed = Executed::from_result(result);
+            executed.duration_ms =
+                Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+            (index, executed)
         })
     }
 
@@ -365,6 +374,7 @@ impl Executor<'_, '_> {
         let Executed {
             mut output,
             mut is_error,
+            duration_ms,
             ..
         } = executed;
         if let Some(after) = self.run.config.after_tool_call.clone() {
@@ -391,16 +401,29 @@ impl Executor<'_, '_> {
                 }
             }
         }
-        self.finalize(position, &prepared.call, output, is_error);
+        self.finalize_timed(position, &prepared.call, output, is_error, duration_ms);
     }
 
     /// Emit the end event now; the tool-result message follows once every earlier call's has.
     fn finalize(&mut self, position: usize, call: &ToolCall, output: ToolOutput, is_error: bool) {
+        self.finalize_timed(position, call, output, is_error, None);
+    }
+
+    /// [`Executor::finalize`] for a call whose tool ran for `duration_ms`.
+    fn finalize_timed(
+        &mut self,
+        position: usize,
+        call: &ToolCall,
+        output: ToolOutput,
+        is_error: bool,
+        duration_ms: Option<u64>,
+    ) {
         self.run.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             result: output.clone(),
             is_error,
+            duration_ms,
         });
         let message = ToolResultMessage {
             tool_call_id: call.id.clone(),

@@ -194,6 +194,7 @@ impl Run<'_> {
                     let produced = self.produced.clone();
                     self.emit(AgentEvent::AgentEnd {
                         messages: produced.clone(),
+                        will_retry: false,
                     });
                     return Ok(produced);
                 }
@@ -229,6 +230,7 @@ impl Run<'_> {
         let produced = self.produced.clone();
         self.emit(AgentEvent::AgentEnd {
             messages: produced.clone(),
+            will_retry: false,
         });
         Ok(produced)
     }
@@ -298,8 +300,10 @@ impl Run<'_> {
                 Some(AssistantEvent::Start { message }) => {
                     // pi announces the message before the response's first frame arrives, so
                     // its `message_start` has no `responseId` yet; the updates and the end do.
+                    // Until it ends, the message's stop reason is `pending` (pi 1.6).
                     let mut announced = message.clone();
                     announced.response_id = None;
+                    announced.stop_reason = StopReason::Pending;
                     self.emit(AgentEvent::MessageStart {
                         message: AgentMessage::from(announced),
                     });

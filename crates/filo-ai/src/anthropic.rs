@@ -90,7 +90,9 @@ fn adaptive_effort(model: &Model, level: ThinkingLevel) -> String {
     match level {
         ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
         ThinkingLevel::Medium => "medium",
-        ThinkingLevel::Off | ThinkingLevel::High | ThinkingLevel::Xhigh => "high",
+        ThinkingLevel::Off | ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => {
+            "high"
+        }
     }
     .to_string()
 }

@@ -275,7 +275,9 @@ fn effort(model: &Model, level: ThinkingLevel) -> String {
     match level {
         ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
         ThinkingLevel::Medium => "medium",
-        ThinkingLevel::Off | ThinkingLevel::High | ThinkingLevel::Xhigh => "high",
+        ThinkingLevel::Off | ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => {
+            "high"
+        }
     }
     .into()
 }

@@ -52,7 +52,10 @@ pub(crate) fn thinking_config(input: &RequestInput<'_>) -> Option<Value> {
     if family("pro") {
         return Some(level_name(match level {
             ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "LOW",
-            ThinkingLevel::Medium | ThinkingLevel::High | ThinkingLevel::Xhigh => "HIGH",
+            ThinkingLevel::Medium
+            | ThinkingLevel::High
+            | ThinkingLevel::Xhigh
+            | ThinkingLevel::Max => "HIGH",
         }));
     }
     if family("flash") {
@@ -60,7 +63,7 @@ pub(crate) fn thinking_config(input: &RequestInput<'_>) -> Option<Value> {
             ThinkingLevel::Off | ThinkingLevel::Minimal => "MINIMAL",
             ThinkingLevel::Low => "LOW",
             ThinkingLevel::Medium => "MEDIUM",
-            ThinkingLevel::High | ThinkingLevel::Xhigh => "HIGH",
+            ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => "HIGH",
         }));
     }
     let level = level.clamped();
@@ -81,7 +84,7 @@ pub(crate) fn thinking_config(input: &RequestInput<'_>) -> Option<Value> {
         ThinkingLevel::Off | ThinkingLevel::Minimal => 0,
         ThinkingLevel::Low => 1,
         ThinkingLevel::Medium => 2,
-        ThinkingLevel::High | ThinkingLevel::Xhigh => 3,
+        ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => 3,
     };
     let budget = custom.unwrap_or_else(|| table.map_or(-1, |t| t[slot]));
     Some(json!({"includeThoughts": true, "thinkingBudget": budget}))

@@ -108,15 +108,38 @@ impl Model {
     }
 
     /// pi's `supportsXhigh` (before 0.73): models that accept the `xhigh` effort. The
-    /// OpenAI codecs still use it; Anthropic's adaptive effort comes from `thinkingLevelMap`.
+    /// OpenAI codecs still use it when the model's `thinkingLevelMap` says nothing;
+    /// Anthropic's adaptive effort comes from `thinkingLevelMap`.
     pub fn supports_xhigh(&self) -> bool {
         ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
             .iter()
             .any(|needle| self.id.contains(needle))
     }
 
-    /// pi 0.73's `getSupportedThinkingLevels`: `off` only for a model without reasoning; else
-    /// every level its `thinkingLevelMap` does not mark `null`, `xhigh` only when mapped.
+    /// The level the model is asked for: pi's `clampThinkingLevel`, except that `xhigh` also
+    /// stays for the models of pi's old `supportsXhigh` list unless the map marks it `null`.
+    pub fn effort_level(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let marked_off = self
+            .thinking_level_map
+            .as_ref()
+            .is_some_and(|m| m.get(level) == Some(None));
+        if self.reasoning && level == ThinkingLevel::Xhigh && self.supports_xhigh() && !marked_off {
+            return level;
+        }
+        self.clamp_thinking_level(level)
+    }
+
+    /// The effort string for a level: the model's `thinkingLevelMap` value, else pi's name.
+    pub fn effort_name(&self, level: ThinkingLevel) -> &str {
+        self.thinking_level_map
+            .as_ref()
+            .and_then(|m| m.value(level))
+            .unwrap_or(level.as_str())
+    }
+
+    /// pi's `getSupportedThinkingLevels`: `off` only for a model without reasoning; else
+    /// every level its `thinkingLevelMap` does not mark `null`, `xhigh` and `max` only when
+    /// mapped.
     pub fn supported_thinking_levels(&self) -> Vec<ThinkingLevel> {
         if !self.reasoning {
             return vec![ThinkingLevel::Off];
@@ -127,14 +150,14 @@ impl Model {
                 let mapped = self.thinking_level_map.as_ref().and_then(|m| m.get(level));
                 match (level, mapped) {
                     (_, Some(None)) => false,
-                    (ThinkingLevel::Xhigh, mapped) => mapped.is_some(),
+                    (ThinkingLevel::Xhigh | ThinkingLevel::Max, mapped) => mapped.is_some(),
                     _ => true,
                 }
             })
             .collect()
     }
 
-    /// pi 0.73's `clampThinkingLevel`: the level itself when supported, else the nearest
+    /// pi's `clampThinkingLevel`: the level itself when supported, else the nearest
     /// supported level above it, else the nearest below, else `off`.
     pub fn clamp_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
         let supported = self.supported_thinking_levels();
@@ -186,17 +209,21 @@ pub enum ThinkingLevel {
     Medium,
     High,
     Xhigh,
+    /// pi 1.6's `max` (0.80.6): above `xhigh`; a model offers it only when its
+    /// `thinkingLevelMap` maps it, and budget-based APIs treat it as `high`.
+    Max,
 }
 
 impl ThinkingLevel {
     /// Every level, lowest first.
-    pub const ALL: [ThinkingLevel; 6] = [
+    pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
         ThinkingLevel::Low,
         ThinkingLevel::Medium,
         ThinkingLevel::High,
         ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
     ];
 
     /// pi's string for the level.
@@ -208,6 +235,7 @@ impl ThinkingLevel {
             ThinkingLevel::Medium => "medium",
             ThinkingLevel::High => "high",
             ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
         }
     }
 
@@ -220,14 +248,15 @@ impl ThinkingLevel {
             "medium" => ThinkingLevel::Medium,
             "high" => ThinkingLevel::High,
             "xhigh" => ThinkingLevel::Xhigh,
+            "max" => ThinkingLevel::Max,
             _ => return None,
         })
     }
 
-    /// pi's `clampReasoning`: `xhigh` becomes `high`, other levels stay.
+    /// pi's `clampReasoning`: `xhigh` and `max` become `high`, other levels stay.
     pub fn clamped(self) -> Self {
         match self {
-            ThinkingLevel::Xhigh => ThinkingLevel::High,
+            ThinkingLevel::Xhigh | ThinkingLevel::Max => ThinkingLevel::High,
             ThinkingLevel::Off
             | ThinkingLevel::Minimal
             | ThinkingLevel::Low
@@ -243,7 +272,7 @@ impl ThinkingLevel {
             ThinkingLevel::Minimal => 1024,
             ThinkingLevel::Low => 2048,
             ThinkingLevel::Medium => 8192,
-            ThinkingLevel::High | ThinkingLevel::Xhigh => 16384,
+            ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => 16384,
         }
     }
 }
@@ -390,5 +419,46 @@ mod tests {
             serde_json::to_value(&m).unwrap(),
             serde_json::json!({"off": "none", "xhigh": "max"})
         );
+    }
+
+    #[test]
+    fn max_is_offered_only_where_the_map_names_it() {
+        assert_eq!(ThinkingLevel::parse("max"), Some(ThinkingLevel::Max));
+        assert_eq!(ThinkingLevel::Max.as_str(), "max");
+        assert_eq!(
+            serde_json::from_value::<ThinkingLevel>(serde_json::json!("max")).unwrap(),
+            ThinkingLevel::Max
+        );
+        assert_eq!(ThinkingLevel::Max.clamped(), ThinkingLevel::High);
+        let mut m: Model = serde_json::from_value(serde_json::json!({
+            "id": "claude-opus-5-5", "name": "m", "api": "anthropic-messages",
+            "provider": "anthropic", "baseUrl": "", "reasoning": true,
+            "thinkingLevelMap": {"xhigh": "xhigh", "max": "max"}
+        }))
+        .unwrap();
+        assert_eq!(
+            m.supported_thinking_levels().last(),
+            Some(&ThinkingLevel::Max)
+        );
+        assert_eq!(m.effort_level(ThinkingLevel::Max), ThinkingLevel::Max);
+        assert_eq!(m.effort_name(ThinkingLevel::Max), "max");
+        // Without `max` in the map the nearest level below that the model offers is used.
+        m.thinking_level_map = Some(
+            [(ThinkingLevel::Xhigh, Some("xhigh".to_string()))]
+                .into_iter()
+                .collect(),
+        );
+        assert_eq!(m.effort_level(ThinkingLevel::Max), ThinkingLevel::Xhigh);
+        m.thinking_level_map = None;
+        assert_eq!(m.effort_level(ThinkingLevel::Max), ThinkingLevel::High);
+        // pi clamps upwards first: `xhigh` on a model offering only `max` is `max`.
+        m.thinking_level_map = Some(
+            [(ThinkingLevel::Max, Some("max".to_string()))]
+                .into_iter()
+                .collect(),
+        );
+        assert_eq!(m.effort_level(ThinkingLevel::Xhigh), ThinkingLevel::Max);
+        m.reasoning = false;
+        assert_eq!(m.effort_level(ThinkingLevel::Max), ThinkingLevel::Off);
     }
 }

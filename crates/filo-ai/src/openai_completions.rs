@@ -53,7 +53,7 @@ impl Compat {
             .any(|h| url.contains(h));
         let mut effort_map = BTreeMap::new();
         if provider == "groq" && model.id == "qwen/qwen3-32b" {
-            for level in ["minimal", "low", "medium", "high", "xhigh"] {
+            for level in ["minimal", "low", "medium", "high", "xhigh", "max"] {
                 effort_map.insert(level.to_string(), "default".to_string());
             }
         }
@@ -214,11 +214,7 @@ fn insert_reasoning(body: &mut Map<String, Value>, input: &RequestInput<'_>, com
             );
         }
         _ if on && compat.supports_reasoning_effort => {
-            let level = if level == ThinkingLevel::Xhigh && !model.supports_xhigh() {
-                ThinkingLevel::High
-            } else {
-                level
-            };
+            let level = model.effort_level(level);
             let effort = compat
                 .reasoning_effort_map
                 .get(level.as_str())

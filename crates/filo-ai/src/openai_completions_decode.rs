@@ -248,14 +248,15 @@ impl CompletionsDecoder {
                 self.calls.len() - 1
             }
         };
-        if let Some(args) = args.filter(|a| !a.is_empty()) {
-            let call = &mut self.calls[pos];
-            call.args.push_str(&args);
-            out.events.push(AssistantEvent::ToolCallDelta {
-                index: call.index,
-                delta: args.into_owned(),
-            });
-        }
+        // pi 1.6 reports every tool-call chunk as a delta, an empty one when the chunk carries
+        // no argument text (the call's opening chunk).
+        let args = args.unwrap_or_default();
+        let call = &mut self.calls[pos];
+        call.args.push_str(&args);
+        out.events.push(AssistantEvent::ToolCallDelta {
+            index: call.index,
+            delta: args.into_owned(),
+        });
     }
 
     fn reasoning_details(&mut self, details: Vec<Value>) {

@@ -76,13 +76,8 @@ pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     let mut items = convert_input(input);
-    let effort = (model.reasoning && opts.reasoning != ThinkingLevel::Off).then(|| {
-        if opts.reasoning == ThinkingLevel::Xhigh && !model.supports_xhigh() {
-            ThinkingLevel::High
-        } else {
-            opts.reasoning
-        }
-    });
+    let effort = (model.reasoning && opts.reasoning != ThinkingLevel::Off)
+        .then(|| model.effort_level(opts.reasoning));
     if model.reasoning && effort.is_none() && model.name.starts_with("gpt-5") {
         items.push(json!({"role": "developer", "content": "# Juice: 0 !important"}));
     }
@@ -123,7 +118,7 @@ pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
     if let Some(level) = effort {
         body.insert(
             "reasoning".into(),
-            json!({"effort": level.as_str(), "summary": "auto"}),
+            json!({"effort": model.effort_name(level), "summary": "auto"}),
         );
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }

@@ -291,3 +291,40 @@ async fn response_id_from_created_and_completed() {
     assert_eq!(r.message.stop_reason, StopReason::Error);
     assert_eq!(r.message.response_id.as_deref(), Some("resp_x"));
 }
+
+#[tokio::test]
+async fn max_effort_follows_the_thinking_level_map() {
+    let body =
+        events(&[json!({"type": "response.completed", "response": {"status": "completed"}})]);
+    let effort = |m: Model| {
+        let body = body.clone();
+        async move {
+            let opts = StreamOptions {
+                reasoning: ThinkingLevel::Max,
+                ..StreamOptions::default()
+            };
+            let r = crate::testutil::run_with(
+                &m,
+                &user_ctx("x"),
+                vec![FixtureResponse::sse(vec![body])],
+                &opts,
+            )
+            .await;
+            r.requests[0].body["reasoning"]["effort"].clone()
+        }
+    };
+    let mut m = model("openai", "openai-responses", "gpt-6.2-sol");
+    assert_eq!(effort(m.clone()).await, json!("high"), "no max: high");
+    m.thinking_level_map = Some(
+        [(ThinkingLevel::Xhigh, Some("xhigh".to_string()))]
+            .into_iter()
+            .collect(),
+    );
+    assert_eq!(effort(m.clone()).await, json!("xhigh"), "nearest below");
+    m.thinking_level_map = Some(
+        [(ThinkingLevel::Max, Some("max".to_string()))]
+            .into_iter()
+            .collect(),
+    );
+    assert_eq!(effort(m).await, json!("max"));
+}

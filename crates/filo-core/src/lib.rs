@@ -35,9 +35,9 @@ pub mod ui_settings;
 
 pub use agent_dirs::{AgentDirs, AgentItem};
 pub use agent_session::{
-    AgentSession, AgentSessionOptions, ApiKeyResolver, NavigateOptions, NavigateResult,
-    PromptOptions, Resources, SessionEvent, SessionListener, SessionStats, StreamingBehavior,
-    UnsavedSession,
+    AgentSession, AgentSessionOptions, ApiKeyResolver, ClearedQueue, Disposition, NavigateOptions,
+    NavigateResult, PromptOptions, Resources, SessionEvent, SessionListener, SessionStats,
+    StreamingBehavior, UnsavedSession,
 };
 pub use auth::AuthStorage;
 pub use extension::Extension;

@@ -400,3 +400,10 @@ fn tilde_paths_expand_like_pi() {
     assert_eq!(expand_tilde("/abs", home), Some(PathBuf::from("/abs")));
     assert_eq!(expand_tilde("", home), None);
 }
+
+#[test]
+fn default_thinking_level_max_is_read() {
+    let s = Settings::in_memory(json!({"defaultThinkingLevel": "max"}));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert_eq!(s.values().default_thinking_level(), ThinkingLevel::Max);
+}

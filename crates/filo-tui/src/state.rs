@@ -481,6 +481,8 @@ impl AppState {
             SessionEvent::QueueUpdate { .. }
             | SessionEvent::SessionInfoChanged { .. }
             | SessionEvent::ThinkingLevelChanged { .. } => {}
+            // The run's end is shown by `agent_end`; a `!command`'s output by its result.
+            SessionEvent::AgentSettled { .. } | SessionEvent::BashExecutionUpdate { .. } => {}
         }
     }
 
@@ -548,6 +550,7 @@ impl AppState {
                 tool_name,
                 result,
                 is_error,
+                ..
             } => self.finish_tool(tool_call_id, tool_name, result, *is_error),
         }
     }

@@ -76,7 +76,7 @@ async fn prompt_with_one_tool_call_emits_pis_sequence() {
     let result = agent.messages()[2].as_tool_result().cloned().unwrap();
     assert_eq!(result.details, Some(json!({"len": 2})));
     let events = rec.events();
-    let Some(AgentEvent::AgentEnd { messages }) = events.last() else {
+    let Some(AgentEvent::AgentEnd { messages, .. }) = events.last() else {
         panic!("last event is not agent_end")
     };
     assert_eq!(messages, &agent.messages());

@@ -221,7 +221,7 @@ async fn a_failing_tool_is_model_facing_a_fatal_one_ends_the_run() {
     let events = rec.events();
     let n = events.len();
     assert_eq!(events[n - 2].kind(), "turn_end");
-    let AgentEvent::AgentEnd { messages } = &events[n - 1] else {
+    let AgentEvent::AgentEnd { messages, .. } = &events[n - 1] else {
         panic!("no agent_end")
     };
     assert_eq!(messages.len(), 1);

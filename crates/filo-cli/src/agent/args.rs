@@ -25,6 +25,7 @@ pub enum ThinkingArg {
     Medium,
     High,
     Xhigh,
+    Max,
 }
 
 impl ThinkingArg {
@@ -37,6 +38,7 @@ impl ThinkingArg {
             ThinkingArg::Medium => ThinkingLevel::Medium,
             ThinkingArg::High => ThinkingLevel::High,
             ThinkingArg::Xhigh => ThinkingLevel::Xhigh,
+            ThinkingArg::Max => ThinkingLevel::Max,
         }
     }
 }
@@ -138,7 +140,7 @@ pub struct AgentArgs {
     /// Print the version and exit.
     #[arg(short = 'v', long)]
     pub version: bool,
-    /// Thinking level: off, minimal, low, medium, high, xhigh.
+    /// Thinking level: off, minimal, low, medium, high, xhigh, max.
     #[arg(long, value_name = "LEVEL", value_enum)]
     pub thinking: Option<ThinkingArg>,
     /// List the known models (optionally matching a search) and exit.

@@ -139,3 +139,28 @@ pub fn jsonl(path: &Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// filo's pi 1.6 event stream seen as pi 0.73.1 recorded it, for the 0.73 fixtures' event
+/// comparisons: pi 1.6's additions (`agent_settled`, `agent_end.willRetry`,
+/// `tool_execution_end.durationMs`, `stopReason: "pending"` at an assistant's start) are
+/// removed or mapped back, and `message_update` is left out on both sides (0.73's was
+/// cumulative, 1.6's is a delta: compared with pi 1.6 in `events_pi16`).
+pub fn as_pi073(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    events
+        .iter()
+        .filter(|v| v["type"] != "agent_settled" && v["type"] != "message_update")
+        .map(|v| {
+            let mut v = v.clone();
+            if v["message"]["stopReason"] == "pending" {
+                v["message"]["stopReason"] = "stop".into();
+            }
+            if let Some(m) = v.as_object_mut() {
+                m.remove("willRetry");
+                if m.get("type").and_then(serde_json::Value::as_str) == Some("tool_execution_end") {
+                    m.remove("durationMs");
+                }
+            }
+            v
+        })
+        .collect()
+}

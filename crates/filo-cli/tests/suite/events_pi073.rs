@@ -22,7 +22,7 @@ const OVERFLOW: &str = r#"{"error": {"message": "This model's maximum context le
 fn outline(events: &[Value]) -> Vec<String> {
     events
         .iter()
-        .filter(|v| v["type"] != "message_update")
+        .filter(|v| v["type"] != "message_update" && v["type"] != "agent_settled")
         .map(|v| {
             let kind = v["type"].as_str().unwrap_or("?");
             match kind {

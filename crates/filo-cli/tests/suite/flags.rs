@@ -44,7 +44,7 @@ async fn valid_mode_and_thinking_values_still_run() {
             "--mode",
             "text",
             "--thinking",
-            "high",
+            "max",
             "-p",
             "hi",
         ])

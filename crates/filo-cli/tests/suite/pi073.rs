@@ -196,7 +196,7 @@ fn response_id_presence(events: &[Value]) -> Vec<(String, bool)> {
         .iter()
         .filter(|v| {
             v["message"]["role"] == "assistant"
-                && ["message_start", "message_update", "message_end"]
+                && ["message_start", "message_end"]
                     .iter()
                     .any(|t| v["type"] == *t)
         })

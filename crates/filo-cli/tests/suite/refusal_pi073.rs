@@ -42,7 +42,7 @@ fn stable(events: &[Value]) -> Vec<Value> {
             _ => {}
         }
     }
-    let mut events = events.to_vec();
+    let mut events = super::common::as_pi073(events);
     events.iter_mut().for_each(walk);
     events
 }

@@ -142,7 +142,8 @@ async fn a_prompt_answers_at_once_then_streams_events_and_the_state_reflects_it(
     let first = rpc.until("first line", |_| true).await;
     assert_eq!(
         first,
-        json!({"id": "p1", "type": "response", "command": "prompt", "success": true})
+        json!({"id": "p1", "type": "response", "command": "prompt", "success": true,
+               "data": {"disposition": "started"}})
     );
     rpc.event("agent_end").await;
     let events: Vec<&Value> = rpc.seen[1..].iter().collect();
@@ -344,10 +345,23 @@ async fn bash_output_reaches_the_next_prompt_and_abort_bash_cancels() {
         r,
         json!({"output": "one red\ttwo\n", "exitCode": 3, "cancelled": false, "truncated": false})
     );
+    // pi 1.6 streams the output as `bash_execution_update` events carrying the command's id.
+    let updates: Vec<&Value> = rpc
+        .seen
+        .iter()
+        .filter(|v| v["type"] != "response")
+        .collect();
     assert!(
-        !rpc.seen.iter().any(|v| v["type"] != "response"),
-        "bash emits no events"
+        updates
+            .iter()
+            .all(|v| v["type"] == "bash_execution_update" && v["id"] == "b"),
+        "{updates:?}"
     );
+    let streamed: String = updates
+        .iter()
+        .map(|v| v["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, "one red\ttwo\n");
 
     rpc.send(json!({"id": "slow", "type": "bash", "command": "echo started; sleep 20"}))
         .await;
@@ -487,7 +501,7 @@ async fn protocol_errors_and_framing() {
     let unknown = rpc.until("unknown", |v| v["type"] == "response").await;
     assert_eq!(
         unknown,
-        json!({"type": "response", "command": "frobnicate", "success": false,
+        json!({"id": "u", "type": "response", "command": "frobnicate", "success": false,
                "error": "Unknown command: frobnicate"})
     );
     rpc.send_raw("{\"id\": \"x\", \"type\": \"get_state\"\n")
@@ -532,11 +546,11 @@ async fn protocol_errors_and_framing() {
         .call("ct", json!({"type": "cycle_thinking_level"}))
         .await;
     assert_eq!(cycled, Value::Null, "the mock model cannot think");
-    rpc.send(json!({"id": "bad", "type": "set_thinking_level", "level": "max"}))
+    rpc.send(json!({"id": "bad", "type": "set_thinking_level", "level": "turbo"}))
         .await;
     let bad = rpc.response("bad").await;
     assert_eq!(bad["command"], "set_thinking_level");
-    assert_eq!(bad["error"], "Invalid thinking level \"max\"");
+    assert_eq!(bad["error"], "Invalid thinking level \"turbo\"");
     let state = rpc.call("s2", json!({"type": "get_state"})).await;
     assert_eq!(state["steeringMode"], "all");
     assert_eq!(state["autoCompactionEnabled"], false);

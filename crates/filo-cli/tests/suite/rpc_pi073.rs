@@ -74,7 +74,10 @@ async fn errors_commands_and_stats_answer_as_pi_073() {
     assert_eq!(rpc.response("f1").await, *pi_response(&pi, "f1"));
     rpc.send(json!({"id": "u1", "type": "nope"})).await;
     let unknown = rpc.until("unknown", |v| v["command"] == "nope").await;
-    assert_eq!(unknown, pi[3]);
+    // pi 1.6 (0.79.7) answers an unknown command with the request's id.
+    let mut with_id = pi[3].clone();
+    with_id["id"] = "u1".into();
+    assert_eq!(unknown, with_id);
     rpc.send_raw("not json\n").await;
     let parse = rpc.until("parse", |v| v["command"] == "parse").await;
     assert_eq!(shape(&parse), shape(&pi[2]));
@@ -121,7 +124,7 @@ async fn prompt_stats_and_clone_answer_as_pi_073() {
     rpc.send(json!({"id": "p1", "type": "prompt", "message": "hi"}))
         .await;
     let accepted = rpc.response("p1").await;
-    assert_eq!(accepted, *pi_response(&pi, "p1"));
+    assert_eq!(accepted, pi16_accepted(pi_response(&pi, "p1"), "started"));
     rpc.event("agent_end").await;
 
     let stats = rpc
@@ -157,6 +160,13 @@ async fn prompt_stats_and_clone_answer_as_pi_073() {
     assert!(text.contains("\"hello\""), "{text}");
 }
 
+/// pi 0.73's accepted `prompt` response as pi 1.6 sends it: with `data.disposition`.
+fn pi16_accepted(pi073: &Value, disposition: &str) -> Value {
+    let mut v = pi073.clone();
+    v["data"] = json!({ "disposition": disposition });
+    v
+}
+
 /// How many responses carry this id.
 fn answers(rpc: &Rpc, id: &str) -> usize {
     rpc.seen
@@ -181,7 +191,10 @@ async fn prompt_while_busy_is_refused_once_as_pi_073() {
     let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
     rpc.send(json!({"id": "p1", "type": "prompt", "message": "slow"}))
         .await;
-    assert_eq!(rpc.response("p1").await, *pi_response(&pi, "p1"));
+    assert_eq!(
+        rpc.response("p1").await,
+        pi16_accepted(pi_response(&pi, "p1"), "started")
+    );
     rpc.until("the answer started", |v| {
         v["type"] == "message_start" && v["message"]["role"] == "assistant"
     })
@@ -192,7 +205,10 @@ async fn prompt_while_busy_is_refused_once_as_pi_073() {
     rpc.send(json!({"id": "p3", "type": "prompt", "message": "queued",
                     "streamingBehavior": "followUp"}))
         .await;
-    assert_eq!(rpc.response("p3").await, *pi_response(&pi, "p3"));
+    assert_eq!(
+        rpc.response("p3").await,
+        pi16_accepted(pi_response(&pi, "p3"), "queued")
+    );
     rpc.until("the follow-up's answer", |v| {
         v["type"] == "message_end"
             && v["message"]["content"]

@@ -105,10 +105,12 @@ fn tool_err(e: filo_tools::Error) -> CoreError {
     CoreError::Tool(e)
 }
 
-/// Run the command until it exits or `cancel` fires (then its whole group is killed).
+/// Run the command until it exits or `cancel` fires (then its whole group is killed); every
+/// cleaned chunk of output is also handed to `on_chunk` as it arrives.
 async fn run_user_bash(
     spec: BashSpec<'_>,
     cancel: CancellationToken,
+    on_chunk: &mut (dyn FnMut(&str) + Send),
 ) -> Result<BashResult, CoreError> {
     let path_var = std::env::var_os("PATH");
     let shell = resolve_shell(spec.shell.as_deref(), path_var.as_deref());
@@ -139,7 +141,13 @@ async fn run_user_bash(
             biased;
             () = cancel.cancelled() => break None,
             chunk = rx.recv(), if open => match chunk {
-                Some(c) => acc.push(clean.clean(&c).as_bytes()).map_err(tool_err)?,
+                Some(c) => {
+                    let text = clean.clean(&c);
+                    if !text.is_empty() {
+                        on_chunk(&text);
+                    }
+                    acc.push(text.as_bytes()).map_err(tool_err)?;
+                }
                 None => open = false,
             },
             status = child.wait() => {
@@ -156,7 +164,11 @@ async fn run_user_bash(
         }
     }
     while let Ok(Some(chunk)) = tokio::time::timeout(DRAIN_GRACE, rx.recv()).await {
-        acc.push(clean.clean(&chunk).as_bytes()).map_err(tool_err)?;
+        let text = clean.clean(&chunk);
+        if !text.is_empty() {
+            on_chunk(&text);
+        }
+        acc.push(text.as_bytes()).map_err(tool_err)?;
     }
     for r in readers {
         r.abort();
@@ -182,6 +194,18 @@ impl AgentSession {
         command: &str,
         exclude_from_context: bool,
     ) -> Result<BashResult, CoreError> {
+        self.execute_bash_streaming(command, exclude_from_context, None)
+            .await
+    }
+
+    /// [`AgentSession::execute_bash`] that also sends every chunk of output to listeners as it
+    /// arrives, as a `bash_execution_update` carrying `id` (pi 1.6's RPC `bash`).
+    pub async fn execute_bash_streaming(
+        &self,
+        command: &str,
+        exclude_from_context: bool,
+        id: Option<serde_json::Value>,
+    ) -> Result<BashResult, CoreError> {
         let cancel = CancellationToken::new();
         let seq = {
             let mut st = lock(&self.inner.state);
@@ -198,7 +222,13 @@ impl AgentSession {
                 temp_dir: std::env::temp_dir(),
             }
         };
-        let result = run_user_bash(spec, cancel).await;
+        let mut on_chunk = |delta: &str| {
+            self.emit(&super::SessionEvent::BashExecutionUpdate {
+                id: id.clone(),
+                delta: delta.to_string(),
+            });
+        };
+        let result = run_user_bash(spec, cancel, &mut on_chunk).await;
         {
             let mut st = lock(&self.inner.state);
             if st.bash_cancel.as_ref().is_some_and(|(s, _)| *s == seq) {
@@ -284,7 +314,9 @@ mod tests {
             command: "printf 'one\\033[1m two\\n'; echo err >&2; exit 3".into(),
             temp_dir: dir.path().to_path_buf(),
         };
-        let r = run_user_bash(spec, CancellationToken::new()).await.unwrap();
+        let r = run_user_bash(spec, CancellationToken::new(), &mut |_| {})
+            .await
+            .unwrap();
         assert!(r.output.contains("one two\n"), "{:?}", r.output);
         assert!(r.output.contains("err\n"));
         assert_eq!(r.exit_code, Some(3));
@@ -308,7 +340,11 @@ mod tests {
             c.cancel();
         });
         let started = std::time::Instant::now();
-        let r = run_user_bash(spec, cancel).await.unwrap();
+        let mut seen = String::new();
+        let r = run_user_bash(spec, cancel, &mut |d| seen.push_str(d))
+            .await
+            .unwrap();
+        assert_eq!(seen, "started\n");
         assert!(started.elapsed() < Duration::from_secs(10));
         assert!(r.cancelled);
         assert_eq!(r.exit_code, None);
@@ -324,7 +360,9 @@ mod tests {
             command: "seq 1 30000".into(),
             temp_dir: dir.path().to_path_buf(),
         };
-        let r = run_user_bash(spec, CancellationToken::new()).await.unwrap();
+        let r = run_user_bash(spec, CancellationToken::new(), &mut |_| {})
+            .await
+            .unwrap();
         assert!(r.truncated);
         assert!(r.output.ends_with("29999\n30000\n"));
         let path = r.full_output_path.unwrap();

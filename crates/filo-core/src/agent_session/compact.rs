@@ -149,9 +149,12 @@ impl AgentSession {
             }
             crate::compaction::prepare_compaction(&path, &settings)
         };
-        let prep = prep.ok_or(CompactError::NotPossible(
-            "Nothing to compact (session too small)".into(),
-        ))?;
+        // pi 1.6: a history that all fits in `keepRecentTokens` leaves nothing to summarise.
+        let prep = prep
+            .filter(|p| !(p.messages_to_summarize.is_empty() && p.turn_prefix_messages.is_empty()))
+            .ok_or(CompactError::NotPossible(
+                "Nothing to compact (session too small)".into(),
+            ))?;
         let cancel = CancellationToken::new();
         lock(&self.inner.state).compaction_cancel = Some(cancel.clone());
         let hook_ctx = CompactionContext {
@@ -178,7 +181,7 @@ impl AgentSession {
             reserve_tokens: settings.reserve_tokens,
             thinking: hook_ctx.thinking_level,
         };
-        let summary = crate::compaction::generate_summary_at(
+        let summary = crate::compaction::generate_summary_with_usage(
             self.inner.client.as_ref(),
             &model,
             &request,
@@ -188,7 +191,7 @@ impl AgentSession {
         )
         .await;
         lock(&self.inner.state).compaction_cancel = None;
-        let summary = summary.map_err(|e| match e {
+        let (summary, usage) = summary.map_err(|e| match e {
             crate::compaction::SummaryError::Cancelled => CompactError::Cancelled,
             // pi's texts keep the summarizer's prefix ("Summarization failed: …").
             e @ (crate::compaction::SummaryError::Failed(_)
@@ -214,6 +217,8 @@ impl AgentSession {
             summary,
             first_kept_entry_id: prep.first_kept_entry_id,
             tokens_before: prep.tokens_before,
+            estimated_tokens_after: self.estimated_context_tokens(),
+            usage: Some(usage),
             details,
         })
     }
@@ -248,8 +253,20 @@ impl AgentSession {
             summary,
             first_kept_entry_id,
             tokens_before,
+            estimated_tokens_after: self.estimated_context_tokens(),
+            usage: None,
             details: details.unwrap_or(serde_json::Value::Null),
         })
+    }
+
+    /// pi 1.6's `estimatedTokensAfter`: the character estimate of every message in the context
+    /// as it is now (no provider usage).
+    fn estimated_context_tokens(&self) -> u64 {
+        self.messages()
+            .iter()
+            .filter_map(to_session)
+            .map(|m| crate::compaction::estimate_tokens(&m))
+            .sum()
     }
 }
 

@@ -1,6 +1,6 @@
 //! Session events: the agent's events plus compaction, auto-retry, the message queues, the
-//! session name and the thinking level, named and shaped as pi 0.73 emits them for the JSON and
-//! RPC modes.
+//! session name, the thinking level, the end of all automatic work (`agent_settled`) and user
+//! bash output, named and shaped as pi 1.6 emits them for the JSON and RPC modes.
 
 use filo_agent::AgentEvent;
 use serde::ser::SerializeMap;
@@ -25,13 +25,18 @@ impl CompactionReason {
     }
 }
 
-/// What a compaction produced.
+/// What a compaction produced (pi 1.6's `CompactionResult`, key order as pi writes it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionResult {
     pub summary: String,
     pub first_kept_entry_id: String,
     pub tokens_before: u64,
+    /// A heuristic estimate of the context rebuilt right after the compaction.
+    pub estimated_tokens_after: u64,
+    /// What the summary requests cost; absent when an extension supplied the summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<filo_ai::Usage>,
     pub details: serde_json::Value,
 }
 
@@ -76,6 +81,16 @@ pub enum SessionEvent {
     /// Something went wrong that did not stop the session (e.g. a session file write failed).
     Warning {
         message: String,
+    },
+    /// A prompt chain (the run, its retries, compactions, queued messages) has no automatic work
+    /// left; `aborted` when it ended because it was aborted (pi 1.6's `agent_settled`).
+    AgentSettled {
+        aborted: bool,
+    },
+    /// A chunk of a running user bash command's output; `id` is the RPC command's id, if any.
+    BashExecutionUpdate {
+        id: Option<serde_json::Value>,
+        delta: String,
     },
 }
 
@@ -154,6 +169,17 @@ impl Serialize for SessionEvent {
             SessionEvent::Warning { message } => {
                 map.serialize_entry("type", "warning")?;
                 map.serialize_entry("message", message)?;
+            }
+            SessionEvent::AgentSettled { aborted } => {
+                map.serialize_entry("type", "agent_settled")?;
+                map.serialize_entry("aborted", aborted)?;
+            }
+            SessionEvent::BashExecutionUpdate { id, delta } => {
+                map.serialize_entry("type", "bash_execution_update")?;
+                if let Some(id) = id {
+                    map.serialize_entry("id", id)?;
+                }
+                map.serialize_entry("delta", delta)?;
             }
         }
         map.end()

@@ -63,19 +63,10 @@ impl AgentSession {
     /// The thinking levels the current model supports.
     pub fn available_thinking_levels(&self) -> Vec<ThinkingLevel> {
         match self.model() {
-            Some(m) if m.reasoning => {
-                let mut v = vec![
-                    ThinkingLevel::Off,
-                    ThinkingLevel::Minimal,
-                    ThinkingLevel::Low,
-                    ThinkingLevel::Medium,
-                    ThinkingLevel::High,
-                ];
-                if clamp_level(Some(&m), ThinkingLevel::Xhigh) == ThinkingLevel::Xhigh {
-                    v.push(ThinkingLevel::Xhigh);
-                }
-                v
-            }
+            Some(m) if m.reasoning => ThinkingLevel::ALL
+                .into_iter()
+                .filter(|&level| clamp_level(Some(&m), level) == level)
+                .collect(),
             _ => vec![ThinkingLevel::Off],
         }
     }
@@ -287,7 +278,9 @@ impl AgentSession {
         Ok(())
     }
 
-    /// Totals over the agent's current messages (pi's `getSessionStats`).
+    /// pi 1.6's `getSessionStats`: totals over every message entry of the session, the history a
+    /// compaction summarised and abandoned branches included (what was billed), and the context
+    /// usage now.
     pub fn stats(&self) -> SessionStats {
         let mut s = SessionStats {
             session_file: self
@@ -298,21 +291,27 @@ impl AgentSession {
             extension_errors: self.inner.extensions.iter().map(|e| e.error_count()).sum(),
             ..SessionStats::default()
         };
-        for m in self.messages() {
-            s.total_messages += 1;
-            match m.as_llm() {
-                Some(Message::User(_)) => s.user_messages += 1,
-                Some(Message::Assistant(a)) => {
-                    s.assistant_messages += 1;
-                    s.tool_calls += a.tool_calls().count();
-                    s.tokens.input += a.usage.input;
-                    s.tokens.output += a.usage.output;
-                    s.tokens.cache_read += a.usage.cache_read;
-                    s.tokens.cache_write += a.usage.cache_write;
-                    s.cost += a.usage.cost.total;
+        {
+            let store = lock(&self.inner.store);
+            for entry in store.entries() {
+                let filo_session::EntryKind::Message(m) = &entry.kind else {
+                    continue;
+                };
+                s.total_messages += 1;
+                match m {
+                    SessionMessage::Llm(Message::User(_)) => s.user_messages += 1,
+                    SessionMessage::Llm(Message::Assistant(a)) => {
+                        s.assistant_messages += 1;
+                        s.tool_calls += a.tool_calls().count();
+                        s.tokens.input += a.usage.input;
+                        s.tokens.output += a.usage.output;
+                        s.tokens.cache_read += a.usage.cache_read;
+                        s.tokens.cache_write += a.usage.cache_write;
+                        s.cost += a.usage.cost.total;
+                    }
+                    SessionMessage::Llm(Message::ToolResult(_)) => s.tool_results += 1,
+                    _ => {}
                 }
-                Some(Message::ToolResult(_)) => s.tool_results += 1,
-                None => {}
             }
         }
         s.tokens.total =
@@ -379,17 +378,6 @@ impl AgentSession {
                 _ => None,
             })
             .unwrap_or(false)
-    }
-
-    /// Empty both queues; returns how many steering and follow-up messages were dropped.
-    pub fn clear_queue(&self) {
-        self.inner.agent.clear_all_queues();
-        {
-            let mut st = lock(&self.inner.state);
-            st.pending_steer.clear();
-            st.pending_follow_up.clear();
-        }
-        self.emit_queue_update();
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod bash;
 mod compact;
+mod entries;
 mod events;
 pub mod export;
 mod manage;
@@ -26,9 +27,10 @@ use tokio_util::sync::CancellationToken;
 pub use events::{CompactionReason, CompactionResult, SessionEvent};
 
 pub use bash::BashResult;
+pub use entries::ClearedQueue;
 pub use manage::{CommandInfo, CycleModelResult, ForkMessage, SessionStats};
 pub use persist::UnsavedSession;
-pub use run::{PromptOptions, StreamingBehavior};
+pub use run::{Disposition, PreflightHook, PromptOptions, StreamingBehavior};
 pub use tree::{NavigateOptions, NavigateResult};
 
 use crate::CoreError;
@@ -101,6 +103,9 @@ struct RunState {
     /// then has no run to stop, so it is remembered here and the run is not started.
     in_preflight: bool,
     abort_in_preflight: bool,
+    /// `abort` was called while a prompt chain ran (pi's `_agentRunAbortRequested`): reported by
+    /// that chain's `agent_settled` and ruling out a retry.
+    run_abort_requested: bool,
 }
 
 pub(crate) struct Inner {
@@ -160,16 +165,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn clamp_level(model: Option<&Model>, level: ThinkingLevel) -> ThinkingLevel {
     match model {
-        Some(m) if m.reasoning => {
-            let xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
-                .iter()
-                .any(|p| m.id.contains(p));
-            if level == ThinkingLevel::Xhigh && !xhigh {
-                ThinkingLevel::High
-            } else {
-                level
-            }
-        }
+        Some(m) if m.reasoning => m.effort_level(level),
         _ => ThinkingLevel::Off,
     }
 }
@@ -342,7 +338,13 @@ impl AgentSession {
         if listeners.is_empty() {
             return;
         }
-        let ev = SessionEvent::Agent(ev.clone());
+        let ev = match ev {
+            AgentEvent::AgentEnd { messages, .. } => SessionEvent::Agent(AgentEvent::AgentEnd {
+                messages: messages.clone(),
+                will_retry: self.will_retry_after(messages),
+            }),
+            other => SessionEvent::Agent(other.clone()),
+        };
         for (_, l) in listeners.iter() {
             l(&ev);
         }

@@ -21,6 +21,32 @@ pub enum StreamingBehavior {
     FollowUp,
 }
 
+/// What happened to a prompt that passed its preflight (pi 1.6's `disposition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// A run started for it.
+    Started,
+    /// It was queued (steer / follow-up) for the run in progress.
+    Queued,
+    /// A command or an extension consumed it; no run started.
+    Handled,
+}
+
+impl Disposition {
+    /// pi's string for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disposition::Started => "started",
+            Disposition::Queued => "queued",
+            Disposition::Handled => "handled",
+        }
+    }
+}
+
+/// Told once whether a prompt passed its preflight: `Some(disposition)` when it was accepted,
+/// `None` when [`AgentSession::prompt`] is about to return the refusal as its error.
+pub type PreflightHook = Arc<dyn Fn(Option<Disposition>) + Send + Sync>;
+
 /// Options of [`AgentSession::prompt`].
 #[derive(Clone)]
 pub struct PromptOptions {
@@ -29,10 +55,10 @@ pub struct PromptOptions {
     pub images: Vec<ContentBlock>,
     /// Required when the agent is streaming.
     pub streaming_behavior: Option<StreamingBehavior>,
-    /// Told once whether the prompt passed its preflight (pi's `preflightResult`): `true` when
-    /// it was accepted (a run starts, it was queued, or a command or extension handled it),
-    /// `false` when `prompt` is about to return the refusal as its error.
-    pub preflight: Option<Arc<dyn Fn(bool) + Send + Sync>>,
+    /// Told once whether the prompt passed its preflight (pi's `preflightResult`): its
+    /// [`Disposition`] when it was accepted, `None` when `prompt` is about to return the refusal
+    /// as its error.
+    pub preflight: Option<PreflightHook>,
 }
 
 impl std::fmt::Debug for PromptOptions {
@@ -164,17 +190,17 @@ impl AgentSession {
     pub async fn prompt(&self, text: &str, mut opts: PromptOptions) -> Result<(), CoreError> {
         let preflight = opts.preflight.take();
         let told = std::sync::atomic::AtomicBool::new(false);
-        let tell = |ok: bool| {
+        let tell = |d: Option<Disposition>| {
             if let Some(hook) = &preflight
                 && !told.swap(true, std::sync::atomic::Ordering::SeqCst)
             {
-                hook(ok);
+                hook(d);
             }
         };
         let result = self.prompt_inner(text, opts, &tell).await;
-        // Whatever ended before the run started was a refusal; after it started, the hook has
-        // already been told `true` and this does nothing.
-        tell(result.is_ok());
+        // A success the hook was not told about was handled without a run (an extension's
+        // command); a failure before acceptance is the refusal. Once told, this does nothing.
+        tell(result.is_ok().then_some(Disposition::Handled));
         result
     }
 
@@ -182,7 +208,7 @@ impl AgentSession {
         &self,
         text: &str,
         opts: PromptOptions,
-        accepted: &(dyn Fn(bool) + Sync),
+        accepted: &(dyn Fn(Option<Disposition>) + Sync),
     ) -> Result<(), CoreError> {
         if opts.expand && text.starts_with('/') {
             let name = text[1..].split_whitespace().next().unwrap_or("");
@@ -201,7 +227,10 @@ impl AgentSession {
             match ext.input(&text) {
                 InputAction::Continue => {}
                 InputAction::Transform(t) => text = t,
-                InputAction::Handled => return Ok(()),
+                InputAction::Handled => {
+                    accepted(Some(Disposition::Handled));
+                    return Ok(());
+                }
             }
         }
         if opts.expand {
@@ -213,12 +242,14 @@ impl AgentSession {
                     lock(&self.inner.state).pending_steer.push(text.clone());
                     self.emit_queue_update();
                     self.inner.agent.steer(user_message(text, opts.images));
+                    accepted(Some(Disposition::Queued));
                     Ok(())
                 }
                 Some(StreamingBehavior::FollowUp) => {
                     lock(&self.inner.state).pending_follow_up.push(text.clone());
                     self.emit_queue_update();
                     self.inner.agent.follow_up(user_message(text, opts.images));
+                    accepted(Some(Disposition::Queued));
                     Ok(())
                 }
                 None => Err(CoreError::Refused(
@@ -258,35 +289,69 @@ impl AgentSession {
         {
             let mut st = lock(&self.inner.state);
             st.in_preflight = false;
+            st.run_abort_requested = false;
             if std::mem::take(&mut st.abort_in_preflight) {
-                // Aborted before the run existed: nothing is sent, nothing is recorded.
+                // Aborted before the run existed: nothing is sent, nothing is recorded; the
+                // prompt was accepted and its chain ends here, aborted.
                 drop(st);
                 self.inner.agent.set_system_prompt(base);
+                accepted(Some(Disposition::Started));
+                self.emit(&SessionEvent::AgentSettled { aborted: true });
                 return Ok(());
             }
         }
-        accepted(true);
+        accepted(Some(Disposition::Started));
         let result = self.inner.agent.prompt(messages).await;
-        if let Err(e) = result {
-            self.inner.agent.set_system_prompt(base);
-            return Err(CoreError::Agent(e));
+        if result.is_ok() {
+            self.after_run().await;
         }
-        self.after_run().await;
         self.inner.agent.set_system_prompt(base);
-        Ok(())
+        self.emit_settled();
+        result.map_err(CoreError::Agent)
+    }
+
+    /// `agent_settled`: the chain that just ended has no automatic work left.
+    fn emit_settled(&self) {
+        let aborted = std::mem::take(&mut lock(&self.inner.state).run_abort_requested);
+        self.emit(&SessionEvent::AgentSettled { aborted });
+    }
+
+    /// pi's `willRetry` for an `agent_end` carrying `messages`: not aborted, retries enabled and
+    /// left, and the run's last assistant message failed in a retryable way.
+    pub(super) fn will_retry_after(&self, messages: &[AgentMessage]) -> bool {
+        let (aborted, attempt) = {
+            let st = lock(&self.inner.state);
+            (st.run_abort_requested, st.retry_attempt)
+        };
+        if aborted {
+            return false;
+        }
+        let (enabled, max) = {
+            let s = lock(&self.inner.settings);
+            (s.values().retry_enabled(), s.values().retry_max_retries())
+        };
+        if !enabled || attempt >= max {
+            return false;
+        }
+        let window = self.model().map_or(0, |m| m.context_window);
+        messages
+            .iter()
+            .rev()
+            .find_map(AgentMessage::as_assistant)
+            .is_some_and(|a| is_retryable(a, window))
     }
 
     /// Continue from the current context without a new prompt (e.g. after a jump the user made:
     /// the context ends with the carryover), with retries and compaction as after a prompt.
     pub async fn continue_run(&self) -> Result<(), CoreError> {
         let _busy = BusyGuard::enter(&self.inner.busy);
-        self.inner
-            .agent
-            .continue_run()
-            .await
-            .map_err(CoreError::Agent)?;
-        self.after_run().await;
-        Ok(())
+        lock(&self.inner.state).run_abort_requested = false;
+        let result = self.inner.agent.continue_run().await;
+        if result.is_ok() {
+            self.after_run().await;
+        }
+        self.emit_settled();
+        result.map_err(CoreError::Agent)
     }
 
     /// Wait until no prompt chain is running: the run, its retries, compactions and any
@@ -320,10 +385,14 @@ impl AgentSession {
 
     /// Abort the run, a pending retry and a running compaction; wait until idle.
     pub async fn abort(&self) {
+        let running = *self.inner.busy.borrow() > 0;
         {
             let mut st = lock(&self.inner.state);
             if st.in_preflight {
                 st.abort_in_preflight = true;
+            }
+            if running {
+                st.run_abort_requested = true;
             }
             if let Some(c) = &st.retry_cancel {
                 c.cancel();

@@ -12,7 +12,7 @@ use filo_session::{EntryKind, SessionEntry, SessionMessage};
 pub use branch::{BranchPreparation, collect_entries_for_branch_summary, prepare_branch_entries};
 pub use summary::{
     SUMMARIZATION_SYSTEM_PROMPT, SummaryError, SummaryRequest, generate_branch_summary,
-    generate_summary, generate_summary_at, serialize_conversation,
+    generate_summary, generate_summary_at, generate_summary_with_usage, serialize_conversation,
 };
 
 /// Compaction settings (`compaction.*` in settings.json).

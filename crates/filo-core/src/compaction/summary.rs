@@ -2,7 +2,7 @@
 
 use filo_ai::{
     AssistantEvent, AssistantMessage, ContentBlock, Context, Message, Model, ModelClient,
-    StopReason, StreamOptions, ThinkingLevel, UserContent, UserMessage,
+    StopReason, StreamOptions, ThinkingLevel, Usage, UserContent, UserMessage,
 };
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -234,13 +234,28 @@ pub async fn generate_summary_at(
     custom_instructions: Option<&str>,
     cancel: CancellationToken,
 ) -> Result<String, SummaryError> {
+    generate_summary_with_usage(client, model, request, prep, custom_instructions, cancel)
+        .await
+        .map(|(summary, _)| summary)
+}
+
+/// [`generate_summary_at`], with what its requests cost added up (pi 1.6 reports it as the
+/// compaction's `usage`).
+pub async fn generate_summary_with_usage(
+    client: &dyn ModelClient,
+    model: &Model,
+    request: &SummaryRequest,
+    prep: &CompactionPreparation,
+    custom_instructions: Option<&str>,
+    cancel: CancellationToken,
+) -> Result<(String, Usage), SummaryError> {
     let reserve_tokens = request.reserve_tokens;
     // pi 0.73 (compaction.js `compact`): a split turn with a prefix is summarized in two parts,
     // an empty history then reads "No prior history."; otherwise the model is always asked.
     let split = prep.is_split_turn && !prep.turn_prefix_messages.is_empty();
     let history = async {
         if split && prep.messages_to_summarize.is_empty() {
-            return Ok("No prior history.".to_string());
+            return Ok(("No prior history.".to_string(), Usage::default()));
         }
         let instructions = if prep.previous_summary.is_some() {
             update_prompt()
@@ -255,7 +270,7 @@ pub async fn generate_summary_at(
         );
         let options = request.options(model, reserve_tokens * 4 / 5);
         let m = complete(client, model, prompt, options, cancel.clone()).await?;
-        Ok::<_, SummaryError>(texts(&m.content, "\n"))
+        Ok::<_, SummaryError>((texts(&m.content, "\n"), m.usage))
     };
     let prefix = async {
         if !split {
@@ -270,15 +285,34 @@ pub async fn generate_summary_at(
                 SummaryError::Failed(m) => SummaryError::PrefixFailed(m),
                 other => other,
             })?;
-        Ok::<_, SummaryError>(Some(texts(&m.content, "\n")))
+        Ok::<_, SummaryError>(Some((texts(&m.content, "\n"), m.usage)))
     };
     let (history, prefix) = futures::join!(history, prefix);
-    let mut summary = history?;
-    if let Some(p) = prefix? {
+    let (mut summary, mut usage) = history?;
+    if let Some((p, prefix_usage)) = prefix? {
         summary = format!("{summary}\n\n---\n\n**Turn Context (split turn):**\n\n{p}");
+        usage = add_usage(&usage, &prefix_usage);
     }
     summary.push_str(&format_file_lists(&prep.read_files, &prep.modified_files));
-    Ok(summary)
+    Ok((summary, usage))
+}
+
+/// Two requests' usage added up, field by field (pi's `combineUsage`).
+fn add_usage(a: &Usage, b: &Usage) -> Usage {
+    Usage {
+        input: a.input + b.input,
+        output: a.output + b.output,
+        cache_read: a.cache_read + b.cache_read,
+        cache_write: a.cache_write + b.cache_write,
+        total_tokens: a.total_tokens + b.total_tokens,
+        cost: filo_ai::Cost {
+            input: a.cost.input + b.cost.input,
+            output: a.cost.output + b.cost.output,
+            cache_read: a.cost.cache_read + b.cost.cache_read,
+            cache_write: a.cost.cache_write + b.cost.cache_write,
+            total: a.cost.total + b.cost.total,
+        },
+    }
 }
 
 /// Summarize an abandoned branch (pi spec §5.5).

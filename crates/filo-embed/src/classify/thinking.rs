@@ -49,7 +49,8 @@ pub fn clamp_for_binary_provider(level: ThinkingLevel, provider: &str) -> Thinki
         | ThinkingLevel::Low
         | ThinkingLevel::Medium
         | ThinkingLevel::High
-        | ThinkingLevel::Xhigh => {
+        | ThinkingLevel::Xhigh
+        | ThinkingLevel::Max => {
             if binary {
                 ThinkingLevel::Low
             } else {

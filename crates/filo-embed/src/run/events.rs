@@ -73,7 +73,9 @@ impl AttemptListener {
                 | SessionEvent::AutoRetryEnd { .. }
                 | SessionEvent::QueueUpdate { .. }
                 | SessionEvent::SessionInfoChanged { .. }
-                | SessionEvent::ThinkingLevelChanged { .. } => Vec::new(),
+                | SessionEvent::ThinkingLevelChanged { .. }
+                | SessionEvent::AgentSettled { .. }
+                | SessionEvent::BashExecutionUpdate { .. } => Vec::new(),
                 SessionEvent::Warning { message } => {
                     let mut o = self.observed.lock().unwrap_or_else(PoisonError::into_inner);
                     if !o.warnings.contains(message) {

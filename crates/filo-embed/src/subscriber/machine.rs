@@ -213,6 +213,7 @@ impl Subscriber {
                 tool_name,
                 result,
                 is_error,
+                ..
             } => self.tool_end(tool_call_id, tool_name, result, *is_error),
             AgentEvent::MessageStart { .. } | AgentEvent::TurnStart | AgentEvent::TurnEnd { .. } => {}
         }

@@ -275,6 +275,7 @@ fn blocks_are_flushed_before_a_tool_starts_and_narration_is_not_the_answer() {
         tool_name: "read".into(),
         result: ToolOutput::text("fn main() {}\n"),
         is_error: false,
+        duration_ms: None,
     }));
     let r = replies(&log);
     assert_eq!(
@@ -323,6 +324,7 @@ fn a_failed_write_is_remembered_with_its_fingerprint() {
         tool_name: "write".into(),
         result: out,
         is_error: false,
+        duration_ms: None,
     });
     let err = sub.tools.last_tool_error.clone().unwrap();
     assert_eq!(
@@ -380,7 +382,10 @@ fn lifecycle_events_and_final_drain() {
             block("Answer")
         ]
     );
-    let end = sub.handle(&AgentEvent::AgentEnd { messages: vec![] });
+    let end = sub.handle(&AgentEvent::AgentEnd {
+        messages: vec![],
+        will_retry: false,
+    });
     assert_eq!(
         end,
         [ReplyEvent::Agent {

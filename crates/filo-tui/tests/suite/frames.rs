@@ -168,6 +168,7 @@ fn errors_and_retries_inline() {
     });
     s.apply(&agent(filo_agent::AgentEvent::AgentEnd {
         messages: Vec::new(),
+        will_retry: false,
     }));
     s.push(Cell::Error("No API key found for mock.".into()));
     insta::assert_snapshot!("error", frame(&mut s));

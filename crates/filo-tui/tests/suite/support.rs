@@ -114,6 +114,7 @@ pub fn tool_end(s: &mut AppState, id: &str, name: &str, result: ToolOutput, is_e
         tool_name: name.into(),
         result,
         is_error,
+        duration_ms: None,
     }));
 }
 

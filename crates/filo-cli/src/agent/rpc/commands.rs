@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use filo_agent::QueueMode;
 use filo_ai::{ContentBlock, StopReason, ThinkingLevel};
-use filo_core::{AgentSession, PromptOptions, StreamingBehavior};
+use filo_core::{AgentSession, Disposition, PromptOptions, StreamingBehavior};
 use serde_json::{Map, Value, json};
 use tokio::task::JoinSet;
 
@@ -44,6 +44,10 @@ const COMMANDS: &[&str] = &[
     "set_session_name",
     "get_messages",
     "get_commands",
+    "clear_queue",
+    "get_available_thinking_levels",
+    "get_entries",
+    "get_tree",
 ];
 
 /// Commands that wait (on the agent, a model call, a process or a session switch); they run as
@@ -154,15 +158,16 @@ pub(super) async fn handle(
         return;
     }
     let id = v.get("id").cloned();
+    // pi 1.6 answers an unknown command with the request's id, so a client waiting on it ends.
     let kind = match v.get("type") {
         Some(Value::String(s)) => s.clone(),
         None => {
-            return out.error(None, None, "Unknown command: undefined".into());
+            return out.error(id, None, "Unknown command: undefined".into());
         }
         Some(other) => other.to_string(),
     };
     if !COMMANDS.contains(&kind.as_str()) {
-        return out.error(None, Some(&kind), format!("Unknown command: {kind}"));
+        return out.error(id, Some(&kind), format!("Unknown command: {kind}"));
     }
     if kind == "prompt" {
         return prompt(session, out, tasks, id, &v).await;
@@ -170,12 +175,12 @@ pub(super) async fn handle(
     if WAITING.contains(&kind.as_str()) {
         let (session, out) = (session.clone(), out.clone());
         start(tasks, async move {
-            let result = run(&session, &kind, &v).await;
+            let result = run(&session, &kind, id.as_ref(), &v).await;
             respond(&out, id, &kind, result);
         })
         .await;
     } else {
-        let result = run(session, &kind, &v).await;
+        let result = run(session, &kind, id.as_ref(), &v).await;
         respond(out, id, &kind, result);
     }
 }
@@ -187,9 +192,10 @@ fn respond(out: &Output, id: Option<Value>, kind: &str, result: Handled) {
     }
 }
 
-/// `prompt` answers once: success when the prompt passed its preflight (it runs, was queued or
-/// was handled), otherwise the refusal, both with the command's id (pi 0.73). A failure after
-/// the run started is reported by the run's own events, not by a second response.
+/// `prompt` answers once: success with its `disposition` when the prompt passed its preflight (it
+/// runs, was queued or was handled), otherwise the refusal, both with the command's id (pi 1.6).
+/// A failure after the run started is reported by the run's own events, not by a second
+/// response.
 async fn prompt(
     session: &AgentSession,
     out: &Output,
@@ -215,10 +221,14 @@ async fn prompt(
     let accepted = Arc::new(AtomicBool::new(false));
     let preflight = {
         let (out, id, accepted) = (out.clone(), id.clone(), Arc::clone(&accepted));
-        Arc::new(move |ok: bool| {
-            if ok {
+        Arc::new(move |disposition: Option<Disposition>| {
+            if let Some(d) = disposition {
                 accepted.store(true, Ordering::SeqCst);
-                out.success(id.clone(), "prompt", None);
+                out.success(
+                    id.clone(),
+                    "prompt",
+                    Some(json!({"disposition": d.as_str()})),
+                );
             }
         })
     };
@@ -252,18 +262,26 @@ async fn start(tasks: &mut JoinSet<()>, work: impl Future<Output = ()> + Send + 
     }
 }
 
-async fn run(s: &AgentSession, kind: &str, v: &Value) -> Handled {
+/// A queued message's answer: filo has no input handlers that consume one, so it is queued.
+fn queued() -> Handled {
+    data(json!({"disposition": Disposition::Queued.as_str()}))
+}
+
+async fn run(s: &AgentSession, kind: &str, id: Option<&Value>, v: &Value) -> Handled {
     match kind {
         "steer" => {
             s.steer(queueable(s, v)?, images(v)?);
-            ok()
+            queued()
         }
         "follow_up" => {
             s.follow_up(queueable(s, v)?, images(v)?);
-            ok()
+            queued()
         }
+        "clear_queue" => data(to_json!(&s.clear_queue())?),
         "abort" => {
+            // pi 1.6 answers once the session is idle: after the chain's `agent_settled`.
             s.abort().await;
+            s.wait_for_idle().await;
             ok()
         }
         "new_session" => {
@@ -281,8 +299,12 @@ async fn run(s: &AgentSession, kind: &str, v: &Value) -> Handled {
             data(to_json!(&result)?)
         }
         "bash" => {
+            let exclude = match v.get("excludeFromContext") {
+                None | Some(Value::Null) => false,
+                Some(_) => bool_field(v, "excludeFromContext")?,
+            };
             let result = s
-                .execute_bash(str_field(v, "command")?, false)
+                .execute_bash_streaming(str_field(v, "command")?, exclude, id.cloned())
                 .await
                 .map_err(|e| filo_core::error_chain(&e))?;
             data(to_json!(&result)?)
@@ -345,6 +367,14 @@ fn settings_command(s: &AgentSession, kind: &str, v: &Value) -> Handled {
             s.set_thinking_level(parsed);
             ok()
         }
+        "get_available_thinking_levels" => {
+            let levels: Vec<&str> = s
+                .available_thinking_levels()
+                .into_iter()
+                .map(ThinkingLevel::as_str)
+                .collect();
+            data(json!({"levels": levels}))
+        }
         "cycle_thinking_level" => match s.cycle_thinking_level() {
             Some(l) => data(json!({"level": l.as_str()})),
             None => data(Value::Null),
@@ -405,6 +435,16 @@ fn session_query(s: &AgentSession, kind: &str, v: &Value) -> Handled {
             ok()
         }
         "get_messages" => data(json!({"messages": to_json!(&s.messages())?})),
+        "get_entries" => {
+            let (entries, leaf) = s
+                .entries_since(opt_str(v, "since")?)
+                .map_err(|e| filo_core::error_chain(&e))?;
+            data(json!({"entries": entries, "leafId": leaf}))
+        }
+        "get_tree" => {
+            let (tree, leaf) = s.entry_tree();
+            data(json!({"tree": tree, "leafId": leaf}))
+        }
         "get_commands" => data(json!({"commands": to_json!(&s.commands())?})),
         other => Err(format!("Unknown command: {other}")),
     }
@@ -440,13 +480,19 @@ fn state(s: &AgentSession) -> Result<Value, String> {
     Ok(Value::Object(m))
 }
 
-/// pi's `getLastAssistantText`: the last assistant message that is not an empty abort, its text
-/// blocks joined and trimmed; `None` when that is empty.
+/// pi 1.6's `getLastAssistantText`: the last assistant reply that ended normally or has text
+/// (an aborted, failed or tool-calling turn without text is skipped), its text blocks joined and
+/// trimmed; `None` when that is empty.
 fn last_assistant_text(s: &AgentSession) -> Option<String> {
     let messages = s.messages();
     let last = messages.iter().rev().find_map(|m| {
-        m.as_assistant()
-            .filter(|a| !(a.stop_reason == StopReason::Aborted && a.content.is_empty()))
+        m.as_assistant().filter(|a| {
+            a.stop_reason == StopReason::Stop
+                || a.content
+                    .iter()
+                    .filter_map(ContentBlock::as_text)
+                    .any(|t| !t.trim().is_empty())
+        })
     })?;
     let text: String = last
         .content
