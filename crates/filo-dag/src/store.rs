@@ -70,6 +70,8 @@ pub struct Store {
     /// repeat on every node, and can be long, so an unchanged one is neither re-hashed nor
     /// re-inserted (blobs are never deleted, so the blob stays valid).
     pub(crate) last_prompt: std::cell::RefCell<Option<(String, String)>>,
+    /// The deepest lineage a walk follows ([`Store::set_max_depth`]).
+    max_depth: std::cell::Cell<usize>,
     /// Tests: count descendants with the recursive CTE (the oracle of the faster pass).
     #[cfg(test)]
     pub(crate) cte_counts: std::cell::Cell<bool>,
@@ -139,6 +141,7 @@ impl Store {
             depth: TxDepth::default(),
             path: None,
             last_prompt: std::cell::RefCell::new(None),
+            max_depth: std::cell::Cell::new(crate::walk::DEFAULT_MAX_DEPTH),
             #[cfg(test)]
             cte_counts: std::cell::Cell::new(false),
         })
@@ -162,6 +165,18 @@ impl Store {
             conn.busy_timeout(timeout)?;
         }
         Ok(())
+    }
+
+    /// Bounds every lineage walk (life, recall, trace, session loading, resume): a walk that
+    /// meets more than `depth` nodes fails with [`DagError::TooDeep`] instead of going on.
+    /// The default is [`crate::DEFAULT_MAX_DEPTH`]. (Cycles fail whatever the bound.)
+    pub fn set_max_depth(&self, depth: usize) {
+        self.max_depth.set(depth.max(1));
+    }
+
+    /// The bound of [`Store::set_max_depth`].
+    pub fn max_depth(&self) -> usize {
+        self.max_depth.get()
     }
 
     /// The file path, `None` for an in-memory store or PostgreSQL.
@@ -198,6 +213,7 @@ impl Store {
             depth: TxDepth::default(),
             path,
             last_prompt: std::cell::RefCell::new(None),
+            max_depth: std::cell::Cell::new(crate::walk::DEFAULT_MAX_DEPTH),
             #[cfg(test)]
             cte_counts: std::cell::Cell::new(false),
         };
