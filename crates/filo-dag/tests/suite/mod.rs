@@ -6,3 +6,4 @@ mod model;
 mod recover;
 mod store;
 mod surrogates;
+mod untrusted;
