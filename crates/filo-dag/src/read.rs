@@ -261,7 +261,9 @@ impl Store {
         })?;
         // The query never expands `id` again: met below itself, it is on a forged cycle.
         if nodes.iter().any(|(n, _)| n.id == id) {
-            return Err(DagError::Cycle { node: id.to_owned() });
+            return Err(DagError::Cycle {
+                node: id.to_owned(),
+            });
         }
         Ok(nodes)
     }
