@@ -4,6 +4,7 @@
 mod clients;
 mod hostile;
 mod http;
+mod memory_cycle;
 mod ws;
 
 use std::path::PathBuf;
