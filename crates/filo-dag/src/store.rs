@@ -72,6 +72,10 @@ pub struct Store {
     pub(crate) last_prompt: std::cell::RefCell<Option<(String, String)>>,
     /// The deepest lineage a walk follows ([`Store::set_max_depth`]).
     max_depth: std::cell::Cell<usize>,
+    /// A file opened read-only ([`Store::open_read_only`]) as it is: the `(table, column)`s its
+    /// layout lacks (`(table, "*")` for a whole table), which [`Store::copy_into`] reads as NULL
+    /// (or no rows). Empty for every store opened for writing (those are migrated to V4).
+    pub(crate) absent: HashSet<(String, String)>,
     /// Tests: count descendants with the recursive CTE (the oracle of the faster pass).
     #[cfg(test)]
     pub(crate) cte_counts: std::cell::Cell<bool>,
@@ -126,6 +130,43 @@ impl Store {
         }
     }
 
+    /// Opens an existing SQLite file only to read it, exactly as it is: opened read-only, its
+    /// journal mode and layout left alone (an older layout is not upgraded; the columns it lacks
+    /// read as NULL in [`Store::copy_into`]). For `filo dag migrate --from`. Write calls fail.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if !path.exists() {
+            return Err(DagError::Missing(path));
+        }
+        check_magic(&path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let layout = inspect(&conn, &path)?;
+        let mut absent = HashSet::new();
+        for (table, _) in REQUIRED_COLUMNS {
+            if !layout.tables.contains(*table) {
+                absent.insert(((*table).to_owned(), "*".to_owned()));
+            }
+        }
+        for (table, column) in OPTIONAL_COLUMNS {
+            let key = ((*table).to_owned(), (*column).to_owned());
+            if !layout.columns.contains(&key) {
+                absent.insert(key);
+            }
+        }
+        Ok(Self {
+            db: Db::Sqlite(conn),
+            depth: TxDepth::default(),
+            path: Some(path),
+            last_prompt: std::cell::RefCell::new(None),
+            max_depth: std::cell::Cell::new(crate::walk::DEFAULT_MAX_DEPTH),
+            absent,
+            #[cfg(test)]
+            cte_counts: std::cell::Cell::new(false),
+        })
+    }
+
     /// A private in-memory database with the V4 schema (tests, scratch work).
     pub fn open_in_memory() -> Result<Self> {
         Self::init(Connection::open_in_memory()?, None)
@@ -142,6 +183,7 @@ impl Store {
             path: None,
             last_prompt: std::cell::RefCell::new(None),
             max_depth: std::cell::Cell::new(crate::walk::DEFAULT_MAX_DEPTH),
+            absent: HashSet::new(),
             #[cfg(test)]
             cte_counts: std::cell::Cell::new(false),
         })
@@ -214,6 +256,7 @@ impl Store {
             path,
             last_prompt: std::cell::RefCell::new(None),
             max_depth: std::cell::Cell::new(crate::walk::DEFAULT_MAX_DEPTH),
+            absent: HashSet::new(),
             #[cfg(test)]
             cte_counts: std::cell::Cell::new(false),
         };
