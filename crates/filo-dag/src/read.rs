@@ -141,6 +141,13 @@ impl Store {
         }
     }
 
+    /// Whether `id` is a node or the parent id of one (two index lookups).
+    pub(crate) fn node_or_parent_exists(&self, id: &str) -> Result<bool> {
+        Ok(self
+            .first(&sql::Q_NODE_OR_PARENT, &[P::Text(id)], |r| r.i64(0))?
+            .is_some_and(|n| n > 0))
+    }
+
     /// The oldest inserted node whose `external_id` equals `ext` (the reference's
     /// `getHashByExternalId`). Empty input finds nothing.
     pub fn node_id_by_external_id(&self, ext: &str) -> Result<Option<String>> {

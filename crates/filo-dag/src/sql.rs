@@ -221,6 +221,16 @@ pub(crate) const Q_BLOBS_BY_HASHES: Q = Q {
     pg: "SELECT hash, type, content, thought_signature FROM blobs WHERE hash = ANY($1::text[])",
 };
 
+/// trace: whether `?1` is a node or some node's parent (the primary key, then `idx_nodes_parent`).
+pub(crate) const NODE_OR_PARENT: &str = "SELECT EXISTS (SELECT 1 FROM nodes WHERE id = ?1) \
+     OR EXISTS (SELECT 1 FROM nodes WHERE parent_id = ?1)";
+
+pub(crate) const Q_NODE_OR_PARENT: Q = Q {
+    sqlite: NODE_OR_PARENT,
+    pg: "SELECT (EXISTS (SELECT 1 FROM nodes WHERE id = $1) \
+         OR EXISTS (SELECT 1 FROM nodes WHERE parent_id = $1))::int",
+};
+
 pub(crate) const Q_ID_EXACT: Q = Q {
     sqlite: ID_EXACT,
     pg: "SELECT id FROM nodes WHERE id = $1",
@@ -349,4 +359,5 @@ pub(crate) const ALL: &[(&str, &str)] = &[
     ("WALK_NODES.by_id", WALK_NODES.by_id),
     ("WALK_NODES.window", WALK_NODES.window),
     ("ACTIONS_TO_NODES", ACTIONS_TO_NODES),
+    ("NODE_OR_PARENT", NODE_OR_PARENT),
 ];
