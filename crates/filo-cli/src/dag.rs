@@ -168,6 +168,13 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
         }
     }
     let store = Store::open_location(&location, Create::Never)?;
+    if matches!(
+        args.command,
+        DagCommand::Recall { .. } | DagCommand::Trace { .. }
+    ) {
+        // Their walks may stream through the whole lineage once: keep its pages out of RSS.
+        store.set_streaming_reads()?;
+    }
     let now = args.now.unwrap_or(env.now_ms);
     let text = match args.command {
         DagCommand::Life {

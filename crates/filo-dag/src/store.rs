@@ -221,6 +221,17 @@ impl Store {
         self.max_depth.get()
     }
 
+    /// For a one-shot read that streams once through much of the file (`recall`'s and `trace`'s
+    /// walks towards the root, in a process that then exits): no memory map and a 2 MiB page
+    /// cache, so the pages read pass through instead of staying resident (mapped, every page of a
+    /// 100,000-node lineage counted in the process's RSS). SQLite only; no effect on the file.
+    pub fn set_streaming_reads(&self) -> Result<()> {
+        if let Some(conn) = self.sqlite() {
+            conn.execute_batch("PRAGMA mmap_size = 0; PRAGMA cache_size = -2048;")?;
+        }
+        Ok(())
+    }
+
     /// The file path, `None` for an in-memory store or PostgreSQL.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()

@@ -170,9 +170,11 @@ fn on_lineage(store: &Store, head: &str, mode: TraceMode, limit: usize) -> Resul
             Ok(false)
         };
         if meet(head, &mut found)? {
-            store.walk(&sql::WALK_ROLES, head, MAX_WALK_NODES, |row| match row.text(2)? {
-                Some(p) => meet(p, &mut found),
-                None => Ok(false),
+            store.walk(&sql::WALK_ROLES, head, MAX_WALK_NODES, |row| {
+                match row.text(2)? {
+                    Some(p) => meet(p, &mut found),
+                    None => Ok(false),
+                }
             })?;
         }
     }
@@ -230,7 +232,13 @@ mod tests {
                 };
                 insert_node(&store, &format!("n{i}"), parent.as_deref());
             }
-            let kinds = ["BOOT", "INCARNATE", "HYDRATE_GHOST", "SESSION_SWITCH", "COMMIT"];
+            let kinds = [
+                "BOOT",
+                "INCARNATE",
+                "HYDRATE_GHOST",
+                "SESSION_SWITCH",
+                "COMMIT",
+            ];
             for k in 0..300 {
                 let to = match rng.below(4) {
                     0 => format!("nowhere-{k}"),
