@@ -73,6 +73,10 @@ fn write_age(out: &mut String, now_ms: i64, timestamp: i64) {
     };
 }
 
+/// One open level of [`View::tree`]: its visible children, the next one to draw, and the gutter
+/// length of their lines.
+type Level<'n> = (Vec<(&'n Node, usize)>, usize, usize);
+
 struct View<'a> {
     opts: &'a LifeOptions,
     focus: &'a str,
@@ -153,8 +157,7 @@ impl View<'_> {
             return;
         }
         let outer = gutter.len();
-        let mut stack: Vec<(Vec<(&Node, usize)>, usize, usize)> =
-            vec![(self.visible_kids(id, depth), 0, outer)];
+        let mut stack: Vec<Level<'_>> = vec![(self.visible_kids(id, depth), 0, outer)];
         while let Some((kids, next, base)) = stack.last_mut() {
             let Some(&(kid, kid_depth)) = kids.get(*next) else {
                 stack.pop();
