@@ -168,6 +168,13 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
         }
     }
     let store = Store::open_location(&location, Create::Never)?;
+    if matches!(
+        args.command,
+        DagCommand::Recall { .. } | DagCommand::Trace { .. }
+    ) {
+        // Their walks may stream through the whole lineage once: keep its pages out of RSS.
+        store.set_streaming_reads()?;
+    }
     let now = args.now.unwrap_or(env.now_ms);
     let text = match args.command {
         DagCommand::Life {
@@ -225,8 +232,14 @@ pub fn run(args: DagArgs, env: &Env, out: &mut dyn Write) -> Result<ExitCode> {
 
 /// `filo dag migrate --from A --to B`.
 fn migrate(from: &str, to: &str, out: &mut dyn Write) -> Result<ExitCode> {
-    let source = Store::open_location(from, Create::Never)
-        .with_context(|| format!("opening the source {}", filo_dag::redact(from)))?;
+    // The source is only read: a file is opened read-only and as it is (no journal-mode switch,
+    // no layout upgrade).
+    let source = if filo_dag::is_postgres_url(from) {
+        Store::connect(from)
+    } else {
+        Store::open_read_only(from)
+    }
+    .with_context(|| format!("opening the source {}", filo_dag::redact(from)))?;
     let dest = Store::open_location(to, Create::IfMissing)
         .with_context(|| format!("opening the destination {}", filo_dag::redact(to)))?;
     let copied = source.copy_into(&dest)?;

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::db::{P, Q};
+use crate::db::{Cols, Db, P, Q};
 use crate::error::{DagError, Result};
 use crate::store::Store;
 use crate::write::{INSERT_BLOB, INSERT_NODE, UPSERT_REF};
@@ -30,23 +30,61 @@ const COUNT_ROWS: Q = Q {
          + (SELECT COUNT(*) FROM refs) + (SELECT COUNT(*) FROM action_log)",
 };
 
-const ALL_BLOBS: Q = Q {
-    sqlite: "SELECT hash, type, content, thought_signature FROM blobs ORDER BY rowid",
+/// A whole table as the copy reads it: its columns in the destination's order, and the order of
+/// its rows on each backend.
+struct Table {
+    name: &'static str,
+    columns: &'static [&'static str],
+    sqlite_order: &'static str,
+    /// The whole query on PostgreSQL (whose layout is always current).
+    pg: &'static str,
+}
+
+const ALL_BLOBS: Table = Table {
+    name: "blobs",
+    columns: &["hash", "type", "content", "thought_signature"],
+    sqlite_order: "rowid",
     pg: "SELECT hash, type, content, thought_signature FROM blobs ORDER BY hash",
 };
 
-const ALL_NODES: Q = Q {
-    sqlite: "SELECT id, parent_id, role, parts_list, timestamp, config_json, \
-             system_prompt_hash, external_id, thought_signatures FROM nodes ORDER BY rowid",
-    pg: "SELECT id, parent_id, role, parts_list, timestamp, config_json, \
-         system_prompt_hash, external_id, thought_signatures FROM nodes ORDER BY seq",
+const ALL_NODES: Table = Table {
+    name: "nodes",
+    columns: &[
+        "id",
+        "parent_id",
+        "role",
+        "parts_list",
+        "timestamp",
+        "config_json",
+        "system_prompt_hash",
+        "external_id",
+        "thought_signatures",
+    ],
+    sqlite_order: "rowid",
+    pg: "SELECT id, parent_id, role, parts_list, timestamp, config_json, system_prompt_hash, \
+         external_id, thought_signatures FROM nodes ORDER BY seq",
 };
 
-const ALL_ACTIONS: Q = Q {
-    sqlite: "SELECT id, timestamp, action_type, from_node, to_node, metadata \
-             FROM action_log ORDER BY id",
-    pg: "SELECT id, timestamp, action_type, from_node, to_node, metadata \
-         FROM action_log ORDER BY id",
+const ALL_ACTIONS: Table = Table {
+    name: "action_log",
+    columns: &[
+        "id",
+        "timestamp",
+        "action_type",
+        "from_node",
+        "to_node",
+        "metadata",
+    ],
+    sqlite_order: "id",
+    pg: "SELECT id, timestamp, action_type, from_node, to_node, metadata FROM action_log \
+         ORDER BY id",
+};
+
+const ALL_REFS: Table = Table {
+    name: "refs",
+    columns: &["name", "node_id"],
+    sqlite_order: "name",
+    pg: "SELECT name, node_id FROM refs ORDER BY name",
 };
 
 const INSERT_ACTION_WITH_ID: Q = Q {
@@ -70,20 +108,65 @@ impl Store {
     }
 
     /// Copies every row of this database into `dest`, which must be empty, in one write
-    /// transaction on `dest` (all or nothing) over one read snapshot of this one.
+    /// transaction on `dest` (all or nothing) over one read snapshot of this one. The emptiness
+    /// check runs inside that transaction (SQLite's `BEGIN IMMEDIATE`, PostgreSQL's write lock),
+    /// so of two copies racing into one empty database exactly one succeeds; the other finds it
+    /// filled and fails with [`DagError::Copy`], writing nothing.
     pub fn copy_into(&self, dest: &Store) -> Result<Copied> {
-        if !dest.is_empty()? {
-            return Err(DagError::Copy(format!(
-                "{} is not empty: copying into it would mix two memories (use an empty database)",
-                dest.location()
-            )));
+        self.read(|| {
+            dest.write(|| {
+                if !dest.is_empty()? {
+                    return Err(DagError::Copy(format!(
+                        "{} is not empty: copying into it would mix two memories (use an empty \
+                         database; another migrate may have filled it first)",
+                        dest.location()
+                    )));
+                }
+                self.copy_rows(dest)
+            })
+        })
+    }
+
+    /// Every row of `table` in its copy order. A file opened read-only as it is
+    /// ([`Store::open_read_only`]) reads the columns its layout lacks as NULL, and a table it
+    /// lacks as no rows.
+    fn each_row(&self, table: &Table, visit: impl FnMut(&dyn Cols) -> Result<bool>) -> Result<()> {
+        let mut visit = visit;
+        let absent = |c: &str| self.absent.contains(&(table.name.to_owned(), c.to_owned()));
+        if absent("*") {
+            return Ok(());
         }
-        self.read(|| dest.write(|| self.copy_rows(dest)))
+        let list = |columns: &[&str]| {
+            columns
+                .iter()
+                .map(|c| if absent(c) { "NULL" } else { c })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match &self.db {
+            Db::Sqlite(conn) => {
+                let sql = format!(
+                    "SELECT {} FROM {} ORDER BY {}",
+                    list(table.columns),
+                    table.name,
+                    table.sqlite_order
+                );
+                let mut stmt = conn.prepare(&sql)?;
+                let mut rows = stmt.query([])?;
+                while let Some(row) = rows.next()? {
+                    if !visit(row)? {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            Db::Postgres(pg) => pg.each(table.pg, &[], &mut visit),
+        }
     }
 
     fn copy_rows(&self, dest: &Store) -> Result<Copied> {
         let mut copied = Copied::default();
-        self.each(&ALL_BLOBS, &[], |r| {
+        self.each_row(&ALL_BLOBS, |r| {
             dest.exec(
                 &INSERT_BLOB,
                 &[
@@ -96,7 +179,7 @@ impl Store {
             copied.blobs += 1;
             Ok(true)
         })?;
-        self.each(&ALL_NODES, &[], |r| {
+        self.each_row(&ALL_NODES, |r| {
             dest.exec(
                 &INSERT_NODE,
                 &[
@@ -114,11 +197,13 @@ impl Store {
             copied.nodes += 1;
             Ok(true)
         })?;
-        for (name, node) in self.refs()? {
+        self.each_row(&ALL_REFS, |r| {
+            let (name, node) = (r.string(0)?, r.string(1)?);
             dest.exec(&UPSERT_REF, &[P::Text(&name), P::Text(&node)])?;
             copied.refs += 1;
-        }
-        self.each(&ALL_ACTIONS, &[], |r| {
+            Ok(true)
+        })?;
+        self.each_row(&ALL_ACTIONS, |r| {
             dest.exec(
                 &INSERT_ACTION_WITH_ID,
                 &[

@@ -260,6 +260,13 @@ fn counts_with(
     if !expand(conn, &mut forest, frontier, batch)? {
         return Ok(None);
     }
+    // Met below itself, the parent is on a forged cycle (the forest takes every node once, so
+    // the pass ended all the same).
+    if forest.find(parent.as_bytes()).is_some() {
+        return Err(crate::error::DagError::Cycle {
+            node: parent.to_owned(),
+        });
+    }
     Ok(Some(forest.into_counts()))
 }
 

@@ -172,9 +172,10 @@ fn sequential_ids_spread_over_the_buckets() {
 }
 
 /// A forged cycle through the parent (`p → a → b → p`; ids are hashes, so only a forged file
-/// holds one): the CTE would walk it until its depth bound, the pass takes every node once.
+/// holds one): the pass takes every node once, meets the parent below itself and says so; the
+/// CTE, which never expands the parent again, says the same.
 #[test]
-fn a_forged_cycle_is_counted_once_per_node() {
+fn a_forged_cycle_through_the_parent_is_an_error() {
     let store = Store::open_in_memory().unwrap();
     insert(&store, "p", Some("b"));
     insert(&store, "a", Some("p"));
@@ -186,9 +187,15 @@ fn a_forged_cycle_is_counted_once_per_node() {
             None,
             tuning,
             &mut Route::default(),
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!(got, HashMap::from([("a".to_owned(), 2)]), "{tuning:?}");
+        );
+        assert!(
+            matches!(&got, Err(crate::DagError::Cycle { node }) if node == "p"),
+            "{tuning:?}: {got:?}"
+        );
     }
+    let cte = store.descendant_counts_cte("p");
+    assert!(
+        matches!(&cte, Err(crate::DagError::Cycle { node }) if node == "p"),
+        "{cte:?}"
+    );
 }

@@ -117,6 +117,30 @@ pub enum DagError {
         /// Position in the batch.
         index: usize,
     },
+    /// A walk over the memory met a node twice: the ancestry loops. Node ids are hashes over
+    /// their parent's id, so only a forged or damaged database holds a cycle; nothing was read
+    /// past it and nothing was changed.
+    #[error(
+        "the memory's graph loops: node {node} is its own ancestor (a forged or damaged database; \
+         `filo dag fsck` lists the nodes whose ids do not match their content)"
+    )]
+    Cycle {
+        /// A node on the cycle.
+        node: String,
+    },
+    /// A walk over the memory went deeper than the bound ([`crate::Store::set_max_depth`]).
+    #[error(
+        "the lineage of node {start} is deeper than {limit} nodes: the walk stopped at node {node} \
+         (a forged or damaged database?)"
+    )]
+    TooDeep {
+        /// Where the walk started.
+        start: String,
+        /// The node where it stopped.
+        node: String,
+        /// The bound.
+        limit: usize,
+    },
 }
 
 impl DagError {
@@ -145,8 +169,16 @@ impl DagError {
             | Self::NoHead
             | Self::NodeMissing(_)
             | Self::RefConflict { .. }
+            | Self::Cycle { .. }
+            | Self::TooDeep { .. }
             | Self::NoPreviousNode { .. } => false,
         }
+    }
+
+    /// True when the memory's graph itself is unusable here (a cycle or an over-deep chain):
+    /// the read was refused, nothing was changed.
+    pub fn is_bad_graph(&self) -> bool {
+        matches!(self, Self::Cycle { .. } | Self::TooDeep { .. })
     }
 
     /// True for the "a node reference did not resolve" errors that tools show to the model.
@@ -170,6 +202,8 @@ impl DagError {
             | Self::ReadOnly(_)
             | Self::Damaged { .. }
             | Self::RefConflict { .. }
+            | Self::Cycle { .. }
+            | Self::TooDeep { .. }
             | Self::NoPreviousNode { .. } => false,
         }
     }

@@ -56,3 +56,4 @@ pub use pg::{PG_LAYOUT_VERSION, connect_client, is_postgres_url, redact};
 pub use postgres;
 pub use recover_lines::EntryLines;
 pub use store::{Create, SCHEMA_VERSION, Store};
+pub use walk::DEFAULT_MAX_DEPTH;

@@ -2,8 +2,6 @@
 
 use std::collections::HashMap;
 
-use rusqlite::Connection;
-
 use crate::db::{Cols, Db, P};
 use crate::error::{DagError, Result};
 use crate::model::{Action, Blob, Node};
@@ -14,10 +12,12 @@ use crate::store::Store;
 pub(crate) type BlobMap =
     HashMap<String, Blob, std::hash::BuildHasherDefault<crate::recover::PartHasher>>;
 
-/// Upper bound on walks, so that a forged cycle cannot loop forever.
+/// The depth bound of the recursive CTEs (subtrees, descendant counts): their recursion never
+/// expands the node they start from again, so they end on any graph; this only caps a forged one.
 pub(crate) const MAX_WALK: i64 = 100_000_000;
-/// [`MAX_WALK`] as a node count.
-pub(crate) const MAX_WALK_NODES: usize = 100_000_000;
+/// The node bound callers give a walk that should go to the root: the walk's own guard
+/// ([`Store::max_depth`]) ends it first.
+pub(crate) const MAX_WALK_NODES: usize = usize::MAX;
 
 /// Maps a row selected with `sql::node_columns!()` starting at column `offset`.
 pub(crate) fn node_from_row(row: &dyn Cols, offset: usize) -> Result<Node> {
@@ -141,6 +141,13 @@ impl Store {
         }
     }
 
+    /// Whether `id` is a node or the parent id of one (two index lookups).
+    pub(crate) fn node_or_parent_exists(&self, id: &str) -> Result<bool> {
+        Ok(self
+            .first(&sql::Q_NODE_OR_PARENT, &[P::Text(id)], |r| r.i64(0))?
+            .is_some_and(|n| n > 0))
+    }
+
     /// The oldest inserted node whose `external_id` equals `ext` (the reference's
     /// `getHashByExternalId`). Empty input finds nothing.
     pub fn node_id_by_external_id(&self, ext: &str) -> Result<Option<String>> {
@@ -179,41 +186,61 @@ impl Store {
     }
 
     /// The lineage of `head`: head first, then its ancestors, at most `limit` nodes, stopping at a
-    /// root or a missing parent. One recursive CTE.
+    /// root or a missing parent. One guarded walk ([`Store::walk`]): a cycle or a lineage deeper
+    /// than [`Store::max_depth`] is an error.
     pub fn lineage(&self, head: &str, limit: Option<usize>) -> Result<Vec<Node>> {
-        let limit = limit.map_or(MAX_WALK, |l| i64::try_from(l).unwrap_or(MAX_WALK));
+        let limit = limit.unwrap_or(usize::MAX);
+        let mut out = Vec::new();
+        self.read(|| {
+            self.walk(&sql::WALK_NODES, head, limit, |r| {
+                out.push(Node {
+                    id: r.string(1)?,
+                    parent_id: r.opt_string(2)?,
+                    role: r.string(3)?,
+                    parts: parse_parts(r.text(7)?.unwrap_or_default()),
+                    timestamp: r.i64(4)?,
+                    config_json: r.opt_string(5)?,
+                    thought_signatures: r.opt_string(8)?,
+                    system_prompt_hash: r.opt_string(9)?,
+                    external_id: r.opt_string(6)?,
+                });
+                Ok(true)
+            })
+        })?;
+        Ok(out)
+    }
+
+    /// [`Store::lineage`] as one recursive CTE, the oracle of the walk's tests.
+    #[cfg(test)]
+    pub(crate) fn lineage_cte(&self, head: &str, limit: usize) -> Result<Vec<Node>> {
+        let limit = i64::try_from(limit).unwrap_or(MAX_WALK);
         if limit == 0 {
             return Ok(Vec::new());
         }
         let mut out = self.rows(&sql::Q_LINEAGE, &[P::Text(head), P::Int(limit)], |r| {
             Ok((r.i64(0)?, node_from_row(r, 1)?))
         })?;
-        // Already in order in practice; the stable sort is linear on sorted input.
         out.sort_by_key(|(depth, _)| *depth);
         Ok(out.into_iter().map(|(_, n)| n).collect())
     }
 
-    /// The lineage of `head` (head first) with every node's blobs in part order: on SQLite one
-    /// query (the recursive CTE joined with `json_each(parts_list)` and `blobs`), on PostgreSQL
-    /// the lineage, then its blobs in one query.
+    /// The lineage of `head` (head first) with every node's blobs in part order: the guarded
+    /// lineage ([`Store::lineage`]), then its blobs in one query.
     pub fn lineage_with_blobs(&self, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
-        self.read(|| match &self.db {
-            Db::Sqlite(conn) => lineage_with_blobs(conn, head),
-            Db::Postgres(_) => {
-                let nodes = self.lineage(head, None)?;
-                let blobs = self.blobs(nodes.iter().flat_map(|n| &n.parts))?;
-                Ok(nodes
-                    .into_iter()
-                    .map(|n| {
-                        let parts = n
-                            .parts
-                            .iter()
-                            .filter_map(|h| blobs.get(h).cloned())
-                            .collect();
-                        (n, parts)
-                    })
-                    .collect())
-            }
+        self.read(|| {
+            let nodes = self.lineage(head, None)?;
+            let blobs = self.blob_map(nodes.iter().flat_map(|n| &n.parts).map(String::as_str))?;
+            Ok(nodes
+                .into_iter()
+                .map(|n| {
+                    let parts = n
+                        .parts
+                        .iter()
+                        .filter_map(|h| blobs.get(h).cloned())
+                        .collect();
+                    (n, parts)
+                })
+                .collect())
         })
     }
 
@@ -231,13 +258,21 @@ impl Store {
     }
 
     /// The descendants of `id` down to `max_depth` (children are depth 0), in rowid order, each
-    /// with its depth. One recursive CTE over `idx_nodes_parent`.
+    /// with its depth. One recursive CTE over `idx_nodes_parent`. `id` below itself (a forged
+    /// cycle) is [`DagError::Cycle`].
     pub fn subtree(&self, id: &str, max_depth: usize) -> Result<Vec<(Node, usize)>> {
         let max = i64::try_from(max_depth).unwrap_or(MAX_WALK);
-        self.rows(&sql::Q_SUBTREE, &[P::Text(id), P::Int(max)], |r| {
+        let nodes = self.rows(&sql::Q_SUBTREE, &[P::Text(id), P::Int(max)], |r| {
             let depth = r.i64(0)?;
             Ok((node_from_row(r, 1)?, usize::try_from(depth).unwrap_or(0)))
-        })
+        })?;
+        // The query never expands `id` again: met below itself, it is on a forged cycle.
+        if nodes.iter().any(|(n, _)| n.id == id) {
+            return Err(DagError::Cycle {
+                node: id.to_owned(),
+            });
+        }
+        Ok(nodes)
     }
 
     /// For every child of `parent`: the number of its descendants (all roles). On SQLite a
@@ -269,13 +304,22 @@ impl Store {
     /// [`Store::descendant_counts`] as one recursive CTE (PostgreSQL, odd SQLite files, and the
     /// oracle of the tests).
     pub(crate) fn descendant_counts_cte(&self, parent: &str) -> Result<HashMap<String, u64>> {
-        // Ids are hashes over the parent id, so the graph has no cycles; the depth bound only
-        // protects against forged rows.
+        // Ids are hashes over the parent id, so only a forged file holds a cycle: the query
+        // never expands `parent` again and reports meeting it.
+        let mut looped = false;
         let rows = self.rows(
             &sql::Q_DESCENDANT_COUNTS,
             &[P::Text(parent), P::Int(MAX_WALK)],
-            |r| Ok((r.string(0)?, u64::try_from(r.i64(1)?).unwrap_or(0))),
+            |r| {
+                looped |= r.int(2)?.unwrap_or(0) > 0;
+                Ok((r.string(0)?, u64::try_from(r.i64(1)?).unwrap_or(0)))
+            },
         )?;
+        if looped {
+            return Err(DagError::Cycle {
+                node: parent.to_owned(),
+            });
+        }
         Ok(rows.into_iter().collect())
     }
 
@@ -294,61 +338,6 @@ pub(crate) fn action_from_row(r: &dyn Cols) -> Result<Action> {
         to_node: r.opt_string(4)?,
         metadata: r.opt_string(5)?,
     })
-}
-
-/// The lineage of `head` (head first) with each node's blobs in part order (missing blobs
-/// left out), in one query: the lineage CTE joined with `json_each(parts_list)` and the blobs'
-/// primary key.
-fn lineage_with_blobs(conn: &Connection, head: &str) -> Result<Vec<(Node, Vec<Blob>)>> {
-    let mut stmt = conn.prepare_cached(sql::LINEAGE_WITH_BLOBS)?;
-    let mut rows = stmt.query(rusqlite::params![head, MAX_WALK])?;
-    // Rows come in walk order, each node's parts in order; `depths` checks that.
-    let mut out: Vec<(Node, Vec<(i64, Blob)>)> = Vec::new();
-    let mut depths: Vec<i64> = Vec::new();
-    while let Some(row) = rows.next()? {
-        let depth: i64 = row.get(0)?;
-        if depths.last() != Some(&depth) {
-            depths.push(depth);
-            out.push((node_from_row(row, 1)?, Vec::new()));
-        }
-        let hash: Option<String> = row.get(11)?;
-        if let (Some(hash), Some((_, blobs))) = (hash, out.last_mut()) {
-            let blob = Blob {
-                hash,
-                blob_type: row.get(12)?,
-                content: row.get(13)?,
-                thought_signature: row.get(14)?,
-            };
-            blobs.push((row.get::<_, Option<i64>>(10)?.unwrap_or(0), blob));
-        }
-    }
-    let in_order = depths
-        .iter()
-        .enumerate()
-        .all(|(i, d)| usize::try_from(*d).ok() == Some(i));
-    if !in_order {
-        // Another query plan: restore walk order and merge the pieces of each node.
-        let mut keyed: Vec<_> = depths.into_iter().zip(out).collect();
-        keyed.sort_by_key(|(d, _)| *d);
-        out = Vec::with_capacity(keyed.len());
-        let mut last = None;
-        for (depth, (node, blobs)) in keyed {
-            match out.last_mut() {
-                Some((_, existing)) if last == Some(depth) => existing.extend(blobs),
-                _ => out.push((node, blobs)),
-            }
-            last = Some(depth);
-        }
-    }
-    Ok(out
-        .into_iter()
-        .map(|(node, mut blobs)| {
-            if !blobs.is_sorted_by_key(|(key, _)| *key) {
-                blobs.sort_by_key(|(key, _)| *key);
-            }
-            (node, blobs.into_iter().map(|(_, b)| b).collect())
-        })
-        .collect())
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ macro_rules! node_columns {
 /// lookup per step, rows in walk order (the recursion queue is FIFO). The queue only carries
 /// `(depth, rowid, parent_id)`; callers join `nodes` back on the rowid, which hits the page the
 /// step just read.
+#[cfg(test)]
 macro_rules! lineage_cte {
     () => {
         "WITH RECURSIVE chain(depth, rid, parent_id) AS ( \
@@ -78,23 +79,27 @@ pub(crate) const CHILDREN_SHOWN: &str = "SELECT n.id, n.parent_id, n.role, n.par
      ORDER BY n.rowid";
 
 /// `?1` the root (excluded), `?2` the deepest depth (children are depth 0). The queue carries
-/// rowids, so the final join is a rowid lookup and the sort is over the (small) result.
+/// rowids, so the final join is a rowid lookup and the sort is over the (small) result. The root
+/// is never expanded again: on a forged cycle through it, it comes back once as a row (the
+/// caller's sign of the cycle) and the recursion ends.
 pub(crate) const SUBTREE: &str = concat!(
     "WITH RECURSIVE sub(rid, id, depth) AS ( \
        SELECT rowid, id, 0 FROM nodes WHERE parent_id = ?1 \
        UNION ALL SELECT n.rowid, n.id, s.depth + 1 FROM sub s CROSS JOIN nodes n \
-         ON n.parent_id = s.id WHERE s.depth < ?2) \
+         ON n.parent_id = s.id WHERE s.depth < ?2 AND s.id <> ?1) \
      SELECT s.depth, ",
     node_columns!(),
     " FROM sub s CROSS JOIN nodes n ON n.rowid = s.rid ORDER BY s.rid"
 );
 
-/// `?1` the parent, `?2` the depth bound: descendants per child.
+/// `?1` the parent, `?2` the depth bound: descendants per child, and how often the parent itself
+/// was met below it (a forged cycle; the parent is never expanded again).
 pub(crate) const DESCENDANT_COUNTS: &str = "WITH RECURSIVE d(root, id, depth) AS ( \
        SELECT rowid, id, 0 FROM nodes WHERE parent_id = ?1 \
        UNION ALL SELECT d.root, n.id, d.depth + 1 FROM d CROSS JOIN nodes n \
-         ON n.parent_id = d.id WHERE d.depth < ?2) \
-     SELECT n.id, g.c FROM (SELECT root, COUNT(*) - 1 AS c FROM d GROUP BY root) g \
+         ON n.parent_id = d.id WHERE d.depth < ?2 AND d.id <> ?1) \
+     SELECT n.id, g.c, g.loops FROM (SELECT root, COUNT(*) - 1 AS c, \
+       SUM(CASE WHEN id = ?1 THEN 1 ELSE 0 END) AS loops FROM d GROUP BY root) g \
      CROSS JOIN nodes n ON n.rowid = g.root";
 
 /// [`crate::counts`]: the rowids of a node's children, from `idx_nodes_parent` alone.
@@ -126,22 +131,12 @@ pub(crate) const CHILD_COUNTS: &str = "SELECT j.key, \
 pub(crate) const CHILD_IDS: &str =
     "SELECT j.key, n.id FROM json_each(?1) j CROSS JOIN nodes n ON n.parent_id = j.value";
 
+#[cfg(test)]
 pub(crate) const LINEAGE: &str = concat!(
     lineage_cte!(),
     "SELECT c.depth, ",
     node_columns!(),
     " FROM chain c CROSS JOIN nodes n ON n.rowid = c.rid"
-);
-
-/// The lineage joined with each node's parts (in order) and their blobs.
-pub(crate) const LINEAGE_WITH_BLOBS: &str = concat!(
-    lineage_cte!(),
-    "SELECT c.depth, ",
-    node_columns!(),
-    ", p.key, b.hash, b.type, b.content, b.thought_signature \
-     FROM chain c CROSS JOIN nodes n ON n.rowid = c.rid \
-     LEFT JOIN json_each(CASE WHEN json_valid(n.parts_list) THEN n.parts_list ELSE '[]' END) p \
-     LEFT JOIN blobs b ON b.hash = p.value"
 );
 
 /// [`crate::walk`] over what counting and matching need: rowid, id, parent id, role.
@@ -158,6 +153,16 @@ pub(crate) const WALK_ENTRIES: WalkSql = WalkSql {
             thought_signatures FROM nodes WHERE id = ?1",
     window: "SELECT rowid, id, parent_id, role, timestamp, config_json, external_id, parts_list, \
              thought_signatures FROM nodes WHERE rowid < ?1 AND rowid >= ?2 ORDER BY rowid DESC",
+};
+
+/// [`crate::walk`] over whole nodes (columns 3…: role, timestamp, config_json, external_id,
+/// parts_list, thought_signatures, system_prompt_hash), for [`crate::Store::lineage`].
+pub(crate) const WALK_NODES: WalkSql = WalkSql {
+    by_id: "SELECT rowid, id, parent_id, role, timestamp, config_json, external_id, parts_list, \
+            thought_signatures, system_prompt_hash FROM nodes WHERE id = ?1",
+    window: "SELECT rowid, id, parent_id, role, timestamp, config_json, external_id, parts_list, \
+             thought_signatures, system_prompt_hash FROM nodes \
+             WHERE rowid < ?1 AND rowid >= ?2 ORDER BY rowid DESC",
 };
 
 /// trace: the actions that point at a node, of the types in the JSON array `?1` (NULL: all).
@@ -216,6 +221,16 @@ pub(crate) const Q_BLOBS_BY_HASHES: Q = Q {
     pg: "SELECT hash, type, content, thought_signature FROM blobs WHERE hash = ANY($1::text[])",
 };
 
+/// trace: whether `?1` is a node or some node's parent (the primary key, then `idx_nodes_parent`).
+pub(crate) const NODE_OR_PARENT: &str = "SELECT EXISTS (SELECT 1 FROM nodes WHERE id = ?1) \
+     OR EXISTS (SELECT 1 FROM nodes WHERE parent_id = ?1)";
+
+pub(crate) const Q_NODE_OR_PARENT: Q = Q {
+    sqlite: NODE_OR_PARENT,
+    pg: "SELECT (EXISTS (SELECT 1 FROM nodes WHERE id = $1) \
+         OR EXISTS (SELECT 1 FROM nodes WHERE parent_id = $1))::int",
+};
+
 pub(crate) const Q_ID_EXACT: Q = Q {
     sqlite: ID_EXACT,
     pg: "SELECT id FROM nodes WHERE id = $1",
@@ -263,7 +278,7 @@ pub(crate) const Q_SUBTREE: Q = Q {
         "WITH RECURSIVE sub(seq, id, depth) AS ( \
            SELECT seq, id, 0::bigint FROM nodes WHERE parent_id = $1 \
            UNION ALL SELECT n.seq, n.id, s.depth + 1 FROM sub s JOIN nodes n \
-             ON n.parent_id = s.id WHERE s.depth < $2::bigint) \
+             ON n.parent_id = s.id WHERE s.depth < $2::bigint AND s.id <> $1) \
          SELECT s.depth, ",
         pg_node_columns!(),
         " FROM sub s JOIN nodes n ON n.seq = s.seq ORDER BY s.seq"
@@ -275,11 +290,13 @@ pub(crate) const Q_DESCENDANT_COUNTS: Q = Q {
     pg: "WITH RECURSIVE d(root, id, depth) AS ( \
            SELECT seq, id, 0::bigint FROM nodes WHERE parent_id = $1 \
            UNION ALL SELECT d.root, n.id, d.depth + 1 FROM d JOIN nodes n \
-             ON n.parent_id = d.id WHERE d.depth < $2::bigint) \
-         SELECT n.id, g.c FROM (SELECT root, COUNT(*) - 1 AS c FROM d GROUP BY root) g \
+             ON n.parent_id = d.id WHERE d.depth < $2::bigint AND d.id <> $1) \
+         SELECT n.id, g.c, g.loops FROM (SELECT root, COUNT(*) - 1 AS c, \
+           SUM(CASE WHEN id = $1 THEN 1 ELSE 0 END) AS loops FROM d GROUP BY root) g \
          JOIN nodes n ON n.seq = g.root",
 };
 
+#[cfg(test)]
 pub(crate) const Q_LINEAGE: Q = Q {
     sqlite: LINEAGE,
     pg: concat!(
@@ -290,11 +307,12 @@ pub(crate) const Q_LINEAGE: Q = Q {
 };
 
 /// The walk's columns: 0 the insertion order, 1 id, 2 parent id, 3 role, 4 timestamp,
-/// 5 config_json, 6 external_id, 7 parts_list, 8 thought_signatures (as `WALK_ENTRIES`).
+/// 5 config_json, 6 external_id, 7 parts_list, 8 thought_signatures, 9 system_prompt_hash (as
+/// `WALK_NODES`).
 pub(crate) const PG_WALK: &str = concat!(
     pg_lineage_cte!(),
     "SELECT seq, id, parent_id, role, timestamp, config_json, external_id, parts_list, \
-     thought_signatures FROM chain ORDER BY depth"
+     thought_signatures, system_prompt_hash FROM chain ORDER BY depth"
 );
 
 pub(crate) const Q_ACTIONS: Q = Q {
@@ -334,10 +352,12 @@ pub(crate) const ALL: &[(&str, &str)] = &[
     ("CHILD_COUNTS", CHILD_COUNTS),
     ("CHILD_IDS", CHILD_IDS),
     ("LINEAGE", LINEAGE),
-    ("LINEAGE_WITH_BLOBS", LINEAGE_WITH_BLOBS),
     ("WALK_ROLES.by_id", WALK_ROLES.by_id),
     ("WALK_ROLES.window", WALK_ROLES.window),
     ("WALK_ENTRIES.by_id", WALK_ENTRIES.by_id),
     ("WALK_ENTRIES.window", WALK_ENTRIES.window),
+    ("WALK_NODES.by_id", WALK_NODES.by_id),
+    ("WALK_NODES.window", WALK_NODES.window),
     ("ACTIONS_TO_NODES", ACTIONS_TO_NODES),
+    ("NODE_OR_PARENT", NODE_OR_PARENT),
 ];

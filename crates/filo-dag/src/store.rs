@@ -70,6 +70,12 @@ pub struct Store {
     /// repeat on every node, and can be long, so an unchanged one is neither re-hashed nor
     /// re-inserted (blobs are never deleted, so the blob stays valid).
     pub(crate) last_prompt: std::cell::RefCell<Option<(String, String)>>,
+    /// The deepest lineage a walk follows ([`Store::set_max_depth`]).
+    max_depth: std::cell::Cell<usize>,
+    /// A file opened read-only ([`Store::open_read_only`]) as it is: the `(table, column)`s its
+    /// layout lacks (`(table, "*")` for a whole table), which [`Store::copy_into`] reads as NULL
+    /// (or no rows). Empty for every store opened for writing (those are migrated to V4).
+    pub(crate) absent: HashSet<(String, String)>,
     /// Tests: count descendants with the recursive CTE (the oracle of the faster pass).
     #[cfg(test)]
     pub(crate) cte_counts: std::cell::Cell<bool>,
@@ -124,6 +130,43 @@ impl Store {
         }
     }
 
+    /// Opens an existing SQLite file only to read it, exactly as it is: opened read-only, its
+    /// journal mode and layout left alone (an older layout is not upgraded; the columns it lacks
+    /// read as NULL in [`Store::copy_into`]). For `filo dag migrate --from`. Write calls fail.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if !path.exists() {
+            return Err(DagError::Missing(path));
+        }
+        check_magic(&path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let layout = inspect(&conn, &path)?;
+        let mut absent = HashSet::new();
+        for (table, _) in REQUIRED_COLUMNS {
+            if !layout.tables.contains(*table) {
+                absent.insert(((*table).to_owned(), "*".to_owned()));
+            }
+        }
+        for (table, column) in OPTIONAL_COLUMNS {
+            let key = ((*table).to_owned(), (*column).to_owned());
+            if !layout.columns.contains(&key) {
+                absent.insert(key);
+            }
+        }
+        Ok(Self {
+            db: Db::Sqlite(conn),
+            depth: TxDepth::default(),
+            path: Some(path),
+            last_prompt: std::cell::RefCell::new(None),
+            max_depth: std::cell::Cell::new(crate::walk::DEFAULT_MAX_DEPTH),
+            absent,
+            #[cfg(test)]
+            cte_counts: std::cell::Cell::new(false),
+        })
+    }
+
     /// A private in-memory database with the V4 schema (tests, scratch work).
     pub fn open_in_memory() -> Result<Self> {
         Self::init(Connection::open_in_memory()?, None)
@@ -139,6 +182,8 @@ impl Store {
             depth: TxDepth::default(),
             path: None,
             last_prompt: std::cell::RefCell::new(None),
+            max_depth: std::cell::Cell::new(crate::walk::DEFAULT_MAX_DEPTH),
+            absent: HashSet::new(),
             #[cfg(test)]
             cte_counts: std::cell::Cell::new(false),
         })
@@ -160,6 +205,29 @@ impl Store {
     pub fn set_busy_timeout(&self, timeout: Duration) -> Result<()> {
         if let Some(conn) = self.sqlite() {
             conn.busy_timeout(timeout)?;
+        }
+        Ok(())
+    }
+
+    /// Bounds every lineage walk (life, recall, trace, session loading, resume): a walk that
+    /// meets more than `depth` nodes fails with [`DagError::TooDeep`] instead of going on.
+    /// The default is [`crate::DEFAULT_MAX_DEPTH`]. (Cycles fail whatever the bound.)
+    pub fn set_max_depth(&self, depth: usize) {
+        self.max_depth.set(depth.max(1));
+    }
+
+    /// The bound of [`Store::set_max_depth`].
+    pub fn max_depth(&self) -> usize {
+        self.max_depth.get()
+    }
+
+    /// For a one-shot read that streams once through much of the file (`recall`'s and `trace`'s
+    /// walks towards the root, in a process that then exits): no memory map and a 2 MiB page
+    /// cache, so the pages read pass through instead of staying resident (mapped, every page of a
+    /// 100,000-node lineage counted in the process's RSS). SQLite only; no effect on the file.
+    pub fn set_streaming_reads(&self) -> Result<()> {
+        if let Some(conn) = self.sqlite() {
+            conn.execute_batch("PRAGMA mmap_size = 0; PRAGMA cache_size = -2048;")?;
         }
         Ok(())
     }
@@ -198,6 +266,8 @@ impl Store {
             depth: TxDepth::default(),
             path,
             last_prompt: std::cell::RefCell::new(None),
+            max_depth: std::cell::Cell::new(crate::walk::DEFAULT_MAX_DEPTH),
+            absent: HashSet::new(),
             #[cfg(test)]
             cte_counts: std::cell::Cell::new(false),
         };

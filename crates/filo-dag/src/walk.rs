@@ -12,12 +12,87 @@
 //! lookup per node, a few times the CTE's cost; files written by agents, parent right before
 //! child, cost one sequential row read per node.
 
+use std::collections::HashSet;
+
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, params};
 
 use crate::db::{Cols, Db, P};
-use crate::error::Result;
+use crate::error::{DagError, Result};
 use crate::store::Store;
+
+/// The deepest lineage a walk follows before it fails with [`DagError::TooDeep`] (see
+/// [`Store::set_max_depth`]): far beyond any real session, small enough that a forged chain
+/// cannot hold a walk for long.
+pub const DEFAULT_MAX_DEPTH: usize = 10_000_000;
+
+/// Ids a [`Guard`] remembers exactly (about 0.5 MiB) before it switches to Brent's algorithm.
+const EXACT: usize = 4_096;
+
+/// Watches the ids a walk meets, nearest first, and fails on the first sign of a cycle or on a
+/// chain deeper than its bound. The first [`EXACT`] ids are kept in a set, so a cycle entered
+/// within them is caught at its first repeated node; past them, Brent's cycle detection keeps one
+/// id and catches any cycle within twice its length, in constant memory.
+pub(crate) struct Guard {
+    start: String,
+    max: usize,
+    steps: usize,
+    seen: HashSet<String>,
+    /// Brent's checkpoint, the number of steps since it was set, and when it moves next.
+    mark: String,
+    since: usize,
+    power: usize,
+}
+
+impl Guard {
+    pub(crate) fn new(start: &str, max: usize) -> Self {
+        Self {
+            start: start.to_owned(),
+            max,
+            steps: 0,
+            seen: HashSet::new(),
+            mark: String::new(),
+            since: 0,
+            power: 1,
+        }
+    }
+
+    /// Records the next node of the walk; an error when it closes a cycle or is one too many.
+    pub(crate) fn step(&mut self, id: &str) -> Result<()> {
+        self.steps += 1;
+        if self.steps > self.max {
+            return Err(DagError::TooDeep {
+                start: self.start.clone(),
+                node: id.to_owned(),
+                limit: self.max,
+            });
+        }
+        if self.steps <= EXACT {
+            if !self.seen.insert(id.to_owned()) {
+                return Err(DagError::Cycle {
+                    node: id.to_owned(),
+                });
+            }
+            if self.steps == EXACT {
+                self.mark = id.to_owned();
+            }
+            return Ok(());
+        }
+        if id == self.mark || self.seen.contains(id) {
+            return Err(DagError::Cycle {
+                node: id.to_owned(),
+            });
+        }
+        self.since += 1;
+        if self.since == self.power {
+            self.mark.clear();
+            self.mark.push_str(id);
+            self.power = self.power.saturating_mul(2);
+            self.since = 0;
+        }
+        Ok(())
+    }
+}
 
 /// Rows fetched per range query.
 const WINDOW: i64 = 512;
@@ -52,6 +127,9 @@ impl Store {
     /// `q` (0 the insertion order, 1 id, 2 parent id, 3 role, then `WALK_ENTRIES`'s), stopping
     /// at a root, at a missing parent, after `limit` nodes, or when `visit` returns `false`.
     /// SQLite reads in rowid order ([`walk`]); PostgreSQL pages through the lineage CTE.
+    ///
+    /// The graph is untrusted: a node met twice fails with [`DagError::Cycle`], a lineage
+    /// deeper than [`Store::max_depth`] with [`DagError::TooDeep`] (see [`Guard`]).
     pub(crate) fn walk(
         &self,
         q: &WalkSql,
@@ -59,6 +137,11 @@ impl Store {
         limit: usize,
         mut visit: impl FnMut(&dyn Cols) -> Result<bool>,
     ) -> Result<()> {
+        let mut guard = Guard::new(start, self.max_depth());
+        let mut visit = move |row: &dyn Cols| -> Result<bool> {
+            guard.step(row.text(1)?.unwrap_or_default())?;
+            visit(row)
+        };
         let pg = match &self.db {
             Db::Sqlite(conn) => return walk(conn, q, start, limit, |row| visit(row)),
             Db::Postgres(pg) => pg,
@@ -188,7 +271,7 @@ mod tests {
 
     fn expected(store: &Store, head: &str, limit: usize) -> Vec<String> {
         store
-            .lineage(head, Some(limit))
+            .lineage_cte(head, limit)
             .unwrap()
             .into_iter()
             .map(|n| n.id)

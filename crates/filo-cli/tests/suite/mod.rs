@@ -3,6 +3,8 @@ mod common;
 mod config;
 mod crash;
 mod dag;
+mod dag_migrate;
+mod dag_untrusted;
 mod events_pi073;
 mod events_pi16;
 mod export_html;

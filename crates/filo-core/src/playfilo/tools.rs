@@ -241,8 +241,11 @@ impl AgentTool for MemoryTool {
                 .await
                 .map_err(|e| ToolError::Fatal(format!("the memory tool stopped: {e}")))?;
             // The renderers return the reference's error texts; the tools show them as text.
+            // A memory graph that cannot be walked (a forged cycle, an over-deep chain) is a
+            // failed call: the model sees the error, marked as one, and the turn goes on.
             let out = match rendered {
                 Ok(text) => text,
+                Err(e) if e.is_bad_graph() => return Err(ToolError::failed(format!("Error: {e}"))),
                 Err(e) => format!("Error: {e}"),
             };
             Ok(ToolOutput::text(out))

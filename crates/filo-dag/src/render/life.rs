@@ -73,6 +73,10 @@ fn write_age(out: &mut String, now_ms: i64, timestamp: i64) {
     };
 }
 
+/// One open level of [`View::tree`]: its visible children, the next one to draw, and the gutter
+/// length of their lines.
+type Level<'n> = (Vec<(&'n Node, usize)>, usize, usize);
+
 struct View<'a> {
     opts: &'a LifeOptions,
     focus: &'a str,
@@ -120,37 +124,58 @@ impl View<'_> {
         out.push_str(markers);
     }
 
+    /// The children of `id` in the subtree, in rowid order.
+    fn kids_of(&self, id: &str) -> &[(&Node, usize)] {
+        self.kids.get(id).map(Vec::as_slice).unwrap_or_default()
+    }
+
     /// Visible children of `id` (at raw depth `depth`), descending through hidden ones if asked.
+    /// Iterative (a depth-first walk over an explicit stack), so no depth can exhaust the stack.
     fn visible_kids(&self, id: &str, depth: usize) -> Vec<(&Node, usize)> {
         let mut out = Vec::new();
-        for (kid, kid_depth) in self.kids.get(id).map(Vec::as_slice).unwrap_or_default() {
+        // Each entry: the siblings still to look at, and their parent's raw depth.
+        let mut stack: Vec<(&[(&Node, usize)], usize)> = vec![(self.kids_of(id), depth)];
+        while let Some((siblings, d)) = stack.pop() {
+            let Some(((kid, kid_depth), rest)) = siblings.split_first() else {
+                continue;
+            };
+            stack.push((rest, d));
             if self.visible(kid) {
                 out.push((*kid, *kid_depth));
-            } else if self.opts.descend_hidden && depth < self.opts.max_depth {
-                out.extend(self.visible_kids(&kid.id, depth + 1));
+            } else if self.opts.descend_hidden && d < self.opts.max_depth {
+                stack.push((self.kids_of(&kid.id), d + 1));
             }
         }
         out
     }
 
     /// Appends the child tree of `id`, one line each, every line prefixed with `gutter`.
+    /// Iterative: one frame per open level (its visible children, the next one to draw, and the
+    /// gutter length of its lines) on an explicit stack.
     fn tree(&self, id: &str, depth: usize, gutter: &mut String, out: &mut String) {
         if depth > self.opts.max_depth {
             return;
         }
-        let kids = self.visible_kids(id, depth);
-        let count = kids.len();
-        for (i, (kid, kid_depth)) in kids.into_iter().enumerate() {
-            let last = i + 1 == count;
+        let outer = gutter.len();
+        let mut stack: Vec<Level<'_>> = vec![(self.visible_kids(id, depth), 0, outer)];
+        while let Some((kids, next, base)) = stack.last_mut() {
+            let Some(&(kid, kid_depth)) = kids.get(*next) else {
+                stack.pop();
+                continue;
+            };
+            *next += 1;
+            let last = *next == kids.len();
+            gutter.truncate(*base);
             out.push_str(gutter);
             out.push_str(if last { "└── " } else { "├── " });
             self.line(kid, out);
             out.push('\n');
-            let len = gutter.len();
             gutter.push_str(if last { "    " } else { "│   " });
-            self.tree(&kid.id, kid_depth + 1, gutter, out);
-            gutter.truncate(len);
+            if kid_depth < self.opts.max_depth {
+                stack.push((self.visible_kids(&kid.id, kid_depth + 1), 0, gutter.len()));
+            }
         }
+        gutter.truncate(outer);
     }
 }
 

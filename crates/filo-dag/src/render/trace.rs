@@ -92,9 +92,7 @@ pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Resu
         let Some(head) = store.get_ref(&opts.ref_name)? else {
             return Ok(None);
         };
-        let mut actions = on_lineage(store, &head, opts.mode)?;
-        actions.truncate(opts.limit);
-        Ok(Some(actions))
+        Ok(Some(on_lineage(store, &head, opts.mode, opts.limit)?))
     })?;
     let Some(actions) = found else {
         return Ok([HEADER, "(no PI_HEAD set)", FOOTER].join("\n"));
@@ -118,14 +116,21 @@ pub fn trace(store: &Store, opts: &TraceOptions, zone: &dyn LocalOffset) -> Resu
     Ok(lines.join("\n"))
 }
 
-/// The actions of the mode's types whose `to_node` is `head` or one of its ancestors, newest
-/// first (ties by id).
-fn on_lineage(store: &Store, head: &str, mode: TraceMode) -> Result<Vec<Action>> {
+/// The first `limit` actions of the mode's types whose `to_node` is `head` or one of its
+/// ancestors, newest first (ties by id).
+///
+/// The candidates are sorted first; the walk up from `head` stops as soon as the first `limit`
+/// of them on the lineage are known, i.e. every candidate before the last of those has been met
+/// or shown to lie elsewhere. A target that is not a node and no node's parent cannot be on the
+/// lineage (unless it is `head` itself): it is settled by two index lookups, without the walk.
+/// Only a candidate that is a node elsewhere in the graph makes the walk go on to the root.
+fn on_lineage(store: &Store, head: &str, mode: TraceMode, limit: usize) -> Result<Vec<Action>> {
     let mut actions = store.rows(
         &sql::Q_ACTIONS_TO_NODES,
         &[crate::db::P::OptList(mode.types())],
         action_from_row,
     )?;
+    actions.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then(a.id.cmp(&b.id)));
     // The lineage as the reference sees it: the head (even without a node), then each node's
     // parent id (even when that parent is missing).
     let mut found: HashSet<String> = HashSet::new();
@@ -134,20 +139,47 @@ fn on_lineage(store: &Store, head: &str, mode: TraceMode) -> Result<Vec<Action>>
             .iter()
             .filter_map(|a| a.to_node.as_deref())
             .collect();
-        let mut meet = |id: &str| {
+        // Targets known to lie nowhere (no node, no node's parent) or known to be in the graph.
+        let mut absent: HashSet<&str> = HashSet::new();
+        let mut present: HashSet<&str> = HashSet::new();
+        // Candidates settled so far (in sort order) and how many of them are on the lineage.
+        let mut settled = 0usize;
+        let mut shown = 0usize;
+        // Takes one more id of the lineage; whether the walk must go on.
+        let mut meet = |id: &str, found: &mut HashSet<String>| -> Result<bool> {
             if wanted.remove(id) {
                 found.insert(id.to_owned());
             }
-            !wanted.is_empty()
+            while shown < limit {
+                let Some(to) = actions.get(settled).and_then(|a| a.to_node.as_deref()) else {
+                    return Ok(false);
+                };
+                if found.contains(to) {
+                    shown += 1;
+                } else if !absent.contains(to) {
+                    if present.contains(to) || to == head || store.node_or_parent_exists(to)? {
+                        // Not met yet: only the rest of the walk can tell.
+                        present.insert(to);
+                        return Ok(!wanted.is_empty());
+                    }
+                    absent.insert(to);
+                    wanted.remove(to);
+                }
+                settled += 1;
+            }
+            Ok(false)
         };
-        if meet(head) {
+        if meet(head, &mut found)? {
             store.walk(&sql::WALK_ROLES, head, MAX_WALK_NODES, |row| {
-                Ok(row.text(2)?.is_none_or(&mut meet))
+                match row.text(2)? {
+                    Some(p) => meet(p, &mut found),
+                    None => Ok(false),
+                }
             })?;
         }
     }
     actions.retain(|a| a.to_node.as_ref().is_some_and(|t| found.contains(t)));
-    actions.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then(a.id.cmp(&b.id)));
+    actions.truncate(limit);
     Ok(actions)
 }
 
@@ -174,4 +206,77 @@ fn quote(text: &str) -> String {
         .map(|l| format!("    > {l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::NewAction;
+    use crate::test_support::{Lcg, insert_node};
+
+    /// The early-stopping walk against the plain definition (every action whose target is the
+    /// head or a parent id of the head's lineage, sorted, cut at the limit), on random forests
+    /// with missing parents and targets on, off and outside the graph.
+    #[test]
+    fn the_early_stop_gives_what_the_whole_walk_gives() {
+        let mut rng = Lcg(11);
+        for round in 0..8 {
+            let store = Store::open_in_memory().unwrap();
+            let n = 400;
+            for i in 0..n {
+                let parent = match rng.below(10) {
+                    0 => None,
+                    1 => Some(format!("missing-{}", rng.below(5))),
+                    _ if i > 0 => Some(format!("n{}", rng.below(i))),
+                    _ => None,
+                };
+                insert_node(&store, &format!("n{i}"), parent.as_deref());
+            }
+            let kinds = [
+                "BOOT",
+                "INCARNATE",
+                "HYDRATE_GHOST",
+                "SESSION_SWITCH",
+                "COMMIT",
+            ];
+            for k in 0..300 {
+                let to = match rng.below(4) {
+                    0 => format!("nowhere-{k}"),
+                    1 => format!("missing-{}", rng.below(5)),
+                    _ => format!("n{}", rng.below(n)),
+                };
+                store
+                    .log_action(&NewAction {
+                        timestamp: i64::try_from(rng.below(200)).unwrap(),
+                        action_type: kinds[rng.below(kinds.len())].into(),
+                        from_node: None,
+                        to_node: Some(to),
+                        metadata: None,
+                    })
+                    .unwrap();
+            }
+            for _ in 0..20 {
+                let head = format!("n{}", rng.below(n));
+                let mut lineage: HashSet<String> = HashSet::from([head.clone()]);
+                for node in store.lineage_cte(&head, usize::MAX).unwrap() {
+                    lineage.extend(node.parent_id);
+                }
+                for mode in [TraceMode::Default, TraceMode::Switches, TraceMode::All] {
+                    for limit in [0, 1, 3, 15, 1_000] {
+                        let mut want: Vec<Action> = store
+                            .actions()
+                            .unwrap()
+                            .into_iter()
+                            .filter(|a| mode.types().is_none_or(|t| t.contains(&&*a.action_type)))
+                            .filter(|a| a.to_node.as_ref().is_some_and(|t| lineage.contains(t)))
+                            .collect();
+                        want.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then(a.id.cmp(&b.id)));
+                        want.truncate(limit);
+                        let got = on_lineage(&store, &head, mode, limit).unwrap();
+                        assert_eq!(got, want, "round {round} head {head} {mode:?} {limit}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -7,3 +7,4 @@ mod reconnect;
 mod recover;
 mod store;
 mod surrogates;
+mod untrusted;

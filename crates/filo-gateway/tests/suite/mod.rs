@@ -7,6 +7,7 @@ mod hostile;
 mod http;
 mod idle;
 mod isolation;
+mod memory_cycle;
 mod ws;
 
 use std::path::PathBuf;
