@@ -16,6 +16,7 @@
 //! them); tool-call argument fragments always concatenate to the compact JSON of the arguments;
 //! the server never leaves 127.0.0.1 and no task outlives the [`MockProvider`].
 
+mod alone;
 mod anthropic;
 mod bedrock;
 mod completions;
@@ -31,6 +32,7 @@ mod script;
 mod server;
 mod token;
 
+pub use alone::alone;
 pub use bedrock::{EXCEPTION as BEDROCK_EXCEPTION, encode_message as eventstream_message};
 pub use frame::{ARG_FRAGMENT_BYTES, SseFrame, StreamContext, split_fragments, split_words};
 pub use google_token::TokenRequest;

@@ -419,6 +419,11 @@ mod tests {
     /// what is left and stops, without waiting for itself.
     #[test]
     fn the_last_handle_dropped_on_the_writer_drains_and_stops() {
+        if !filo_testkit::alone(
+            "playfilo::hub::tests::the_last_handle_dropped_on_the_writer_drains_and_stops",
+        ) {
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
         let (hub, view) = hub_with_view(dir.path());
         view.flush();

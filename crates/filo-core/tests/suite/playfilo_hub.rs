@@ -121,6 +121,11 @@ fn assert_chain(db: &Path, session_id: &str, ids: &[String]) {
 
 #[tokio::test]
 async fn agent_sessions_share_one_writer_and_keep_their_own_heads() {
+    if !filo_testkit::alone(
+        "suite::playfilo_hub::agent_sessions_share_one_writer_and_keep_their_own_heads",
+    ) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let mock = MockProvider::start(vec![]).await;
     let before = writer_threads();
@@ -191,6 +196,11 @@ async fn agent_sessions_share_one_writer_and_keep_their_own_heads() {
 
 #[test]
 fn interleaved_commits_from_concurrent_sessions_lose_nothing() {
+    if !filo_testkit::alone(
+        "suite::playfilo_hub::interleaved_commits_from_concurrent_sessions_lose_nothing",
+    ) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let before = writer_threads();
     let hub = hub_in(dir.path());
@@ -230,6 +240,9 @@ fn interleaved_commits_from_concurrent_sessions_lose_nothing() {
 
 #[test]
 fn views_dropped_before_the_hub_lose_nothing() {
+    if !filo_testkit::alone("suite::playfilo_hub::views_dropped_before_the_hub_lose_nothing") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let before = writer_threads();
     let hub = hub_in(dir.path());
@@ -254,6 +267,11 @@ fn views_dropped_before_the_hub_lose_nothing() {
 
 #[test]
 fn a_hub_dropped_before_its_views_keeps_the_writer_until_the_last_view() {
+    if !filo_testkit::alone(
+        "suite::playfilo_hub::a_hub_dropped_before_its_views_keeps_the_writer_until_the_last_view",
+    ) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let before = writer_threads();
     let hub = hub_in(dir.path());
@@ -277,6 +295,11 @@ fn a_hub_dropped_before_its_views_keeps_the_writer_until_the_last_view() {
 
 #[test]
 fn a_view_can_hand_out_its_hub_and_open_is_a_hub_of_one() {
+    if !filo_testkit::alone(
+        "suite::playfilo_hub::a_view_can_hand_out_its_hub_and_open_is_a_hub_of_one",
+    ) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let before = writer_threads();
     let mut config = filo_core::playfilo::PlayfiloConfig::under_home(dir.path());

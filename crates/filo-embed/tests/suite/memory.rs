@@ -130,41 +130,12 @@ fn writer_threads() -> usize {
         .count()
 }
 
-/// Set in the child process that [`every_session_shares_one_memory_writer`] runs its body in.
-const WRITER_CHILD: &str = "FILO_EMBED_TEST_WRITER_CHILD";
-
-/// Counts the writer threads of the whole process, so it runs its body alone in a child process:
-/// plain `cargo test` runs this binary's tests side by side, and their writers would be counted
-/// (nextest already gives each test its own process; the child costs little there).
-#[test]
-fn every_session_shares_one_memory_writer() {
-    if std::env::var_os(WRITER_CHILD).is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "suite::memory::every_session_shares_one_memory_writer",
-                "--test-threads=1",
-                "--nocapture",
-            ])
-            .env(WRITER_CHILD, "1")
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && text.contains("1 passed"),
-            "child run: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+/// Counts the writer threads of the whole process, so it runs alone in a process of its own.
+#[tokio::test]
+async fn every_session_shares_one_memory_writer() {
+    if !filo_testkit::alone("suite::memory::every_session_shares_one_memory_writer") {
         return;
     }
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(shares_one_writer());
-}
-
-async fn shares_one_writer() {
     let turns = (0..6).map(|i| Turn::text(format!("answer {i}"))).collect();
     let h = Harness::new(turns, json!({})).await;
     for i in 0..6 {
