@@ -49,7 +49,7 @@ fn base36(mut n: u32) -> String {
 fn normalize_id(id: &str, model: &Model, _source: &AssistantMessage) -> String {
     if !matches!(
         model.provider.as_str(),
-        "openai" | "openai-codex" | "opencode" | "azure-openai-responses"
+        "openai" | "openai-codex" | "opencode" | "azure"
     ) {
         return id.to_string();
     }

@@ -11,6 +11,7 @@ mod flags_more_pi073;
 mod flags_pi073;
 mod gateway;
 mod http_errors_pi073;
+mod list_models_pi16;
 mod local_model;
 mod memory;
 mod oauth_refresh;
