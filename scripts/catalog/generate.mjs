@@ -3,8 +3,8 @@
 //
 // Refresh it from an installed pi (the package is the source of truth):
 //
-//   npm install --prefix /tmp/pi073 @mariozechner/pi-coding-agent@0.73.1
-//   node scripts/catalog/generate.mjs --pi /tmp/pi073
+//   npm install --prefix /tmp/pi16 @earendil-works/pi-coding-agent@1.6.0
+//   node scripts/catalog/generate.mjs --pi /tmp/pi16
 //
 // Two stages. `extract` reads what pi knows about its providers out of the installed packages
 // into a plain JSON snapshot: pi-ai's model table (`MODELS` of models.generated.js), the
@@ -93,35 +93,30 @@ function parseArgs(argv) {
 // ---- extract: what the installed pi knows -------------------------------------------------
 
 async function extract(prefix) {
-  const scope = path.join(prefix, "node_modules", "@mariozechner");
+  const scope = path.join(prefix, "node_modules", "@earendil-works");
+  if (!fs.existsSync(scope)) {
+    throw new Error(`${scope} does not exist: install @earendil-works/pi-coding-agent under --pi`);
+  }
   const load = (pkg, file) => import(pathToFileURL(path.join(scope, pkg, "dist", file)).href);
   const version = JSON.parse(fs.readFileSync(path.join(scope, "pi-ai", "package.json"), "utf8")).version;
+  // pi-ai 1.x keeps chat, image and classifier models in separate tables; filo's catalog is
+  // the chat table (the one `pi --list-models` shows).
   const { MODELS } = await load("pi-ai", "models.generated.js");
   const { findEnvKeys } = await load("pi-ai", "env-api-keys.js");
-  const { BUILT_IN_PROVIDER_DISPLAY_NAMES } = await load("pi-coding-agent", "core/provider-display-names.js");
+  const { builtinProviders } = await load("pi-ai", "providers/all.js");
   const { defaultModelPerProvider } = await load("pi-coding-agent", "core/model-resolver.js");
-  const { getOAuthProviders } = await load("pi-ai", "utils/oauth/index.js");
-  // pi names a provider by its display name, else by its OAuth login's name (the subscription
-  // providers have only that), else by its id.
+  // Each built-in provider carries its display name.
   const displayNames = {};
-  for (const provider of Object.keys(MODELS)) {
-    const oauth = getOAuthProviders().find((p) => p.id === provider);
-    displayNames[provider] = BUILT_IN_PROVIDER_DISPLAY_NAMES[provider] ?? oauth?.name ?? provider;
-  }
+  for (const provider of builtinProviders()) displayNames[provider.id] = provider.name;
   // `findEnvKeys` answers the variables that are set, in pi's order: with every variable set,
   // that is all of them.
-  const realEnv = process.env;
+  const everySet = new Proxy({}, { get: () => "set" });
   const envKeys = {};
-  try {
-    process.env = new Proxy({}, { get: () => "set" });
-    for (const provider of Object.keys(MODELS)) {
-      envKeys[provider] = findEnvKeys(provider) ?? [];
-    }
-  } finally {
-    process.env = realEnv;
+  for (const provider of Object.keys(MODELS)) {
+    envKeys[provider] = findEnvKeys(provider, everySet) ?? [];
   }
   return {
-    source: `@mariozechner/pi-ai ${version}`,
+    source: `@earendil-works/pi-ai ${version}`,
     defaultModels: defaultModelPerProvider,
     displayNames,
     envKeys,
@@ -158,8 +153,18 @@ function sortedMap(map) {
   );
 }
 
+// Fields pi 1.6 gives some models that filo carries into its catalog as pi writes them: image
+// and request limits, prompt-cache lifetimes, and the Radius gateway's routing data (its lab,
+// whether it is offered, the providers behind it, whether it is free).
+const CARRIED = ["inputLimits", "promptCache", "lab", "enabled", "providers", "free"];
+const COST_KEYS = new Set(["input", "output", "cacheRead", "cacheWrite", "tiers"]);
+
 /** A model record with filo's key order; optional fields only when pi has them. */
 function modelRecord(m) {
+  // pi 1.x tags every model of its chat table `type: "chat"`; anything else is not a chat model.
+  if (m.type !== undefined && m.type !== "chat") {
+    throw new Error(`${m.provider}/${m.id}: model type ${m.type} in pi's chat table`);
+  }
   const out = {
     id: m.id,
     name: m.name,
@@ -171,11 +176,19 @@ function modelRecord(m) {
   if (m.thinkingLevelMap) out.thinkingLevelMap = sortedMap(m.thinkingLevelMap);
   out.input = m.input;
   out.cost = { input: m.cost.input, output: m.cost.output, cacheRead: m.cost.cacheRead, cacheWrite: m.cost.cacheWrite };
+  if (m.cost.tiers) out.cost.tiers = m.cost.tiers;
+  const unknownCost = Object.keys(m.cost).filter((k) => !COST_KEYS.has(k));
+  if (unknownCost.length > 0) {
+    throw new Error(`${m.provider}/${m.id}: cost fields filo's catalog does not carry yet: ${unknownCost.join(", ")}`);
+  }
   out.contextWindow = m.contextWindow;
   out.maxTokens = m.maxTokens;
   if (m.headers) out.headers = sortedMap(m.headers);
   if (m.compat) out.compat = sortedMap(m.compat);
-  const known = new Set(["id", "name", "api", "provider", "baseUrl", "reasoning", "thinkingLevelMap", "input", "cost", "contextWindow", "maxTokens", "headers", "compat"]);
+  for (const key of CARRIED) {
+    if (m[key] !== undefined) out[key] = m[key] && typeof m[key] === "object" && !Array.isArray(m[key]) ? sortedMap(m[key]) : m[key];
+  }
+  const known = new Set(["id", "name", "api", "provider", "baseUrl", "reasoning", "thinkingLevelMap", "input", "cost", "contextWindow", "maxTokens", "headers", "compat", "type", ...CARRIED]);
   const unknown = Object.keys(m).filter((k) => !known.has(k));
   if (unknown.length > 0) {
     // A field pi added that filo's Model does not know: stop rather than drop it silently.
@@ -183,6 +196,11 @@ function modelRecord(m) {
   }
   return out;
 }
+
+// Variables pi lists with a provider's keys that are not keys: pi 1.x sends
+// ANTHROPIC_AUTH_TOKEN as `Authorization: Bearer` (its `getEnvApiKey` skips it), which filo
+// does not do yet, so it is not one of the variables filo takes a key from.
+const NOT_KEYS = ["ANTHROPIC_AUTH_TOKEN"];
 
 /** A provider record: its default model's wire API and base URL stand for the provider's. */
 function providerRecord(snapshot, provider, first) {
@@ -193,7 +211,7 @@ function providerRecord(snapshot, provider, first) {
     name,
     api: first.api,
     baseUrl: first.baseUrl,
-    envKeys: snapshot.envKeys[provider] ?? [],
+    envKeys: (snapshot.envKeys[provider] ?? []).filter((k) => !NOT_KEYS.includes(k)),
   };
 }
 

@@ -18,13 +18,9 @@ use crate::model::{Model, ThinkingLevel};
 use crate::responses_input::{convert_input, convert_tools};
 use crate::transport::HttpRequest;
 
-/// Providers whose `call|item` tool-call ids Azure accepts as they are.
-const OWN_TOOL_CALL_PROVIDERS: [&str; 4] = [
-    "openai",
-    "openai-codex",
-    "opencode",
-    "azure-openai-responses",
-];
+/// Providers whose `call|item` tool-call ids Azure accepts as they are (pi 1.6 names the Azure
+/// provider `azure`).
+const OWN_TOOL_CALL_PROVIDERS: [&str; 4] = ["openai", "openai-codex", "opencode", "azure"];
 
 /// The deployment serving `model_id`: its entry in `AZURE_OPENAI_DEPLOYMENT_NAME_MAP`
 /// (`id=deployment` pairs separated by commas; malformed pairs are skipped; like pi, text after
@@ -159,7 +155,7 @@ mod tests {
     fn model(base: &str) -> Model {
         serde_json::from_value(json!({
             "id": "gpt-5", "name": "GPT-5", "api": "azure-openai-responses",
-            "provider": "azure-openai-responses", "baseUrl": base, "reasoning": true
+            "provider": "azure", "baseUrl": base, "reasoning": true
         }))
         .unwrap()
     }

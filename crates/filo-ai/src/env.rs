@@ -45,21 +45,40 @@ impl Env {
     }
 }
 
-/// The variables pi reads for a provider's key, in priority order (first non-empty wins).
+/// The variables pi 1.6 reads for a provider's key, in priority order (first non-empty wins).
+/// `ANTHROPIC_AUTH_TOKEN`, which pi sends as a bearer token rather than a key, is not among them.
 pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
     match provider {
-        "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
+        "github-copilot" => &["COPILOT_GITHUB_TOKEN"],
         "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
+        "ant-ling" => &["ANT_LING_API_KEY"],
+        "qwen-token-plan" => &["QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"],
+        "qwen-token-plan-cn" => &[
+            "QWEN_TOKEN_PLAN_TEAM_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
+        "qwen-token-plan-individual" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY",
+            "QWEN_TOKEN_PLAN_API_KEY",
+        ],
+        "qwen-token-plan-individual-cn" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
         "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
         "openai" => &["OPENAI_API_KEY"],
-        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
+        "azure" => &["AZURE_OPENAI_API_KEY"],
+        "nvidia" => &["NVIDIA_API_KEY"],
         "google" => &["GEMINI_API_KEY"],
         "groq" => &["GROQ_API_KEY"],
         "cerebras" => &["CEREBRAS_API_KEY"],
         "xai" => &["XAI_API_KEY"],
+        "typesafe" => &["TYPESAFE_API_KEY"],
+        "radius" => &["RADIUS_API_KEY"],
         "openrouter" => &["OPENROUTER_API_KEY"],
         "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
         "zai" => &["ZAI_API_KEY"],
+        "zai-coding-cn" => &["ZAI_CODING_CN_API_KEY"],
         "mistral" => &["MISTRAL_API_KEY"],
         "deepseek" => &["DEEPSEEK_API_KEY"],
         "minimax" => &["MINIMAX_API_KEY"],
@@ -67,8 +86,11 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
         "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
         "huggingface" => &["HF_TOKEN"],
         "fireworks" => &["FIREWORKS_API_KEY"],
+        "together" => &["TOGETHER_API_KEY"],
+        "baseten" => &["BASETEN_API_KEY"],
         "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
         "kimi-coding" => &["KIMI_API_KEY"],
+        "meta" => &["META_API_KEY"],
         "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
         "xiaomi" => &["XIAOMI_API_KEY"],
         "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
@@ -133,10 +155,14 @@ mod tests {
             ("ANTHROPIC_OAUTH_TOKEN", ""),
             ("ANTHROPIC_API_KEY", "sk-ant"),
             ("GH_TOKEN", "gh"),
-            ("GITHUB_TOKEN", "gh2"),
+            ("COPILOT_GITHUB_TOKEN", "copilot"),
         ]);
         assert_eq!(env_api_key("anthropic", &env).as_deref(), Some("sk-ant"));
-        assert_eq!(env_api_key("github-copilot", &env).as_deref(), Some("gh"));
+        // pi 1.6 reads only COPILOT_GITHUB_TOKEN for Copilot (GH_TOKEN is not a Copilot key).
+        assert_eq!(
+            env_api_key("github-copilot", &env).as_deref(),
+            Some("copilot")
+        );
         assert_eq!(env_api_key("openai", &env), None);
         assert_eq!(env_api_key("nope", &env), None);
     }

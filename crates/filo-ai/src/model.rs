@@ -53,6 +53,22 @@ pub struct Model {
     /// pi's `thinkingLevelMap`: the provider's own value per thinking level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_level_map: Option<ThinkingLevelMap>,
+    /// pi 1.6's `inputLimits` (image count/size limits, request bytes): kept, not applied yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_limits: Option<Value>,
+    /// pi 1.6's `promptCache` lifetimes (`short`/`long` seconds): kept, not applied yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<Value>,
+    /// The Radius gateway's model data (`lab`, `enabled`, `providers`, `free`): kept as pi
+    /// writes it; filo does not speak Radius's `pi-messages` API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub providers: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free: Option<Value>,
 }
 
 /// pi's `thinkingLevelMap`: for a level, the string the provider expects instead of pi's

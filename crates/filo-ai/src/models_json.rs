@@ -429,6 +429,12 @@ fn custom_model(
         headers: (!headers.is_empty()).then_some(headers),
         compat,
         thinking_level_map: d.thinking_level_map,
+        input_limits: None,
+        prompt_cache: None,
+        lab: None,
+        enabled: None,
+        providers: None,
+        free: None,
         id: d.id,
     })
 }

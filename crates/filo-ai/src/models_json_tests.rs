@@ -199,12 +199,12 @@ fn thinking_level_map_from_custom_models_and_merged_by_overrides() {
     let mut r = builtin();
     let opus = r.model("anthropic", "claude-opus-4-6").unwrap();
     let catalog_map = opus.thinking_level_map.unwrap();
-    assert_eq!(catalog_map.value(ThinkingLevel::Xhigh), Some("max"));
+    assert_eq!(catalog_map.value(ThinkingLevel::Max), Some("max"));
     r.apply_models_json(
         r#"{"providers":{
             "anthropic":{"modelOverrides":{"claude-opus-4-6":{"thinkingLevelMap":{"minimal":null,"low":"medium"}}}},
             "proxy":{"baseUrl":"http://127.0.0.1:9","api":"anthropic-messages","apiKey":"K",
-                     "models":[{"id":"claude-opus-4-7","reasoning":true,"thinkingLevelMap":{"xhigh":"xhigh","off":null}}]}}}"#,
+                     "models":[{"id":"claude-opus-4-7","reasoning":true,"thinkingLevelMap":{"xhigh":"xhigh","off":null,"max":"max"}}]}}}"#,
     )
     .unwrap();
     let merged = r
@@ -212,13 +212,18 @@ fn thinking_level_map_from_custom_models_and_merged_by_overrides() {
         .unwrap()
         .thinking_level_map
         .unwrap();
-    assert_eq!(merged.value(ThinkingLevel::Xhigh), Some("max"), "kept");
+    assert_eq!(merged.value(ThinkingLevel::Max), Some("max"), "kept");
     assert_eq!(merged.get(ThinkingLevel::Minimal), Some(None));
     assert_eq!(merged.value(ThinkingLevel::Low), Some("medium"));
     let custom = r.model("proxy", "claude-opus-4-7").unwrap();
     let map = custom.thinking_level_map.unwrap();
     assert_eq!(map.value(ThinkingLevel::Xhigh), Some("xhigh"));
     assert_eq!(map.get(ThinkingLevel::Off), Some(None));
+    assert_eq!(
+        map.value(ThinkingLevel::Max),
+        Some("max"),
+        "models.json thinkingLevelMap.max"
+    );
     assert!(
         r.model("anthropic", "claude-sonnet-4-5")
             .unwrap()

@@ -26,6 +26,11 @@ pub struct Compat {
     pub max_tokens_field: String,
     pub requires_tool_result_name: bool,
     pub requires_assistant_after_tool_result: bool,
+    /// pi 1.6: an assistant message without text sends `""` rather than `null`.
+    pub requires_non_null_assistant_content: bool,
+    /// pi 1.6: `"tools": []` when no tool is declared but the history has tool calls (pi
+    /// 1.5.1 stopped sending it by default; vLLM ≥ 0.20 rejects it).
+    pub requires_tools_with_tool_history: bool,
     pub requires_thinking_as_text: bool,
     /// `openai`, `zai`, `qwen` or `qwen-chat-template`.
     pub thinking_format: String,
@@ -39,18 +44,47 @@ impl Compat {
     pub fn for_model(model: &Model) -> Compat {
         let url = model.base_url.as_str();
         let provider = model.provider.as_str();
-        let is_zai = provider == "zai" || url.contains("api.z.ai");
-        let non_standard = matches!(provider, "cerebras" | "xai" | "opencode")
+        // pi 1.6's `detectCompat` for the switches filo has.
+        let is_zai = matches!(provider, "zai" | "zai-coding-cn")
+            || url.contains("api.z.ai")
+            || url.contains("open.bigmodel.cn");
+        let is_together = provider == "together"
+            || url.contains("api.together.ai")
+            || url.contains("api.together.xyz");
+        let is_moonshot =
+            matches!(provider, "moonshotai" | "moonshotai-cn") || url.contains("api.moonshot.");
+        let is_workers_ai =
+            provider == "cloudflare-workers-ai" || url.contains("api.cloudflare.com");
+        let is_ai_gateway =
+            provider == "cloudflare-ai-gateway" || url.contains("gateway.ai.cloudflare.com");
+        let is_nvidia = provider == "nvidia" || url.contains("integrate.api.nvidia.com");
+        let is_ant_ling = provider == "ant-ling" || url.contains("api.ant-ling.com");
+        let is_cerebras = provider == "cerebras" || url.contains("cerebras.ai");
+        let is_deepseek = provider == "deepseek" || url.to_lowercase().contains("deepseek.com");
+        let is_grok = provider == "xai" || url.contains("api.x.ai");
+        let non_standard = is_nvidia
+            || is_cerebras
+            || is_grok
+            || is_together
+            || url.contains("chutes.ai")
+            || is_deepseek
             || is_zai
-            || [
-                "cerebras.ai",
-                "api.x.ai",
-                "chutes.ai",
-                "deepseek.com",
-                "opencode.ai",
-            ]
-            .iter()
-            .any(|h| url.contains(h));
+            || is_moonshot
+            || provider == "opencode"
+            || url.contains("opencode.ai")
+            || is_workers_ai
+            || is_ai_gateway
+            || is_ant_ling;
+        let use_max_tokens = url.contains("chutes.ai")
+            || is_deepseek
+            || is_moonshot
+            || is_ai_gateway
+            || is_together
+            || is_nvidia
+            || is_ant_ling
+            || is_zai;
+        // The developer role is OpenAI's own: other hosts get `system` (pi 1.6.0).
+        let is_openai = provider == "openai" || url.contains("api.openai.com");
         let mut effort_map = BTreeMap::new();
         if provider == "groq" && model.id == "qwen/qwen3-32b" {
             for level in ["minimal", "low", "medium", "high", "xhigh", "max"] {
@@ -59,24 +93,34 @@ impl Compat {
         }
         let mut compat = Compat {
             supports_store: !non_standard,
-            supports_developer_role: !non_standard,
-            supports_reasoning_effort: !(provider == "xai" || url.contains("api.x.ai") || is_zai),
+            supports_developer_role: is_openai,
+            supports_reasoning_effort: !(is_grok
+                || is_zai
+                || is_moonshot
+                || is_together
+                || is_ai_gateway
+                || is_nvidia
+                || is_ant_ling),
             reasoning_effort_map: effort_map,
             supports_usage_in_streaming: true,
-            max_tokens_field: if url.contains("chutes.ai") {
+            max_tokens_field: if use_max_tokens {
                 "max_tokens".into()
             } else {
                 "max_completion_tokens".into()
             },
             requires_tool_result_name: false,
             requires_assistant_after_tool_result: false,
+            requires_non_null_assistant_content: false,
+            requires_tools_with_tool_history: false,
             requires_thinking_as_text: false,
             thinking_format: if is_zai {
                 "zai".into()
             } else {
                 "openai".into()
             },
-            supports_strict_mode: true,
+            // pi 1.6: OpenAI compatibility alone does not mean strict tools; the catalog
+            // names the models that take them.
+            supports_strict_mode: false,
             nine_char_tool_call_ids: provider == "mistral" || url.contains("api.mistral.ai"),
         };
         if let Some(Value::Object(o)) = &model.compat {
@@ -108,6 +152,14 @@ impl Compat {
         flag(
             "requiresAssistantAfterToolResult",
             &mut self.requires_assistant_after_tool_result,
+        );
+        flag(
+            "requiresNonNullAssistantContent",
+            &mut self.requires_non_null_assistant_content,
+        );
+        flag(
+            "requiresToolsWithToolHistory",
+            &mut self.requires_tools_with_tool_history,
         );
         flag(
             "requiresThinkingAsText",
@@ -244,7 +296,7 @@ fn tools(input: &RequestInput<'_>, compat: &Compat) -> Option<Value> {
                 })
                 .collect(),
         )),
-        None => {
+        None if compat.requires_tools_with_tool_history => {
             let history_has_tools = input.context.messages.iter().any(|m| match m {
                 Message::ToolResult(_) => true,
                 Message::Assistant(a) => a.tool_calls().next().is_some(),
@@ -252,6 +304,7 @@ fn tools(input: &RequestInput<'_>, compat: &Compat) -> Option<Value> {
             });
             history_has_tools.then(|| json!([]))
         }
+        None => None,
     }
 }
 
@@ -389,7 +442,9 @@ fn convert_assistant(a: &AssistantMessage, compat: &Compat) -> Option<Value> {
     m.insert("role".into(), json!("assistant"));
     let content = if !text.is_empty() {
         json!(text)
-    } else if compat.requires_assistant_after_tool_result {
+    } else if compat.requires_assistant_after_tool_result
+        || compat.requires_non_null_assistant_content
+    {
         json!("")
     } else {
         Value::Null

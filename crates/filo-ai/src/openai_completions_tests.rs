@@ -164,9 +164,10 @@ fn request_conversion() {
     let b = &req.body;
     assert_eq!(req.url, "http://127.0.0.1:1/v1/chat/completions");
     assert_eq!(req.header("authorization"), Some("Bearer k"));
+    // pi 1.6.0: only OpenAI's own API gets `developer`; this host gets `system`.
     assert_eq!(
         b["messages"][0],
-        json!({"role": "developer", "content": "be brief"})
+        json!({"role": "system", "content": "be brief"})
     );
     assert_eq!(
         b["messages"][1]["content"][1]["image_url"]["url"],
@@ -192,7 +193,7 @@ fn request_conversion() {
         "Attached image(s) from tool result:"
     );
     assert_eq!(b["messages"][5], json!({"role": "user", "content": "next"}));
-    assert_eq!(b["tools"], json!([]), "history has tool calls");
+    assert!(b.get("tools").is_none(), "pi 1.6 sends no empty tools list");
     assert_eq!(b["reasoning_effort"], "high");
     assert_eq!(b["max_completion_tokens"], 8000);
     assert_eq!(b["stream_options"], json!({"include_usage": true}));
@@ -289,4 +290,51 @@ async fn response_id_is_the_first_non_empty_chunk_id() {
         (r.message.text().as_str(), r.message.response_id),
         ("ok", None)
     );
+}
+
+/// pi 1.6: `developer` for OpenAI's own API only; no `"tools": []` without tools unless
+/// `compat.requiresToolsWithToolHistory`; `""` for a text-less assistant message with
+/// `compat.requiresNonNullAssistantContent`.
+#[test]
+fn pi_16_roles_tools_and_assistant_content() {
+    let history: Context = serde_json::from_value(json!({
+        "systemPrompt": "sys",
+        "messages": [
+            {"role": "user", "content": "go", "timestamp": 1},
+            {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "ls", "arguments": {}}],
+             "api": "openai-completions", "provider": "p", "model": "m", "usage": {},
+             "stopReason": "toolUse", "timestamp": 2},
+            {"role": "toolResult", "toolCallId": "c1", "toolName": "ls", "content": [{"type": "text", "text": "a"}],
+             "isError": false, "timestamp": 3}
+        ]
+    }))
+    .unwrap();
+    let build = |m: &Model| {
+        let opts = StreamOptions::default();
+        let headers = BTreeMap::new();
+        build_request(&RequestInput {
+            env: &crate::env::Env::default(),
+            model: m,
+            context: &history,
+            options: &opts,
+            api_key: Some("k"),
+            provider_headers: &headers,
+            now_ms: 0,
+        })
+        .body
+    };
+    let mut m = model("vllm", "openai-completions", "m");
+    let b = build(&m);
+    assert_eq!(b["messages"][0]["role"], "system");
+    assert!(b.get("tools").is_none(), "{b}");
+    assert_eq!(b["messages"][2]["content"], Value::Null);
+    m.provider = "openai".into();
+    assert_eq!(build(&m)["messages"][0]["role"], "developer");
+    m.provider = "vllm".into();
+    m.compat = Some(
+        json!({"requiresToolsWithToolHistory": true, "requiresNonNullAssistantContent": true}),
+    );
+    let b = build(&m);
+    assert_eq!(b["tools"], json!([]));
+    assert_eq!(b["messages"][2]["content"], "");
 }

@@ -49,7 +49,7 @@ fn base36(mut n: u32) -> String {
 fn normalize_id(id: &str, model: &Model, _source: &AssistantMessage) -> String {
     if !matches!(
         model.provider.as_str(),
-        "openai" | "openai-codex" | "opencode" | "azure-openai-responses"
+        "openai" | "openai-codex" | "opencode" | "azure"
     ) {
         return id.to_string();
     }
@@ -83,8 +83,17 @@ pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
     }
     body.insert("input".into(), Value::Array(items));
     body.insert("stream".into(), json!(true));
+    let key_mode = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.get("promptCacheKeyMode"))
+        .and_then(Value::as_str);
     if opts.cache_retention != CacheRetention::None {
-        if let Some(session) = &opts.session_id {
+        if let Some(session) = opts
+            .session_id
+            .as_ref()
+            .filter(|_| key_mode != Some("disabled"))
+        {
             body.insert("prompt_cache_key".into(), json!(session));
         }
         if opts.cache_retention == CacheRetention::Long && model.base_url.contains("api.openai.com")
@@ -93,7 +102,12 @@ pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
         }
     }
     body.insert("store".into(), json!(false));
-    body.insert("max_output_tokens".into(), json!(input.base_max_tokens()));
+    let compat = model.compat.as_ref();
+    let compat_flag = |key: &str| compat.and_then(|c| c.get(key)).and_then(Value::as_bool);
+    // pi 1.6's `compat.supportsMaxOutputTokens` (default true).
+    if compat_flag("supportsMaxOutputTokens") != Some(false) {
+        body.insert("max_output_tokens".into(), json!(input.base_max_tokens()));
+    }
     if let Some(t) = opts.temperature {
         body.insert("temperature".into(), json!(t));
     }
@@ -104,13 +118,17 @@ pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
         let tools: Vec<Value> = tools
             .iter()
             .map(|t| {
-                json!({
+                let mut tool = json!({
                     "type": "function",
                     "name": t.name,
                     "description": t.description,
                     "parameters": t.parameters,
-                    "strict": false,
-                })
+                });
+                // pi 1.6 sends `strict` only where `compat.supportsStrictMode` says so.
+                if compat_flag("supportsStrictMode") == Some(true) {
+                    tool["strict"] = json!(false);
+                }
+                tool
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
@@ -125,6 +143,32 @@ pub(crate) fn build_request(input: &RequestInput<'_>) -> HttpRequest {
     let mut headers = vec![("content-type".into(), "application/json".into())];
     if let Some(key) = input.api_key {
         headers.push(("authorization".into(), format!("Bearer {key}")));
+    }
+    // pi 1.6's session affinity headers (`compat.sessionAffinityFormat`, detected as
+    // `openrouter` for OpenRouter, else `openai`), sent when the prompt cache is on.
+    if let Some(session) = opts
+        .session_id
+        .as_ref()
+        .filter(|_| opts.cache_retention != CacheRetention::None)
+    {
+        let format = compat
+            .and_then(|c| c.get("sessionAffinityFormat"))
+            .and_then(Value::as_str)
+            .unwrap_or(
+                if model.provider == "openrouter" || model.base_url.contains("openrouter.ai") {
+                    "openrouter"
+                } else {
+                    "openai"
+                },
+            );
+        if format == "openrouter" {
+            headers.push(("x-session-id".into(), session.clone()));
+        } else {
+            if format == "openai" {
+                headers.push(("session-id".into(), session.clone()));
+            }
+            headers.push(("x-client-request-id".into(), session.clone()));
+        }
     }
     input.request(
         join_url(&model.base_url, "responses"),

@@ -328,3 +328,45 @@ async fn max_effort_follows_the_thinking_level_map() {
     );
     assert_eq!(effort(m).await, json!("max"));
 }
+
+/// pi 1.6 (1.5.1): the affinity headers `session-id` and `x-client-request-id` (OpenRouter:
+/// `x-session-id`) with the prompt cache on; no `strict` on tools unless
+/// `compat.supportsStrictMode`; `compat.supportsMaxOutputTokens: false` drops the limit.
+#[test]
+fn pi_16_affinity_headers_strict_and_output_limit() {
+    let ctx: Context = serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": "hi", "timestamp": 1}],
+        "tools": [{"name": "ls", "description": "list", "parameters": {"type": "object"}}]
+    }))
+    .unwrap();
+    let build = |m: &Model| {
+        let opts = StreamOptions {
+            session_id: Some("sess-1".into()),
+            ..StreamOptions::default()
+        };
+        let headers = BTreeMap::new();
+        build_request(&RequestInput {
+            env: &crate::env::Env::default(),
+            model: m,
+            context: &ctx,
+            options: &opts,
+            api_key: Some("k"),
+            provider_headers: &headers,
+            now_ms: 0,
+        })
+    };
+    let mut m = model("openai", "openai-responses", "gpt-6.2-sol");
+    let req = build(&m);
+    assert_eq!(req.header("session-id"), Some("sess-1"));
+    assert_eq!(req.header("x-client-request-id"), Some("sess-1"));
+    assert!(req.body["tools"][0].get("strict").is_none());
+    assert!(req.body.get("max_output_tokens").is_some());
+    m.compat = Some(json!({"supportsStrictMode": true, "supportsMaxOutputTokens": false}));
+    let req = build(&m);
+    assert_eq!(req.body["tools"][0]["strict"], json!(false));
+    assert!(req.body.get("max_output_tokens").is_none());
+    m.provider = "openrouter".into();
+    let req = build(&m);
+    assert_eq!(req.header("x-session-id"), Some("sess-1"));
+    assert_eq!(req.header("session-id"), None);
+}

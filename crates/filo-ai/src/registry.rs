@@ -270,6 +270,12 @@ impl ProviderRegistry {
             headers: None,
             compat: p.compat.clone(),
             thinking_level_map: None,
+            input_limits: None,
+            prompt_cache: None,
+            lab: None,
+            enabled: None,
+            providers: None,
+            free: None,
         })
     }
 
@@ -393,28 +399,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builtin_catalog_covers_pi_073() {
+    fn builtin_catalog_covers_pi_16() {
         let r = ProviderRegistry::builtin().unwrap();
-        // pi 0.73.1's 31 providers (and not the models it dropped), then filo's own two.
-        assert_eq!(r.providers().len(), 33);
+        // pi 1.6.0's 43 providers but `typesafe` (it has only a classifier model, no chat
+        // model), without the models pi dropped, then filo's own two.
+        assert_eq!(r.providers().len(), 44);
         for p in [
             "anthropic",
             "openai",
+            "azure",
             "google",
             "amazon-bedrock",
-            "cloudflare-workers-ai",
-            "cloudflare-ai-gateway",
-            "moonshotai",
-            "deepseek",
-            "fireworks",
-            "xiaomi",
+            "ant-ling",
+            "baseten",
+            "meta",
+            "nvidia",
+            "qwen-token-plan",
+            "qwen-token-plan-cn",
+            "qwen-token-plan-individual",
+            "qwen-token-plan-individual-cn",
+            "radius",
+            "together",
+            "zai-coding-cn",
             "ollama",
             "llamacpp",
         ] {
             assert!(r.provider(p).is_some(), "{p}");
         }
-        assert_eq!(r.models().len(), 969);
+        // pi 1.6 renamed the Azure provider; the old id is no provider of the catalog.
+        assert!(r.provider("azure-openai-responses").is_none());
+        assert_eq!(r.models().len(), 1698);
         assert!(r.model("deepseek", "deepseek-chat").is_none());
+        assert!(r.model("xai", "grok-3").is_none(), "retired in pi 0.80.9");
         for p in r.providers() {
             if !p.keyless {
                 assert!(r.models_of(&p.id).count() >= 1, "{}", p.id);
@@ -429,7 +445,25 @@ mod tests {
         // A provider's first model is pi's default for it (what `--provider x` alone selects).
         assert_eq!(
             r.models_of("anthropic").next().unwrap().id,
-            "claude-opus-4-7"
+            "claude-opus-5-5"
+        );
+        assert_eq!(r.models_of("openai").next().unwrap().id, "gpt-6.2-sol");
+        // H8's wire moves.
+        let api = |p: &str, id: &str| r.model(p, id).map(|m| m.api);
+        assert_eq!(
+            r.provider("xai").map(|p| p.api.as_str()),
+            Some("openai-responses")
+        );
+        let kimi = r.models_of("kimi-coding").next().unwrap();
+        assert_eq!(kimi.api, "openai-completions");
+        assert_eq!(kimi.base_url, "https://api.kimi.com/coding/v1");
+        assert_eq!(
+            api("openrouter", "anthropic/claude-opus-5.5").as_deref(),
+            Some("anthropic-messages")
+        );
+        assert_eq!(
+            api("mistral", "mistral-large-latest").as_deref(),
+            Some("mistral-conversations")
         );
         let m = r.model("anthropic", "claude-sonnet-4-5").unwrap();
         assert_eq!(m.base_url, "https://api.anthropic.com");
@@ -448,7 +482,7 @@ mod tests {
         assert!(eager.groups.is_empty());
         // The bundled catalog takes the lazy path: one group per provider with models, and
         // every line of every group parses.
-        assert_eq!(lazy.groups.len(), 31);
+        assert_eq!(lazy.groups.len(), 42);
         let lines: usize = lazy.groups.iter().map(|g| g.lines.lines().count()).sum();
         assert_eq!(lines, eager.added.len());
         assert!(lazy.groups.iter().all(|g| g.models.get().is_none()));
@@ -514,7 +548,7 @@ mod tests {
         assert_eq!((m.name.as_str(), m.context_window), ("Replaced", 7));
         assert_eq!(fresh.models().last().unwrap().id, "m2");
         let custom = Model {
-            id: "claude-opus-4-7".into(),
+            id: "claude-opus-5-5".into(),
             name: "mine".into(),
             ..m.clone()
         };

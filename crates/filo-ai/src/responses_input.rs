@@ -255,11 +255,11 @@ mod tests {
     fn tool_call_ids_as_pi_normalises_them() {
         let model: Model = serde_json::from_value(json!({
             "id": "gpt-5", "name": "x", "api": "azure-openai-responses",
-            "provider": "azure-openai-responses", "baseUrl": ""
+            "provider": "azure", "baseUrl": ""
         }))
         .unwrap();
-        let own = ["azure-openai-responses"];
-        let same = assistant("azure-openai-responses", "azure-openai-responses");
+        let own = ["azure"];
+        let same = assistant("azure", "azure-openai-responses");
         assert_eq!(
             normalize_id("call 1|item.2", &model, &same, &own),
             "call_1|fc_item_2"

@@ -104,21 +104,18 @@ fn convert_assistant(
         .content
         .iter()
         .filter_map(|block| match block {
+            // pi 1.6 (1.3.0) drops thinking from another model: its signatures only hold for
+            // that model, and as text the new model would take it for its visible reply.
+            ContentBlock::Thinking(_) if !same => None,
             ContentBlock::Thinking(t) => {
                 let signed = t
                     .thinking_signature
                     .as_deref()
                     .is_some_and(|s| !s.is_empty());
-                if t.redacted == Some(true) {
-                    same.then(|| block.clone())
-                } else if same && signed {
-                    Some(block.clone())
-                } else if t.thinking.trim().is_empty() {
-                    None
-                } else if same {
+                if t.redacted == Some(true) || signed || !t.thinking.trim().is_empty() {
                     Some(block.clone())
                 } else {
-                    Some(ContentBlock::text(t.thinking.clone()))
+                    None
                 }
             }
             ContentBlock::Text(t) if !same => Some(ContentBlock::Text(TextContent {

@@ -231,6 +231,12 @@ mod tests {
             headers: None,
             compat: None,
             thinking_level_map: None,
+            input_limits: None,
+            prompt_cache: None,
+            lab: None,
+            enabled: None,
+            providers: None,
+            free: None,
         };
         let models = vec![
             mk("sonnet-4-20250514"),

@@ -14,8 +14,18 @@ pub struct ContextFile {
     pub content: String,
 }
 
+/// The context file names pi 1.6 looks for in a directory, in order: `AGENTS.override.md`
+/// (0.84) replaces the others of its directory.
+const CONTEXT_FILE_NAMES: [&str; 5] = [
+    "AGENTS.override.md",
+    "AGENTS.md",
+    "AGENTS.MD",
+    "CLAUDE.md",
+    "CLAUDE.MD",
+];
+
 /// `<agent_dir>` first, then every directory from the filesystem root down to `cwd`; in each the
-/// first of `AGENTS.md`, `CLAUDE.md` that exists.
+/// first regular file of [`CONTEXT_FILE_NAMES`] that reads, without a leading BOM.
 pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
     let mut dirs = vec![agent_dir.to_path_buf()];
     let mut ancestors: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
@@ -24,10 +34,17 @@ pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for dir in dirs {
-        for name in ["AGENTS.md", "CLAUDE.md"] {
+        for name in CONTEXT_FILE_NAMES {
             let p = dir.join(name);
+            if !p.is_file() {
+                continue;
+            }
             if let Ok(content) = fs::read_to_string(&p) {
                 if seen.insert(p.clone()) {
+                    let content = match content.strip_prefix('\u{feff}') {
+                        Some(rest) => rest.to_string(),
+                        None => content,
+                    };
                     out.push(ContextFile { path: p, content });
                 }
                 break;
@@ -408,64 +425,64 @@ pub fn parse_args(s: &str) -> Vec<String> {
     args
 }
 
-/// Substitute `$1`…, `${@:N}`, `${@:N:L}`, `$ARGUMENTS` and `$@` in a template body.
+/// Substitute `$1`…, `${1:-default}` (also `${@:-…}`, `${ARGUMENTS:-…}`), `${@:N}`,
+/// `${@:N:L}`, `$ARGUMENTS` and `$@` in a template body, in one pass as pi 1.6 does: a value
+/// that itself contains `$1` is not substituted again. A default replaces a missing or empty
+/// argument.
 pub fn substitute_args(content: &str, args: &[String]) -> String {
-    let positional = substitute_positional(content, args);
+    static PATTERN: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(re) = PATTERN
+        .get_or_init(|| {
+            regex::Regex::new(
+                r"\$\{(\d+|ARGUMENTS|@):-([^}]*)\}|\$\{@:(\d+)(?::(\d+))?\}|\$(ARGUMENTS|@|\d+)",
+            )
+            .ok()
+        })
+        .as_ref()
+    else {
+        return content.to_string();
+    };
     let all = args.join(" ");
-    positional.replace("$ARGUMENTS", &all).replace("$@", &all)
-}
-
-fn substitute_positional(content: &str, args: &[String]) -> String {
-    let mut out = String::with_capacity(content.len());
-    let chars: Vec<char> = content.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] == '$' && i + 1 < chars.len() {
-            if chars[i + 1].is_ascii_digit() {
-                let mut j = i + 1;
-                while j < chars.len() && chars[j].is_ascii_digit() {
-                    j += 1;
-                }
-                let n: usize = chars[i + 1..j]
-                    .iter()
-                    .collect::<String>()
-                    .parse()
-                    .unwrap_or(0);
-                if n >= 1 {
-                    out.push_str(args.get(n - 1).map_or("", String::as_str));
-                }
-                i = j;
-                continue;
-            }
-            if chars[i + 1] == '{' {
-                let end = chars[i..].iter().position(|c| *c == '}').map(|p| p + i);
-                if let Some(end) = end {
-                    let inner: String = chars[i + 2..end].iter().collect();
-                    if let Some(spec) = inner.strip_prefix("@:") {
-                        let mut parts = spec.split(':');
-                        let start = parts
-                            .next()
-                            .and_then(|s| s.parse::<usize>().ok())
-                            .unwrap_or(1)
-                            .max(1);
-                        let len = parts.next().and_then(|s| s.parse::<usize>().ok());
-                        let slice: Vec<&str> = args
-                            .iter()
-                            .skip(start - 1)
-                            .take(len.unwrap_or(usize::MAX))
-                            .map(String::as_str)
-                            .collect();
-                        out.push_str(&slice.join(" "));
-                        i = end + 1;
-                        continue;
-                    }
-                }
-            }
+    // pi's `args[n - 1]`: `$0` and numbers past the end are missing.
+    let nth = |digits: &str| -> Option<&str> {
+        let n: usize = digits.parse().ok()?;
+        args.get(n.checked_sub(1)?).map(String::as_str)
+    };
+    re.replace_all(content, |c: &regex::Captures<'_>| -> String {
+        if let Some(target) = c.get(1) {
+            let value = match target.as_str() {
+                "@" | "ARGUMENTS" => Some(all.as_str()),
+                digits => nth(digits),
+            };
+            let default = c.get(2).map_or("", |m| m.as_str());
+            return value
+                .filter(|v| !v.is_empty())
+                .unwrap_or(default)
+                .to_string();
         }
-        out.push(chars[i]);
-        i += 1;
-    }
-    out
+        if let Some(start) = c.get(3) {
+            let start = start
+                .as_str()
+                .parse::<usize>()
+                .unwrap_or(usize::MAX)
+                .saturating_sub(1);
+            let len = c
+                .get(4)
+                .map_or(usize::MAX, |m| m.as_str().parse().unwrap_or(usize::MAX));
+            let slice: Vec<&str> = args
+                .iter()
+                .skip(start)
+                .take(len)
+                .map(String::as_str)
+                .collect();
+            return slice.join(" ");
+        }
+        match c.get(5).map_or("", |m| m.as_str()) {
+            "ARGUMENTS" | "@" => all.clone(),
+            digits => nth(digits).unwrap_or("").to_string(),
+        }
+    })
+    .into_owned()
 }
 
 /// Expand `/name args` when `name` is a template; other text is returned unchanged.

@@ -180,3 +180,59 @@ fn front_matter_splits_as_pi_073_does() {
         (Some("a: 1".to_owned()), "-\nrest".to_owned())
     );
 }
+
+/// pi 1.6 (0.84): `AGENTS.override.md` replaces `AGENTS.md`/`CLAUDE.md` of its own directory
+/// only; a directory named like a context file is skipped; a BOM is dropped.
+#[test]
+fn agents_override_replaces_its_own_directory_only() {
+    let t = tempfile::tempdir().unwrap();
+    let agent = t.path().join("agent");
+    let proj = t.path().join("repo").join("pkg");
+    write(&t.path().join("repo/AGENTS.md"), "repo rules");
+    write(
+        &t.path().join("repo/AGENTS.override.md"),
+        "\u{feff}override rules",
+    );
+    write(&proj.join("CLAUDE.md"), "pkg rules");
+    fs::create_dir_all(proj.join("AGENTS.md")).unwrap();
+    let files = load_context_files(&agent, &proj);
+    let found: Vec<(&str, &str)> = files
+        .iter()
+        .map(|f| {
+            (
+                f.path.file_name().unwrap().to_str().unwrap(),
+                f.content.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("AGENTS.override.md", "override rules"),
+            ("CLAUDE.md", "pkg rules")
+        ]
+    );
+}
+
+/// pi 1.6 (0.79.1): `${1:-default}` (and `${@:-…}`) take the default when the argument is
+/// missing or empty; substitution is one pass.
+#[test]
+fn template_defaults_and_one_pass_substitution() {
+    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        substitute_args("last ${1:-7} days", &args(&[])),
+        "last 7 days"
+    );
+    assert_eq!(
+        substitute_args("last ${1:-7} days", &args(&["3"])),
+        "last 3 days"
+    );
+    assert_eq!(substitute_args("${2:-none}", &args(&["a", ""])), "none");
+    assert_eq!(substitute_args("[${@:-all}]", &args(&[])), "[all]");
+    assert_eq!(
+        substitute_args("[${ARGUMENTS:-x}]", &args(&["a", "b"])),
+        "[a b]"
+    );
+    assert_eq!(substitute_args("$1 $@", &args(&["$2", "z"])), "$2 $2 z");
+    assert_eq!(substitute_args("$0|$3|", &args(&["a"])), "||");
+}

@@ -188,6 +188,7 @@ impl BashTool {
         updates: &UpdateSink,
     ) -> Result<ToolOutput, Error> {
         let s = &self.settings;
+        validate_timeout(args.timeout)?;
         let command = match &s.command_prefix {
             Some(prefix) => format!("{prefix}\n{}", args.command),
             None => args.command,
@@ -245,6 +246,29 @@ impl BashTool {
         }
         conclude(finished?, &output, timeout)
     }
+}
+
+/// The longest timeout pi 1.6 takes: Node's largest timer delay, in seconds (2147483.647).
+const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
+/// pi 1.6's timeout check: a timeout, when given, is a positive finite number of seconds no
+/// longer than Node's largest timer.
+fn validate_timeout(timeout: Option<f64>) -> Result<(), Error> {
+    let Some(t) = timeout else {
+        return Ok(());
+    };
+    if !t.is_finite() || t <= 0.0 {
+        return Err(Error::message(
+            "Invalid timeout: must be a finite number of seconds",
+        ));
+    }
+    if t * 1000.0 > MAX_TIMEOUT_MS {
+        return Err(Error::message(format!(
+            "Invalid timeout: maximum is {} seconds",
+            js_number(MAX_TIMEOUT_MS / 1000.0)
+        )));
+    }
+    Ok(())
 }
 
 /// Pump output into `output` (with updates) until the shell exits, the timeout fires or the
@@ -371,7 +395,7 @@ impl AgentTool for BashTool {
         json!({
             "type": "object",
             "properties": {
-                "command": {"type": "string", "description": "Bash command to execute"},
+                "command": {"type": "string", "description": "Shell command to execute"},
                 "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}
             },
             "required": ["command"]

@@ -300,13 +300,11 @@ impl AgentTool for EditTool {
                             "oldText": {"type": "string", "description": OLD_TEXT_DESCRIPTION},
                             "newText": {"type": "string", "description": NEW_TEXT_DESCRIPTION}
                         },
-                        "required": ["oldText", "newText"],
-                        "additionalProperties": false
+                        "required": ["oldText", "newText"]
                     }
                 }
             },
-            "required": ["path", "edits"],
-            "additionalProperties": false
+            "required": ["path", "edits"]
         })
     }
 

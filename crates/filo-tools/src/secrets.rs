@@ -23,7 +23,7 @@ const PI_PROVIDERS: [&str; 19] = [
     "anthropic",
     "google-vertex",
     "openai",
-    "azure-openai-responses",
+    "azure",
     "google",
     "groq",
     "cerebras",
@@ -40,11 +40,16 @@ const PI_PROVIDERS: [&str; 19] = [
     "kimi-coding",
 ];
 
-/// Credentials of Amazon Bedrock (pi reads these for its `<authenticated>` check).
-const AWS_SECRETS: [&str; 3] = [
+/// Credentials that are not key variables of a provider: Amazon Bedrock's (pi reads these for
+/// its `<authenticated>` check), Anthropic's bearer token (pi 1.x) and the GitHub tokens pi
+/// 0.73 took for Copilot.
+const AWS_SECRETS: [&str; 6] = [
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
     "AWS_BEARER_TOKEN_BEDROCK",
+    "ANTHROPIC_AUTH_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
 ];
 
 /// Every key variable named by the provider catalog, pi's key table and the AWS credentials.
@@ -147,6 +152,7 @@ mod tests {
         for name in [
             "ANTHROPIC_API_KEY",
             "ANTHROPIC_OAUTH_TOKEN",
+            "ANTHROPIC_AUTH_TOKEN",
             "OPENAI_API_KEY",
             "GEMINI_API_KEY",
             "GH_TOKEN",

@@ -51,10 +51,9 @@ impl WriteTool {
         tokio::fs::write(&path, args.content.as_bytes())
             .await
             .map_err(|e| Error::io("open", &path, e))?;
-        // pi reports `content.length`: UTF-16 code units, not bytes.
-        let units = args.content.encode_utf16().count();
+        // pi 1.6 (0.85) no longer reports the size.
         Ok(ToolOutput::text(format!(
-            "Successfully wrote {units} bytes to {}",
+            "Successfully wrote to {}",
             args.path
         )))
     }

@@ -141,11 +141,11 @@ async fn adaptive_effort_defaults_per_level() {
 
 #[tokio::test]
 async fn adaptive_effort_comes_from_the_thinking_level_map() {
-    // The catalog maps Opus 4.6's xhigh to "max", as pi's does.
+    // The catalog maps Opus 4.6's max to "max", as pi 1.6's does.
     let req = sent(
         catalog("claude-opus-4-6"),
         &ctx(false),
-        &opts(ThinkingLevel::Xhigh),
+        &opts(ThinkingLevel::Max),
     )
     .await;
     assert_eq!(req.body["output_config"], json!({"effort": "max"}));

@@ -1,5 +1,5 @@
 //! The bundled catalog is generated from pi's (`scripts/catalog/generate.mjs`): the script,
-//! run on a trimmed snapshot of pi 0.73.1's catalog kept in the repository
+//! run on a trimmed snapshot of pi 1.6.0's catalog kept in the repository
 //! (`scripts/catalog/fixture/pi-snapshot.json`, two models per provider), produces records that
 //! are in `data/catalog.json` exactly, in the same order. A hand edit of the catalog, or a
 //! change to the script that was not followed by a refresh, fails here.
@@ -58,7 +58,7 @@ fn catalog_is_generated_from_pi() {
     let generated = generate_from_fixture();
     let catalog: Value = serde_json::from_str(include_str!("../../data/catalog.json")).unwrap();
     assert_eq!(generated["source"], catalog["source"]);
-    assert_eq!(catalog["source"], "@mariozechner/pi-ai 0.73.1");
+    assert_eq!(catalog["source"], "@earendil-works/pi-ai 1.6.0");
     let list = |v: &Value, k: &str| v[k].as_array().unwrap().clone();
     // Every provider: the fixture keeps them all.
     let provider_key = |r: &Value| (r["id"].as_str().unwrap().to_string(), String::new());

@@ -27,7 +27,7 @@ pub fn pi_catalog_model(protocol: Protocol) -> Option<Model> {
     let entry = match protocol {
         Protocol::AzureOpenAiResponses => serde_json::json!({
             "id": "gpt-5", "name": "GPT-5", "api": "azure-openai-responses",
-            "provider": "azure-openai-responses", "baseUrl": "", "reasoning": true,
+            "provider": "azure", "baseUrl": "", "reasoning": true,
             "thinkingLevelMap": {"off": null}, "input": ["text", "image"],
             "cost": {"input": 1.25, "output": 10, "cacheRead": 0.125, "cacheWrite": 0},
             "contextWindow": 400000, "maxTokens": 128000

@@ -65,8 +65,8 @@ async fn anthropic_tool_call_then_openai_completions_then_google() {
         assistant["tool_calls"][0]["function"]["arguments"],
         r#"{"path":"Cargo.toml"}"#
     );
-    // Anthropic's thinking is plain text for another model; no Anthropic signature leaks.
-    assert_eq!(assistant["content"], "I should read it.checking");
+    // pi 1.6 drops Anthropic's thinking for another model; no Anthropic signature leaks.
+    assert_eq!(assistant["content"], "checking");
     assert!(!body.to_string().contains("c2ln"));
     ctx.messages.push(Message::Assistant(second));
     ctx.messages.push(user("Sure?").messages.remove(0));
@@ -83,13 +83,15 @@ async fn anthropic_tool_call_then_openai_completions_then_google() {
         .map(|c| c["role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["user", "model", "user", "model", "user"]);
+    // The thinking is dropped (pi 1.6): the call, then the text.
+    assert_eq!(contents[1]["parts"][1]["text"], "checking");
     assert_eq!(
-        contents[1]["parts"][1]["functionCall"],
+        contents[1]["parts"][0]["functionCall"],
         json!({"name": "read", "args": {"path": "Cargo.toml"}})
     );
     assert_eq!(
         contents[2]["parts"][0]["functionResponse"],
         json!({"name": "read", "response": {"output": "[workspace]"}})
     );
-    assert!(contents[1]["parts"][1].get("thoughtSignature").is_none());
+    assert!(contents[1]["parts"][0].get("thoughtSignature").is_none());
 }

@@ -16,9 +16,7 @@ fn conversation(protocol: Protocol) -> Context {
         Protocol::OpenAiCompletions => ("openai-completions", "groq", "openai/gpt-oss-120b"),
         Protocol::OpenAiResponses => ("openai-responses", "openai", "gpt-5"),
         Protocol::GoogleGenerativeAi => ("google-generative-ai", "google", "gemini-2.5-flash"),
-        Protocol::AzureOpenAiResponses => {
-            ("azure-openai-responses", "azure-openai-responses", "gpt-5")
-        }
+        Protocol::AzureOpenAiResponses => ("azure-openai-responses", "azure", "gpt-5"),
         Protocol::GoogleVertex => ("google-vertex", "google-vertex", "gemini-2.5-flash"),
         Protocol::MistralConversations => (
             "mistral-conversations",

@@ -96,20 +96,27 @@ pub fn fuzzy_matches(query: &str, text: &str) -> bool {
         .all(|token| fuzzy_score(token, text).is_some())
 }
 
+/// ASCII punctuation in the order of ICU's root collation (what Node's `localeCompare` uses).
+const PUNCTUATION_ORDER: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+
 /// A sort key close to JavaScript's `localeCompare` for ids: case folded first, punctuation
-/// before digits before letters, the original text breaking ties.
-fn collation_key(s: &str) -> (Vec<(u8, char)>, String) {
+/// (in ICU's order) before digits before letters, the original text breaking ties.
+fn collation_key(s: &str) -> (Vec<(u8, u32)>, String) {
     let key = s
         .chars()
         .map(|c| {
-            let class = if c.is_alphabetic() {
-                2
+            if c.is_alphabetic() {
+                (2, u32::from(c.to_lowercase().next().unwrap_or(c)))
             } else if c.is_numeric() {
-                1
+                (1, u32::from(c))
             } else {
-                0
-            };
-            (class, c.to_lowercase().next().unwrap_or(c))
+                let rank = PUNCTUATION_ORDER
+                    .chars()
+                    .position(|p| p == c)
+                    .and_then(|i| u32::try_from(i).ok())
+                    .unwrap_or(0x100 + u32::from(c));
+                (0, rank)
+            }
         })
         .collect();
     (key, s.to_owned())

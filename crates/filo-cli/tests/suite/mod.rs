@@ -15,6 +15,7 @@ mod flags_pi073;
 mod gateway;
 mod gateway_db;
 mod http_errors_pi073;
+mod list_models_pi16;
 mod local_model;
 mod mcp;
 mod memory;

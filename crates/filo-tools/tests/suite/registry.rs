@@ -85,3 +85,60 @@ async fn every_tool_refuses_an_aborted_call() {
     assert!(!dir.path().join("b.txt").exists());
     assert!(!dir.path().join("ran").exists());
 }
+
+/// Every built-in tool is declared as pi 1.6.0 declares it: name, description and parameter
+/// schema equal the tools of pi's recorded Chat Completions request
+/// (`filo-cli/tests/fixtures/pi-1.6.0/requests.json`, `scripts/record-pi/requests.mjs`).
+#[test]
+fn declarations_equal_pi_16() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../filo-cli/tests/fixtures/pi-1.6.0/requests.json"
+    );
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let pi_tools = recorded["openai-completions"][0]["body"]["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let dir = tempfile::tempdir().unwrap();
+    let ours: Vec<Value> = all_tools(dir.path())
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {
+                "name": t.name(), "description": t.description(), "parameters": t.parameters()
+            }})
+        })
+        .collect();
+    assert_eq!(ours.len(), pi_tools.len());
+    for (ours, pi) in ours.iter().zip(&pi_tools) {
+        assert_eq!(ours, pi);
+    }
+}
+
+/// pi 1.6's bash timeout check: not positive or not finite, and above Node's largest timer.
+#[tokio::test]
+async fn bash_timeouts_are_validated_as_pi_16() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = tool_by_name("bash", dir.path()).unwrap();
+    for (timeout, message) in [
+        (
+            json!(0),
+            "Invalid timeout: must be a finite number of seconds",
+        ),
+        (
+            json!(-1.5),
+            "Invalid timeout: must be a finite number of seconds",
+        ),
+        (
+            json!(3_000_000),
+            "Invalid timeout: maximum is 2147483.647 seconds",
+        ),
+    ] {
+        let out = super::run(
+            bash.as_ref(),
+            json!({"command": "echo hi", "timeout": timeout}),
+        )
+        .await;
+        assert_eq!(super::failure(out), message, "{timeout}");
+    }
+}

@@ -11,7 +11,7 @@ async fn writes_a_file() {
     let out = run(&tool, json!({"path": "out.txt", "content": "Test content"}))
         .await
         .unwrap();
-    assert_eq!(text(&out), "Successfully wrote 12 bytes to out.txt");
+    assert_eq!(text(&out), "Successfully wrote to out.txt");
     assert_eq!(out.details, None);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
@@ -29,7 +29,7 @@ async fn creates_parent_directories_and_overwrites() {
     let out = run(&tool, json!({"path": "a/b/c.txt", "content": "second"}))
         .await
         .unwrap();
-    assert_eq!(text(&out), "Successfully wrote 6 bytes to a/b/c.txt");
+    assert_eq!(text(&out), "Successfully wrote to a/b/c.txt");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
         "second"
@@ -44,6 +44,6 @@ async fn reports_utf16_length_like_pi() {
     let out = run(&tool, json!({"path": "u.txt", "content": "é😀"}))
         .await
         .unwrap();
-    assert_eq!(text(&out), "Successfully wrote 3 bytes to u.txt");
+    assert_eq!(text(&out), "Successfully wrote to u.txt");
     assert_eq!(std::fs::read(dir.path().join("u.txt")).unwrap().len(), 6);
 }
