@@ -90,15 +90,24 @@ async fn prompt_with_one_tool_call_emits_pis_sequence() {
     assert_eq!(agent.state().pending_tool_calls, Vec::<String>::new());
 }
 
-/// Timestamps vary from run to run; everything else in the JSON is fixed.
+/// Timestamps and durations vary from run to run; everything else in the JSON is fixed.
 fn redact(line: &str) -> String {
+    redact_number(
+        &redact_number(line, "\"timestamp\":", 'T'),
+        "\"durationMs\":",
+        'D',
+    )
+}
+
+/// Every number after `key` replaced by `mark`.
+fn redact_number(line: &str, key: &str, mark: char) -> String {
     let mut out = String::new();
     let mut rest = line;
-    while let Some(pos) = rest.find("\"timestamp\":") {
-        let (head, tail) = rest.split_at(pos + "\"timestamp\":".len());
+    while let Some(pos) = rest.find(key) {
+        let (head, tail) = rest.split_at(pos + key.len());
         out.push_str(head);
         let digits = tail.chars().take_while(char::is_ascii_digit).count();
-        out.push('T');
+        out.push(mark);
         rest = &tail[digits..];
     }
     out.push_str(rest);

@@ -148,7 +148,17 @@ async fn edit_calls_answer_byte_for_byte_as_pi_073() {
             })
             .unwrap()
     };
-    assert_eq!(edit(&requests[0].body), edit(&pi[0]));
+    // pi 1.6 dropped `additionalProperties: false` from it: the request filo sends now carries
+    // pi 1.6.0's declaration (recorded), not 0.73.1's.
+    let pi16: Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(FIXTURES).join("../pi-1.6.0/requests.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        edit(&requests[0].body),
+        edit(&pi16["openai-completions"][0]["body"])
+    );
+    assert_ne!(edit(&pi16["openai-completions"][0]["body"]), edit(&pi[0]));
     // The whole system prompt is pi's, but for the harness name and pi's documentation block.
     let filo_prompt = system_prompt(&requests[0].body);
     let cwd = std::fs::canonicalize(home.project()).unwrap();

@@ -106,12 +106,13 @@ async fn d3b_an_overflow_that_never_ends_gives_the_overflow_copy() {
             "Context overflow: prompt too large for the model. Try /reset (or /new) to start a fresh session, or use a larger-context model."
         )
     );
-    // Since pi 0.73 a compaction asks the model even when little is left to summarise, so with
-    // every call overflowing the second compaction's own request overflows too: OpenClaw's
-    // `isCompactionFailureError` makes that a compaction failure, with the same copy.
+    // pi 1.6 no longer summarises a history that fits in `keepRecentTokens` ("Nothing to compact
+    // (session too small)", where 0.73 asked the model and that request overflowed too, a
+    // compaction failure): once the first compaction has summarised the old messages, nothing is
+    // left to compact and the run ends on the overflow itself, with the same copy.
     assert_eq!(
         r.meta.error.map(|e| e.kind),
-        Some(RunErrorKind::CompactionFailure)
+        Some(RunErrorKind::ContextOverflow)
     );
     let prompts = h
         .mock
