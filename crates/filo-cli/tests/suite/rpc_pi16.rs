@@ -49,16 +49,17 @@ fn shape(v: &Value) -> Value {
 fn comparable(v: &Value) -> Value {
     let command = v["command"].as_str().unwrap_or_default();
     let mut v = v.clone();
-    if v["type"] == "response" && BY_SHAPE.contains(&command) {
-        if let Some(data) = v.get_mut("data") {
-            if command == "get_session_stats"
-                && let Some(m) = data.as_object_mut()
-            {
-                m.remove("persistErrors");
-                m.remove("extensionErrors");
-            }
-            *data = shape(data);
+    if v["type"] == "response"
+        && BY_SHAPE.contains(&command)
+        && let Some(data) = v.get_mut("data")
+    {
+        if command == "get_session_stats"
+            && let Some(m) = data.as_object_mut()
+        {
+            m.remove("persistErrors");
+            m.remove("extensionErrors");
         }
+        *data = shape(data);
     }
     if v["type"] == "response" && command == "get_tree" {
         let data = &v["data"];
