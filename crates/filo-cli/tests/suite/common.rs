@@ -141,10 +141,14 @@ pub fn jsonl(path: &Path) -> Vec<serde_json::Value> {
 }
 
 /// filo's pi 1.6 event stream seen as pi 0.73.1 recorded it, for the 0.73 fixtures' event
-/// comparisons: pi 1.6's additions (`agent_settled`, `agent_end.willRetry`,
-/// `tool_execution_end.durationMs`, `stopReason: "pending"` at an assistant's start) are
-/// removed or mapped back, and `message_update` is left out on both sides (0.73's was
-/// cumulative, 1.6's is a delta: compared with pi 1.6 in `events_pi16`).
+/// comparisons: exactly pi 1.6's additions are removed or mapped back, and `message_update` is
+/// left out on both sides (0.73's was cumulative, 1.6's is a delta: compared with pi 1.6 in
+/// `events_pi16`). The additions: `agent_settled` events, `agent_end.willRetry`,
+/// `tool_execution_end.durationMs`, `stopReason: "pending"` at an assistant's start, the
+/// `data.disposition` of `prompt`/`steer`/`follow_up` responses (their `data` goes when nothing
+/// else is in it: 0.73 sent none) and a compaction result's `estimatedTokensAfter` and `usage`
+/// (in `compaction_end.result` and the `compact` response's `data`). A value of an unexpected
+/// type is left in place, so that the comparison shows it.
 pub fn as_pi073(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
     events
         .iter()
@@ -154,13 +158,51 @@ pub fn as_pi073(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
             if v["message"]["stopReason"] == "pending" {
                 v["message"]["stopReason"] = "stop".into();
             }
-            if let Some(m) = v.as_object_mut() {
-                m.remove("willRetry");
-                if m.get("type").and_then(serde_json::Value::as_str) == Some("tool_execution_end") {
-                    m.remove("durationMs");
+            let kind = v["type"].as_str().unwrap_or_default().to_owned();
+            let command = v["command"].as_str().unwrap_or_default().to_owned();
+            match (kind.as_str(), command.as_str()) {
+                ("agent_end", _) => remove_if(&mut v, "willRetry", serde_json::Value::is_boolean),
+                ("tool_execution_end", _) => {
+                    remove_if(&mut v, "durationMs", serde_json::Value::is_number);
                 }
+                ("compaction_end", _) => {
+                    if let Some(result) = v.get_mut("result") {
+                        compaction_result_as_pi073(result);
+                    }
+                }
+                ("response", "prompt" | "steer" | "follow_up") => {
+                    if let Some(data) = v.get_mut("data") {
+                        remove_if(data, "disposition", |d| {
+                            matches!(d.as_str(), Some("started" | "queued" | "handled"))
+                        });
+                    }
+                    if v["data"].as_object().is_some_and(serde_json::Map::is_empty) {
+                        v.as_object_mut().unwrap().remove("data");
+                    }
+                }
+                ("response", "compact") => {
+                    if let Some(data) = v.get_mut("data") {
+                        compaction_result_as_pi073(data);
+                    }
+                }
+                _ => {}
             }
             v
         })
         .collect()
+}
+
+/// A compaction result without pi 1.6's `estimatedTokensAfter` and `usage`.
+fn compaction_result_as_pi073(result: &mut serde_json::Value) {
+    remove_if(result, "estimatedTokensAfter", serde_json::Value::is_number);
+    remove_if(result, "usage", serde_json::Value::is_object);
+}
+
+/// Remove `key` from the object `v` when its value passes `expected`.
+fn remove_if(v: &mut serde_json::Value, key: &str, expected: impl Fn(&serde_json::Value) -> bool) {
+    if let Some(m) = v.as_object_mut()
+        && m.get(key).is_some_and(expected)
+    {
+        m.remove(key);
+    }
 }

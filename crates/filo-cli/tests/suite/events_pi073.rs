@@ -1,13 +1,15 @@
 //! Session events of `filo --mode rpc` and `filo --mode json` against pi 0.73.1's for the same
 //! input (`tests/fixtures/pi073`): automatic compaction (threshold and overflow), manual
-//! compaction of a small session, and the queues while an answer streams.
+//! compaction, and the queues while an answer streams. filo follows pi 1.6's RPC and JSON
+//! events; its additions are taken out ([`as_pi073`]) before comparing with pi 0.73.1, and a
+//! manual compaction of a session too small to compact is refused as pi 1.6 refuses it.
 
 use std::time::Duration;
 
 use filo_testkit::{Fault, MockProvider, Reply, Turn, Usage};
 use serde_json::{Value, json};
 
-use super::common::Home;
+use super::common::{Home, as_pi073};
 use super::pi073::fixture;
 use super::rpc::Rpc;
 
@@ -66,6 +68,17 @@ fn compacting_home(mock: &MockProvider) -> Home {
     home
 }
 
+/// A question of 14 estimated tokens (53 characters / 4): with [`keeping_the_last_turn`], a
+/// compaction keeps it and its answer and summarises everything before in one request (no split
+/// turn), as pi 0.73.1 summarised the small session of its recordings.
+pub(super) const KEPT: &str = "hi, and a question long enough to stay in the context";
+
+/// Settings under which a compaction keeps the last turn when its question is [`KEPT`] and its
+/// answer a word: 8 recent tokens, more than the answer, less than the turn.
+pub(super) fn keeping_the_last_turn(home: &Home) {
+    home.write_settings(&json!({"compaction": {"keepRecentTokens": 8}}));
+}
+
 /// The second answer reports 90 000 input tokens of a 100 000 window: above the threshold.
 fn threshold_turns() -> Vec<Turn> {
     vec![
@@ -90,7 +103,10 @@ async fn threshold_compaction_is_announced_as_pi_073_does() {
     rpc.event("compaction_end").await;
     let stats = rpc.call("s1", json!({"type": "get_session_stats"})).await;
     assert_eq!(outline(&rpc.seen), outline(&pi));
-    assert_eq!(compaction_events(&rpc.seen), compaction_events(&pi));
+    assert_eq!(
+        compaction_events(&as_pi073(&rpc.seen)),
+        compaction_events(&pi)
+    );
     let pi_stats = &pi.last().unwrap()["data"];
     assert_eq!(stats["contextUsage"], pi_stats["contextUsage"]);
     assert_eq!(rpc.close().await, 0);
@@ -123,7 +139,10 @@ async fn overflow_compacts_and_retries_as_pi_073_does() {
     // The retry: a run of its own that continues from the user's message.
     rpc.event("agent_end").await;
     assert_eq!(outline(&rpc.seen), outline(&pi));
-    assert_eq!(compaction_events(&rpc.seen), compaction_events(&pi));
+    assert_eq!(
+        compaction_events(&as_pi073(&rpc.seen)),
+        compaction_events(&pi)
+    );
     let last = rpc
         .seen
         .iter()
@@ -171,6 +190,9 @@ async fn json_mode_carries_the_compaction_events() {
     let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
     assert_eq!(keys(&filo[0]), keys(&pi[0]));
     assert_eq!(filo[0]["type"], "session");
+    // pi 1.6's additions (`agent_settled` after each prompt's work) out, and the deltas out on
+    // both sides, so that the streams line up.
+    let (filo, pi) = (as_pi073(&filo), as_pi073(&pi));
     // The same events up to `compaction_start`, which is pi's last line: pi 0.73.1 exits
     // without waiting for a compaction its last prompt started (it never reports its end).
     // filo finishes it and reports its end as pi's RPC mode does for the same input.
@@ -178,21 +200,78 @@ async fn json_mode_carries_the_compaction_events() {
     assert_eq!(outline(&started[1..]), outline(&pi[1..]));
     assert_eq!(compaction_events(started), compaction_events(&pi));
     let pi_end = compaction_events(&recorded("rpc-threshold.json")).pop();
+    assert!(pi_end.is_some());
     assert_eq!(compaction_events(rest).pop(), pi_end);
     assert_eq!(outline(rest), ["compaction_end \"threshold\""]);
 }
 
+/// pi 1.6 (unlike 0.73.1, which asked the model to summarise nothing: `rpc-compact-small.json`)
+/// refuses to compact a history that all fits in `keepRecentTokens`: the compaction ends with
+/// the error, the command fails with it, and the model is not asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn manual_compaction_of_a_small_session_asks_the_model_as_pi_073_does() {
+async fn manual_compaction_of_a_small_session_is_refused_as_pi_16_does() {
     let mock = MockProvider::start(vec![
         Turn::Reply(Reply::text("hello").with_usage(Usage::new(100, 10))),
         Turn::text(SUMMARY),
     ])
     .await;
+    // Default settings: 20 000 recent tokens kept.
     let home = Home::new(&mock);
-    let pi = recorded("rpc-compact-small.json");
     let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
     rpc.call("p1", json!({"type": "prompt", "message": "hi"}))
+        .await;
+    rpc.event("agent_end").await;
+    let from = rpc.seen.len();
+    let refused = rpc
+        .response_to(
+            "c1",
+            json!({"type": "compact", "customInstructions": "focus"}),
+        )
+        .await;
+    // pi 1.6.0's texts (`pi-1.6.0/rpc-client.json`, step "compact a small session").
+    assert_eq!(
+        refused,
+        json!({"id": "c1", "type": "response", "command": "compact", "success": false,
+               "error": "Nothing to compact (session too small)"})
+    );
+    assert_eq!(
+        compaction_events(&rpc.seen[from..]),
+        [
+            json!({"type": "compaction_start", "reason": "manual"}),
+            json!({"type": "compaction_end", "reason": "manual", "aborted": false,
+                   "willRetry": false,
+                   "errorMessage": "Compaction failed: Nothing to compact (session too small)"}),
+        ]
+    );
+    assert_eq!(rpc.close().await, 0);
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "only the prompt reached the model"
+    );
+    assert_eq!(mock.remaining(), 1);
+}
+
+/// A manual compaction with custom instructions of a session that has history to summarise:
+/// the events, the result and the summary request are pi 0.73.1's (`rpc-compact-small.json`,
+/// whose prompt and compaction are those of the last turn here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manual_compaction_asks_the_model_as_pi_073_does() {
+    let mock = MockProvider::start(vec![
+        Turn::text("one"),
+        Turn::Reply(Reply::text("hello").with_usage(Usage::new(100, 10))),
+        Turn::text(SUMMARY),
+    ])
+    .await;
+    let home = Home::new(&mock);
+    keeping_the_last_turn(&home);
+    let pi = recorded("rpc-compact-small.json");
+    let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
+    rpc.call("p0", json!({"type": "prompt", "message": "first"}))
+        .await;
+    rpc.event("agent_settled").await;
+    let from = rpc.seen.len();
+    rpc.call("p1", json!({"type": "prompt", "message": KEPT}))
         .await;
     rpc.event("agent_end").await;
     let compacted = rpc
@@ -201,15 +280,21 @@ async fn manual_compaction_of_a_small_session_asks_the_model_as_pi_073_does() {
             json!({"type": "compact", "customInstructions": "focus"}),
         )
         .await;
-    assert_eq!(outline(&rpc.seen), outline(&pi));
-    let events = compaction_events(&rpc.seen);
+    assert_eq!(outline(&rpc.seen[from..]), outline(&pi));
+    let events = compaction_events(&as_pi073(&rpc.seen));
     assert_eq!(events, compaction_events(&pi));
     assert_eq!(compacted["data"]["summary"], SUMMARY);
+    // The response's data is the compaction's result, as in pi.
+    let end = events.last().unwrap();
+    let mut data = as_pi073(std::slice::from_ref(&compacted))[0]["data"].clone();
+    data["firstKeptEntryId"] = "<ID>".into();
+    assert_eq!(data, end["result"]);
     assert_eq!(rpc.close().await, 0);
-    // The whole history is kept, and still the model wrote the summary: the request has pi's
-    // fields and limits, the custom focus last.
+    // One summary request (the first turn; the last one is kept): it has pi's fields and
+    // limits, the custom focus last.
+    assert_eq!(mock.requests().len(), 3);
     let pi_request = &fixture("rpc-compact-small.requests.json")[0];
-    let request = &mock.requests()[1].body;
+    let request = &mock.requests()[2].body;
     let fields = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
     assert_eq!(fields(request), fields(pi_request));
     assert_eq!(
@@ -217,11 +302,13 @@ async fn manual_compaction_of_a_small_session_asks_the_model_as_pi_073_does() {
         pi_request["max_completion_tokens"]
     );
     assert_eq!(request["messages"][0], pi_request["messages"][0]);
+    assert_eq!(request["messages"].as_array().unwrap().len(), 2);
     let text = request["messages"][1]["content"][0]["text"]
         .as_str()
         .unwrap();
+    // The first turn is summarised (pi 0.73.1's had none), the kept one is not.
     assert!(
-        text.starts_with("<conversation>\n\n</conversation>\n\n"),
+        text.starts_with("<conversation>\n[User]: first\n\n[Assistant]: one\n</conversation>\n\n"),
         "{text}"
     );
     assert!(text.ends_with("\n\nAdditional focus: focus"), "{text}");
@@ -301,11 +388,15 @@ async fn the_summary_request_reasons_at_the_session_level_as_pi_073_does() {
     };
     for level in ["off", "minimal", "high"] {
         let mock = MockProvider::start(vec![
+            Turn::text("one"),
             Turn::Reply(Reply::text("hello").with_usage(Usage::new(100, 10))),
             Turn::text(SUMMARY),
         ])
         .await;
         let home = Home::new(&mock);
+        // Something to summarise (pi 1.6 refuses a session that all fits in what it keeps): the
+        // first turn, in one request.
+        keeping_the_last_turn(&home);
         // pi's `mock-thinker`, under the id the RPC helper selects.
         let models = json!({"providers": {"mock": {
             "baseUrl": format!("{}/v1", mock.url()),
@@ -322,15 +413,20 @@ async fn the_summary_request_reasons_at_the_session_level_as_pi_073_does() {
         let mut rpc = Rpc::start(&home, &["--no-session", "--no-dag"]);
         rpc.call("t1", json!({"type": "set_thinking_level", "level": level}))
             .await;
-        rpc.call("p1", json!({"type": "prompt", "message": "hi"}))
+        rpc.call("p0", json!({"type": "prompt", "message": "first"}))
+            .await;
+        rpc.event("agent_settled").await;
+        rpc.call("p1", json!({"type": "prompt", "message": KEPT}))
             .await;
         rpc.event("agent_end").await;
         let compacted = rpc.response_to("c1", json!({"type": "compact"})).await;
         assert_eq!(compacted["success"], true, "{compacted}");
+        assert_eq!(compacted["data"]["summary"], SUMMARY, "{level}");
         assert_eq!(rpc.close().await, 0);
         let requests = mock.requests();
+        assert_eq!(requests.len(), 3, "{level}");
         let recorded = &pi[level];
-        for (i, which) in ["prompt", "summary"].into_iter().enumerate() {
+        for (i, which) in [(0, "prompt"), (1, "prompt"), (2, "summary")] {
             let (ours, theirs) = (&requests[i].body, &recorded[which]);
             assert_eq!(fields(ours), fields(theirs), "{level} {which}");
             assert_eq!(
