@@ -15,8 +15,11 @@ const FIRST_JPEG_QUALITY: u8 = 80;
 const QUALITY_STEPS: [u8; 4] = [85, 70, 55, 40];
 const SCALE_STEPS: [f64; 5] = [1.0, 0.75, 0.5, 0.35, 0.25];
 
-/// The MIME type of a supported image (`image/jpeg|png|gif|webp`) from its first bytes.
+/// The MIME type of a supported image (`image/jpeg|png|gif|webp|bmp`) from its first bytes.
 pub fn sniff_image_mime(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"BM") && is_bmp(head) {
+        return Some("image/bmp");
+    }
     if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
         Some("image/jpeg")
     } else if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
@@ -28,6 +31,31 @@ pub fn sniff_image_mime(head: &[u8]) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// pi 1.6's check of a BMP header: a file size and pixel offset that fit, a known DIB header
+/// (core 12 bytes, or 40–124), one colour plane and a standard bit depth.
+fn is_bmp(head: &[u8]) -> bool {
+    let u16_at = |i: usize| head.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |i: usize| {
+        head.get(i..i + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let (Some(size), Some(offset), Some(dib)) = (u32_at(2), u32_at(10), u32_at(14)) else {
+        return false;
+    };
+    if head.len() < 26 || (size != 0 && (size < 26 || offset >= size)) {
+        return false;
+    }
+    if u64::from(offset) < 14 + u64::from(dib) {
+        return false;
+    }
+    let (planes, bits) = match dib {
+        12 => (u16_at(22), u16_at(24)),
+        40..=124 => (u16_at(26), u16_at(28)),
+        _ => return false,
+    };
+    planes == Some(1) && bits.is_some_and(|b| [1, 4, 8, 16, 24, 32].contains(&b))
 }
 
 /// An image ready for the model.
@@ -135,7 +163,16 @@ pub fn prepare_image_with(bytes: Vec<u8>, mime: &str, limits: ImageLimits) -> Pr
     let (ow, oh) = (decoded.width(), decoded.height());
     let (max_dim, max_bytes) = (limits.max_dimension, limits.max_bytes);
     if ow <= max_dim && oh <= max_dim && bytes.len() <= max_bytes {
-        return PreparedImage::unchanged(bytes, mime, ow, oh);
+        // No provider takes BMP: it goes to the model as PNG, pixel for pixel.
+        if mime == "image/bmp"
+            && let Some(png) = encode_png(&decoded)
+            && png.len() <= max_bytes
+        {
+            return PreparedImage::unchanged(png, "image/png", ow, oh);
+        }
+        if mime != "image/bmp" {
+            return PreparedImage::unchanged(bytes, mime, ow, oh);
+        }
     }
     let (mut tw, mut th) = (ow, oh);
     if tw > max_dim {
@@ -213,6 +250,50 @@ mod tests {
             Some("image/webp")
         );
         assert_eq!(sniff_image_mime(b"plain text"), None);
+    }
+
+    fn bmp_of(width: u32, height: u32) -> Vec<u8> {
+        let img = RgbImage::from_fn(width, height, |x, y| Rgb([x as u8, y as u8, 9]));
+        let mut out = Cursor::new(Vec::new());
+        DynamicImage::ImageRgb8(img)
+            .write_to(&mut out, ImageFormat::Bmp)
+            .unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn a_bmp_is_sniffed_by_its_header_as_pi_16_does() {
+        let bmp = bmp_of(3, 2);
+        assert_eq!(sniff_image_mime(&bmp), Some("image/bmp"));
+        // "BM" alone, a DIB header of an unknown size, a pixel offset past the file: not BMP.
+        assert_eq!(sniff_image_mime(b"BM and then some text here"), None);
+        let mut odd = bmp.clone();
+        odd[14] = 99;
+        assert_eq!(sniff_image_mime(&odd), None);
+        let mut past = bmp;
+        past[10..14].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(sniff_image_mime(&past), None);
+    }
+
+    #[test]
+    fn a_bmp_reaches_the_model_as_png_pixel_for_pixel() {
+        let out = prepare_image(bmp_of(40, 30), "image/bmp");
+        assert_eq!(out.mime_type, "image/png");
+        assert!(!out.was_resized);
+        assert_eq!((out.width, out.height), (40, 30));
+        let back = image::load_from_memory(&out.bytes).unwrap().to_rgb8();
+        assert_eq!(back.get_pixel(39, 29), &Rgb([39, 29, 9]));
+        // Larger than the box: resized like any other image, never sent as BMP.
+        let big = prepare_image_with(
+            bmp_of(300, 10),
+            "image/bmp",
+            ImageLimits {
+                max_dimension: 100,
+                ..ImageLimits::default()
+            },
+        );
+        assert!(big.was_resized);
+        assert_ne!(big.mime_type, "image/bmp");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::args::{js_number, parse_args, to_count};
 use crate::error::Error;
 use crate::fileread::{Contents, MAX_READ_BYTES, read_regular_async};
-use crate::image::{prepare_image, sniff_image_mime};
+use crate::image::{ImageLimits, prepare_image, prepare_image_with, sniff_image_mime};
 use crate::paths::resolve_read_path;
 use crate::support::{blocking, cancellable, text_output};
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, format_size, truncate_head};
@@ -120,6 +120,14 @@ fn image_output(bytes: Vec<u8>, mime: &'static str, resize: bool) -> ToolOutput 
         let prepared = prepare_image(bytes, mime);
         let note = prepared.dimension_note();
         (engine.encode(&prepared.bytes), prepared.mime_type, note)
+    } else if mime == "image/bmp" {
+        // No provider takes BMP: converted to PNG even when resizing is off, never scaled.
+        let unbounded = ImageLimits {
+            max_dimension: u32::MAX,
+            max_bytes: usize::MAX,
+        };
+        let prepared = prepare_image_with(bytes, mime, unbounded);
+        (engine.encode(&prepared.bytes), prepared.mime_type, None)
     } else {
         (engine.encode(&bytes), mime.to_string(), None)
     };

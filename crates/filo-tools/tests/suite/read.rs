@@ -146,6 +146,30 @@ fn tiny_png() -> Vec<u8> {
     out.into_inner()
 }
 
+/// pi 1.6 reads BMP files; no provider takes them, so they reach the model as PNG.
+#[tokio::test]
+async fn a_bmp_file_is_read_as_an_image_and_sent_as_png() {
+    let img = image::RgbImage::from_fn(5, 4, |x, y| image::Rgb([x as u8 * 40, y as u8 * 50, 3]));
+    let mut bmp = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(img.clone())
+        .write_to(&mut bmp, image::ImageFormat::Bmp)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shot.bmp"), bmp.into_inner()).unwrap();
+    let tool = ReadTool::with_settings(settings(dir.path()));
+    let out = run(&tool, json!({"path": "shot.bmp"})).await.unwrap();
+    assert_eq!(text(&out), "Read image file [image/png]");
+    let ContentBlock::Image(sent) = &out.content[1] else {
+        panic!("expected an image block, got {:?}", out.content);
+    };
+    assert_eq!(sent.mime_type, "image/png");
+    use base64::Engine;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(&sent.data)
+        .unwrap();
+    assert_eq!(image::load_from_memory(&png).unwrap().to_rgb8(), img);
+}
+
 #[tokio::test]
 async fn images_are_detected_by_magic_bytes_not_extension() {
     let dir = tempfile::tempdir().unwrap();
