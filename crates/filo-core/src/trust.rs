@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -186,7 +186,9 @@ impl TrustStore {
     pub fn set_many(&self, updates: &[TrustUpdate]) -> Result<(), CoreError> {
         let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
         fs::create_dir_all(dir).map_err(|e| CoreError::io(dir, e))?;
-        let _lock = FileLock::acquire(&self.path.with_extension("json.lock"))?;
+        // pi's lock on the file (`proper-lockfile`: `trust.json.lock`), as for `auth.json`.
+        let _lock = crate::auth::lock::FileLock::acquire(&self.path, Duration::from_secs(1))
+            .map_err(|e| CoreError::Refused(format!("{e}; the trust decision was not saved")))?;
         let mut data = read_decisions(&self.path)?;
         for u in updates {
             let key = canonical(&u.path).to_string_lossy().into_owned();
@@ -208,42 +210,6 @@ impl TrustStore {
             path: cwd.to_path_buf(),
             decision: Some(trusted),
         }])
-    }
-}
-
-/// pi's lock: a directory created next to the file (`proper-lockfile`), stale after 10 s.
-struct FileLock(PathBuf);
-
-impl FileLock {
-    fn acquire(path: &Path) -> Result<FileLock, CoreError> {
-        for _ in 0..50 {
-            match fs::create_dir(path) {
-                Ok(()) => return Ok(FileLock(path.to_path_buf())),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let stale = fs::metadata(path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| SystemTime::now().duration_since(t).ok())
-                        .is_some_and(|age| age > Duration::from_secs(10));
-                    if stale {
-                        let _ = fs::remove_dir(path);
-                        continue;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) => return Err(CoreError::io(path, e)),
-            }
-        }
-        Err(CoreError::Refused(format!(
-            "{} is held by another process; the trust decision was not saved",
-            path.display()
-        )))
-    }
-}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir(&self.0);
     }
 }
 
