@@ -217,7 +217,10 @@ async fn skip_prompt_moves_in_the_tree_without_asking_for_a_summary() {
         }
         // Moving to a user message leaves it (and what followed) behind and puts its text
         // back in the editor; without the setting only after the summary question.
-        let screen = gone(&tmux, "Two.").await;
+        gone(&tmux, "Two.").await;
+        // The editor is drawn a moment after the transcript: wait for its text, not one frame.
+        let screen = tmux.wait_for("second").await;
+        assert!(!screen.contains("Two."), "{screen}");
         assert!(!screen.contains("Session Tree"), "{screen}");
         assert!(
             !screen.contains("leave this branch"),
